@@ -1,0 +1,157 @@
+//! `perfq info`: what is in a capture.
+
+use std::io::Write;
+use std::path::Path;
+
+use perfq_reader::{
+    features::feature_name, read_format_names, sample_type_names, Capture, Endian, Mode, Warning,
+};
+use serde_json::{json, Map, Value};
+
+use crate::Outcome;
+
+pub fn run(path: &Path, as_json: bool, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let capture = Capture::open(path)?;
+    let mut records = capture.records();
+    let mut error = None;
+    loop {
+        match records.next_record() {
+            Ok(Some(_)) => {}
+            Ok(None) => break,
+            Err(e) => {
+                error = Some(e.with_path(path).to_string());
+                break;
+            }
+        }
+    }
+    let stats = records.stats().clone();
+    let mut warnings: Vec<Warning> = capture.warnings().to_vec();
+    warnings.extend(records.warnings().iter().cloned());
+    let m = capture.meta();
+    let events = capture.events();
+
+    let event_json: Vec<Value> = events
+        .list()
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let a = &e.attr;
+            json!({
+                "index": i,
+                "name": e.name,
+                "type": a.type_,
+                "config": format!("{:#x}", a.config),
+                "config1": format!("{:#x}", a.config1),
+                "config2": format!("{:#x}", a.config2),
+                "attr_size": a.size,
+                "sample_type": sample_type_names(a.sample_type),
+                "read_format": read_format_names(a.read_format),
+                if a.is_freq() { "sample_freq" } else { "sample_period" }: a.sample_period_or_freq,
+                "flags": format!("{:#x}", a.flags.bits()),
+                "inherit": a.flags.contains(perfq_reader::AttrFlags::INHERIT),
+                "sample_id_all": a.flags.contains(perfq_reader::AttrFlags::SAMPLE_ID_ALL),
+                "branch_sample_type": format!("{:#x}", a.branch_sample_type.bits()),
+                "group_leader": e.group_leader.map(|l| l.0),
+                "group": e.group_name,
+                "ids": e.ids.len(),
+                "samples": stats.samples_per_event.get(i).copied().unwrap_or(0),
+            })
+        })
+        .collect();
+    let mut by_type = Map::new();
+    let mut in_compressed = Map::new();
+    for (t, c) in &stats.by_type {
+        by_type.insert(t.name(), json!(c.total()));
+        if c.compressed > 0 {
+            in_compressed.insert(t.name(), json!(c.compressed));
+        }
+    }
+    let time_range = stats.sample_time.or(m.sample_time);
+    let doc = json!({
+        "file": path.display().to_string(),
+        "size": capture.file_len(),
+        "mode": match capture.header().mode { Mode::File => "file", Mode::Pipe => "pipe" },
+        "endian": match capture.endian() { Endian::Little => "little", Endian::Big => "big" },
+        "hostname": m.hostname,
+        "os_release": m.os_release,
+        "arch": m.arch,
+        "cpuid": m.cpuid,
+        "cpudesc": m.cpu_desc,
+        "nrcpus_online": m.nr_cpus.map(|n| n.1),
+        "nrcpus_avail": m.nr_cpus.map(|n| n.0),
+        "total_mem_kb": m.total_mem_kb,
+        "perf_version": m.perf_version,
+        "cmdline": m.cmdline.as_ref().map(|c| c.join(" ")),
+        "features": m.features.iter().map(|&f| feature_name(f)).collect::<Vec<_>>(),
+        "time_first": time_range.map(|t| t.0),
+        "time_last": time_range.map(|t| t.1),
+        "events": event_json,
+        "samples": stats.samples(),
+        "records": by_type,
+        "records_in_compressed": in_compressed,
+        "samples_unknown_id": stats.samples_unknown_id,
+        "samples_no_event": stats.samples_no_event,
+        "lost_records": stats.lost_records,
+        "lost_samples": stats.lost_samples,
+        "decompressed_bytes": stats.decompressed_bytes,
+        "build_ids": m.build_ids.len(),
+        "warnings": warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
+        "error": error,
+    });
+    if as_json {
+        serde_json::to_writer(&mut *out, &doc)?;
+        writeln!(out)?;
+    } else {
+        print_text(&doc, out)?;
+    }
+    Ok(match error {
+        Some(e) => Outcome::Failed(e),
+        None => Outcome::Ok,
+    })
+}
+
+fn print_text(doc: &Value, out: &mut dyn Write) -> std::io::Result<()> {
+    let s = |k: &str| match &doc[k] {
+        Value::Null => "-".to_string(),
+        Value::String(s) => s.clone(),
+        v => v.to_string(),
+    };
+    writeln!(out, "file:          {} ({} bytes, {} mode, {}-endian)", s("file"), s("size"), s("mode"), s("endian"))?;
+    writeln!(out, "host:          {}", s("hostname"))?;
+    writeln!(out, "os release:    {}", s("os_release"))?;
+    writeln!(out, "arch:          {}", s("arch"))?;
+    writeln!(out, "cpu:           {} ({})", s("cpudesc"), s("cpuid"))?;
+    writeln!(out, "cpus online:   {}", s("nrcpus_online"))?;
+    writeln!(out, "perf version:  {}", s("perf_version"))?;
+    writeln!(out, "command line:  {}", s("cmdline"))?;
+    if let (Some(a), Some(b)) = (doc["time_first"].as_u64(), doc["time_last"].as_u64()) {
+        writeln!(out, "sample times:  {}.{:09} .. {}.{:09} ({:.3} s)", a / 1_000_000_000, a % 1_000_000_000, b / 1_000_000_000, b % 1_000_000_000, b.saturating_sub(a) as f64 / 1e9)?;
+    }
+    writeln!(out, "events:")?;
+    for e in doc["events"].as_array().into_iter().flatten() {
+        let group = e["group"].as_str().map(|g| format!(" group {g}")).unwrap_or_default();
+        writeln!(
+            out,
+            "  #{:<2} {:<24} type {} config {} sample_type {} read_format {}{} — {} samples",
+            e["index"], e["name"].as_str().unwrap_or(""), e["type"], e["config"].as_str().unwrap_or(""),
+            e["sample_type"].as_str().unwrap_or(""), e["read_format"].as_str().unwrap_or(""), group, e["samples"]
+        )?;
+    }
+    writeln!(out, "records:")?;
+    if let Some(m) = doc["records"].as_object() {
+        for (k, v) in m {
+            let z = doc["records_in_compressed"][k].as_u64().map(|n| format!(" ({n} inside compressed records)")).unwrap_or_default();
+            writeln!(out, "  {k:<20} {v}{z}")?;
+        }
+    }
+    writeln!(out, "samples:       {}", s("samples"))?;
+    for (k, label) in [("samples_unknown_id", "samples with an unknown id"), ("samples_no_event", "samples without an event"), ("lost_records", "records lost"), ("lost_samples", "samples lost")] {
+        if doc[k].as_u64().unwrap_or(0) > 0 {
+            writeln!(out, "{label}: {}", s(k))?;
+        }
+    }
+    for w in doc["warnings"].as_array().into_iter().flatten() {
+        writeln!(out, "warning: {}", w.as_str().unwrap_or(""))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,98 @@
+//! `perfq`: the command line. Parses arguments, calls the library crates,
+//! prints. Errors become one line on stderr and exit status 1.
+
+mod dump;
+mod info;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Turn perf.data captures into answers.
+#[derive(Parser)]
+#[command(name = "perfq", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Describe a capture: header, events, record counts, losses, warnings.
+    Info {
+        /// The perf.data file (`-` for standard input).
+        file: PathBuf,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print every sample with all its decoded fields, in time order.
+    Dump {
+        /// The perf.data file (`-` for standard input).
+        file: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = DumpFormat::Jsonl)]
+        format: DumpFormat,
+    },
+}
+
+/// Formats of `perfq dump`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum DumpFormat {
+    /// One JSON object per line.
+    Jsonl,
+    /// Comma-separated values with a header line.
+    Csv,
+}
+
+/// What a command ended with: success, or failure after having printed what
+/// it could.
+pub enum Outcome {
+    /// All read.
+    Ok,
+    /// Something could not be read; the message says what.
+    Failed(String),
+}
+
+fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let outcome = match cli.command {
+        Command::Info { file, json } => info::run(&file, json, &mut out)?,
+        Command::Dump { file, format } => dump::run(&file, format, &mut out)?,
+    };
+    out.flush()?;
+    Ok(outcome)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // A bug must still end with a one-line error and status 1, not a
+    // panic's status 101.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("perfq: internal error (please report): {info}");
+    }));
+    match std::panic::catch_unwind(|| run(cli)) {
+        Ok(Ok(Outcome::Ok)) => ExitCode::SUCCESS,
+        Ok(Ok(Outcome::Failed(msg))) => {
+            eprintln!("perfq: error: {msg}");
+            ExitCode::from(1)
+        }
+        Ok(Err(e)) => {
+            if is_broken_pipe(&e) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("perfq: error: {e:#}");
+            ExitCode::from(1)
+        }
+        Err(_) => ExitCode::from(1),
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

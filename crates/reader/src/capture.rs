@@ -1,0 +1,463 @@
+//! Opening a capture: the header, the events and the feature sections, in
+//! file mode or pipe mode, tolerant of cut and damaged files.
+
+use std::io::Read;
+use std::ops::{Deref, Range};
+use std::path::{Path, PathBuf};
+
+use crate::attr::Attr;
+use crate::endian::{c_str, Endian};
+use crate::error::{Error, ErrorKind, Result, Warning};
+use crate::events::{default_event_name, Event, EventIndex, Events};
+use crate::features::{self, id as feat};
+use crate::framing::{FileRecords, RawRecord};
+use crate::header::{FileHeader, Mode};
+use crate::order::TimeOrdered;
+use crate::record_type::RecordType;
+use crate::records::{parse_record, RecordData, SampleId};
+
+/// The bytes of a capture: mapped from a file, or read into memory (stdin,
+/// pipes, tests).
+enum Backing {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Deref for Backing {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Backing::Mapped(m) => m,
+            Backing::Owned(v) => v,
+        }
+    }
+}
+
+/// Facts about the recording machine and session, from the feature sections.
+#[derive(Clone, Debug, Default)]
+pub struct Meta {
+    /// Host name.
+    pub hostname: Option<String>,
+    /// Kernel release (`uname -r`).
+    pub os_release: Option<String>,
+    /// perf version that recorded.
+    pub perf_version: Option<String>,
+    /// Architecture (`uname -m`).
+    pub arch: Option<String>,
+    /// CPU description (`model name`).
+    pub cpu_desc: Option<String>,
+    /// CPU id string (`GenuineIntel-6-55-4`, `0x00000000410fd0c0`, ...).
+    pub cpuid: Option<String>,
+    /// CPUs (available, online).
+    pub nr_cpus: Option<(u32, u32)>,
+    /// Memory in kB.
+    pub total_mem_kb: Option<u64>,
+    /// The `perf record` command line.
+    pub cmdline: Option<Vec<String>>,
+    /// First and last sample time, as perf recorded them.
+    pub sample_time: Option<(u64, u64)>,
+    /// How data records were compressed.
+    pub compression: Option<features::CompressionInfo>,
+    /// Build ids perf recorded for the DSOs that had samples.
+    pub build_ids: Vec<features::BuildIdEntry>,
+    /// Event groups.
+    pub groups: Vec<features::GroupDesc>,
+    /// simpleperf's key/value meta info.
+    pub simpleperf_meta: Vec<(String, String)>,
+    /// Feature numbers present.
+    pub features: Vec<u32>,
+}
+
+/// An open perf.data capture.
+///
+/// ```no_run
+/// let capture = perfq_reader::Capture::open("perf.data")?;
+/// let mut records = capture.records();
+/// while let Some(record) = records.next_record()? {
+///     println!("{} at {}", record.kind, record.offset);
+/// }
+/// println!("{} samples", records.stats().samples());
+/// # Ok::<(), perfq_reader::Error>(())
+/// ```
+pub struct Capture {
+    bytes: Backing,
+    path: PathBuf,
+    header: FileHeader,
+    meta: Meta,
+    events: Events,
+    data: Range<usize>,
+    features: Vec<(u32, Range<usize>)>,
+    /// Pipe mode: `EVENT_UPDATE` names by id, applied when events are built.
+    pipe_names: Vec<(u64, String)>,
+    warnings: Vec<Warning>,
+}
+
+impl Capture {
+    /// Opens a capture file; `-` reads standard input.
+    pub fn open(path: impl AsRef<Path>) -> Result<Capture> {
+        let path = path.as_ref();
+        let with_path = |e: Error| e.with_path(path);
+        let bytes = if path == Path::new("-") {
+            let mut v = Vec::new();
+            std::io::stdin().lock().read_to_end(&mut v).map_err(|e| with_path(Error::at(0, e)))?;
+            Backing::Owned(v)
+        } else {
+            let mut file = std::fs::File::open(path).map_err(|e| with_path(Error::at(0, e)))?;
+            // SAFETY: the map is read-only and perfq never writes the file.
+            // Another process truncating it while we read would be undefined
+            // behaviour; perf.data captures are not rewritten once perf has
+            // exited, the same trade-off ripgrep makes for searched files.
+            match unsafe { memmap2::Mmap::map(&file) } {
+                Ok(m) => Backing::Mapped(m),
+                // Pipes and other unmappable files are read instead.
+                Err(_) => {
+                    let mut v = Vec::new();
+                    file.read_to_end(&mut v).map_err(|e| with_path(Error::at(0, e)))?;
+                    Backing::Owned(v)
+                }
+            }
+        };
+        Self::from_backing(bytes, path.to_path_buf()).map_err(with_path)
+    }
+
+    /// Reads a capture held in memory.
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Capture> {
+        Self::from_backing(Backing::Owned(bytes), PathBuf::from("<memory>"))
+    }
+
+    fn from_backing(bytes: Backing, path: PathBuf) -> Result<Capture> {
+        let header = FileHeader::parse(&bytes)?;
+        let mut c = Capture {
+            bytes,
+            path,
+            header,
+            meta: Meta::default(),
+            events: Events::default(),
+            data: 0..0,
+            features: Vec::new(),
+            pipe_names: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let attrs = match c.header.mode {
+            Mode::File => c.read_file_layout()?,
+            Mode::Pipe => c.read_pipe_layout()?,
+        };
+        c.read_meta();
+        c.build_events(attrs);
+        Ok(c)
+    }
+
+    /// The file's path (`-` for stdin).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The header.
+    pub fn header(&self) -> &FileHeader {
+        &self.header
+    }
+
+    /// Byte order.
+    pub fn endian(&self) -> Endian {
+        self.header.endian
+    }
+
+    /// Host, CPU and session facts.
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    /// The events.
+    pub fn events(&self) -> &Events {
+        &self.events
+    }
+
+    /// Problems found while opening that did not stop it.
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    /// Size of the file in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    /// The raw bytes of feature `f`, if present.
+    pub fn feature_data(&self, f: u32) -> Option<&[u8]> {
+        let r = self.features.iter().find(|(id, _)| *id == f)?.1.clone();
+        self.bytes.get(r)
+    }
+
+    /// The records in file order (fastest; what perf's counts are of).
+    pub fn records(&self) -> FileRecords<'_> {
+        FileRecords::new(&self.bytes, self.data.start, self.data.end, self.endian(), &self.events)
+    }
+
+    /// The records in time order, as perf delivers them to its tools.
+    pub fn records_by_time(&self) -> TimeOrdered<'_> {
+        TimeOrdered::new(self.records())
+    }
+
+    /// Decodes a record's fields.
+    pub fn parse<'a>(&self, r: &RawRecord<'a>) -> Result<(RecordData<'a>, Option<SampleId>)> {
+        let attr = r.event.index().and_then(|i| self.events.get(i)).map(|e| &e.attr);
+        parse_record(r.kind, r.misc, r.body, r.payload, attr, self.endian()).map_err(|k| {
+            let mut e = Error::at(r.offset.0, k);
+            e.path = Some(self.path.clone());
+            e
+        })
+    }
+
+    /// File mode: data range, feature table, attr section. Returns the attrs
+    /// with their ids.
+    fn read_file_layout(&mut self) -> Result<Vec<(Attr, Vec<u64>)>> {
+        let len = self.bytes.len() as u64;
+        let h = self.header.clone();
+        let e = h.endian;
+        let start = h.data.offset;
+        if start > len {
+            self.warnings.push(Warning::at(start, format!("data section starts past the end of the {len}-byte file: no records")));
+        }
+        let end = if h.data.size == 0 {
+            self.warnings.push(Warning::at(
+                40,
+                "header says the data section is empty (perf did not finish writing the header); reading records to the end of the file",
+            ));
+            len
+        } else {
+            let want = start.saturating_add(h.data.size);
+            if want > len {
+                self.warnings.push(Warning::at(
+                    len,
+                    format!("the file is cut: the data section should end at {want:#x} but the file has {len} bytes; {} bytes are missing", want - len),
+                ));
+            }
+            want.min(len)
+        };
+        self.data = (start.min(len) as usize)..(end as usize);
+
+        // Feature sections: one {offset, size} per set bit, after the data.
+        if h.data.size != 0 {
+            let mut at = start.saturating_add(h.data.size);
+            for f in h.feature_ids().collect::<Vec<_>>() {
+                let (Some(off), Some(size)) = (
+                    usize::try_from(at).ok().and_then(|a| e.u64_at(&self.bytes, a)),
+                    usize::try_from(at + 8).ok().and_then(|a| e.u64_at(&self.bytes, a)),
+                ) else {
+                    self.warnings.push(Warning::at(at, format!("feature table is cut before feature {}; later features are missing", features::feature_name(f))));
+                    break;
+                };
+                at += 16;
+                match off.checked_add(size) {
+                    Some(end) if end <= len => self.features.push((f, off as usize..end as usize)),
+                    _ => self.warnings.push(Warning::at(off, format!("feature {} ({size} bytes at {off:#x}) lies outside the file; skipped", features::feature_name(f)))),
+                }
+            }
+        }
+
+        // Attr section: perf reads each attr by its own size, then its ids
+        // section, sequentially (perf_session__read_header / read_attr).
+        let mut attrs = Vec::new();
+        if h.attrs.size > 0 {
+            if h.attr_size == 0 {
+                return Err(Error::at(16, ErrorKind::BadHeader("attr_size is 0".into())));
+            }
+            let nr = h.attrs.size / h.attr_size;
+            let mut pos = h.attrs.offset;
+            for index in 0..nr as usize {
+                let bad = |why: String| Error::at(pos, ErrorKind::BadAttr { index, why });
+                let p = usize::try_from(pos).map_err(|_| bad("offset too large".into()))?;
+                let size_field = e.u32_at(&self.bytes, p + 4).ok_or_else(|| bad("cut by end of file".into()))?;
+                let sz = Attr::on_disk_size(size_field);
+                if sz as u64 > h.attr_size {
+                    return Err(bad(format!("attr size {sz} exceeds the header's attr_size {}", h.attr_size)));
+                }
+                let b = self.bytes.get(p..p + sz).ok_or_else(|| bad("cut by end of file".into()))?;
+                let attr = Attr::parse(b, e).ok_or_else(|| bad(format!("attr size {sz} is below 64")))?;
+                let ids_off = e.u64_at(&self.bytes, p + sz);
+                let ids_size = e.u64_at(&self.bytes, p + sz + 8);
+                let ids = match (ids_off, ids_size) {
+                    (Some(o), Some(s)) => self.read_u64s(o, s).unwrap_or_else(|| {
+                        self.warnings.push(Warning::at(o, format!("ids of event #{index} lie outside the file; ignored")));
+                        Vec::new()
+                    }),
+                    _ => return Err(bad("ids section cut by end of file".into())),
+                };
+                attrs.push((attr, ids));
+                pos += sz as u64 + 16;
+            }
+        }
+        Ok(attrs)
+    }
+
+    fn read_u64s(&self, off: u64, size: u64) -> Option<Vec<u64>> {
+        let end = off.checked_add(size)?;
+        if end > self.bytes.len() as u64 {
+            return None;
+        }
+        let b = &self.bytes[off as usize..end as usize];
+        let e = self.endian();
+        Some(b.chunks_exact(8).filter_map(|c| e.u64_at(c, 0)).collect())
+    }
+
+    /// Pipe mode: records run from byte 16 to the end; attrs, features and
+    /// event names are records too. They are gathered by a first pass over
+    /// the framing (no decompression), so events are known before any
+    /// sample is decoded, even for attrs that arrive late.
+    fn read_pipe_layout(&mut self) -> Result<Vec<(Attr, Vec<u64>)>> {
+        self.data = 16.min(self.bytes.len())..self.bytes.len();
+        let e = self.endian();
+        let empty = Events::default();
+        let mut attrs = Vec::new();
+        let mut names: Vec<(u64, String)> = Vec::new();
+        let base = self.bytes.as_ptr() as usize;
+        let mut feats = Vec::new();
+        {
+            let mut it = FileRecords::new(&self.bytes, self.data.start, self.data.end, e, &empty).without_decompression();
+            loop {
+                let r = match it.next_record() {
+                    Ok(Some(r)) => r,
+                    // The record pass reports framing problems itself.
+                    Ok(None) | Err(_) => break,
+                };
+                match r.kind {
+                    RecordType::HEADER_ATTR => {
+                        let index = attrs.len();
+                        let sz = e.u32_at(r.body, 4).map(Attr::on_disk_size);
+                        match sz.and_then(|sz| Some((Attr::parse(r.body.get(..sz)?, e)?, sz))) {
+                            Some((attr, sz)) => {
+                                let ids = r.body[sz..].chunks_exact(8).filter_map(|c| e.u64_at(c, 0)).collect();
+                                attrs.push((attr, ids));
+                            }
+                            None => self.warnings.push(Warning::at(r.offset.0, format!("HEADER_ATTR #{index} cannot be decoded; its samples will have no event"))),
+                        }
+                    }
+                    RecordType::HEADER_FEATURE => {
+                        if let Some(f) = e.u64_at(r.body, 0) {
+                            // The body is inside the mapped file: keep its range.
+                            let start = r.body.as_ptr() as usize - base + 8;
+                            let end = r.body.as_ptr() as usize - base + r.body.len();
+                            feats.push((f as u32, start..end));
+                        }
+                    }
+                    RecordType::EVENT_UPDATE => {
+                        // { u64 type; u64 id; payload }, type 3 = NAME.
+                        if let (Some(3), Some(id)) = (e.u64_at(r.body, 0), e.u64_at(r.body, 8)) {
+                            names.push((id, c_str(&r.body[16..])));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        self.features = feats;
+        if attrs.is_empty() {
+            self.warnings.push(Warning::at(16, "pipe-mode capture has no HEADER_ATTR record: samples cannot be decoded"));
+        }
+        self.pipe_names = names;
+        Ok(attrs)
+    }
+
+    fn read_meta(&mut self) {
+        let e = self.endian();
+        let mut m = Meta { features: self.features.iter().map(|(f, _)| *f).collect(), ..Meta::default() };
+        let string = |c: &Capture, f| c.feature_data(f).and_then(|b| features::parse_string(b, e));
+        m.hostname = string(self, feat::HOSTNAME);
+        m.os_release = string(self, feat::OSRELEASE);
+        m.perf_version = string(self, feat::VERSION);
+        m.arch = string(self, feat::ARCH);
+        m.cpu_desc = string(self, feat::CPUDESC);
+        m.cpuid = string(self, feat::CPUID);
+        m.nr_cpus = self.feature_data(feat::NRCPUS).and_then(|b| features::parse_nrcpus(b, e));
+        m.total_mem_kb = self.feature_data(feat::TOTAL_MEM).and_then(|b| e.u64_at(b, 0));
+        m.cmdline = self.feature_data(feat::CMDLINE).and_then(|b| features::parse_cmdline(b, e));
+        m.sample_time = self.feature_data(feat::SAMPLE_TIME).and_then(|b| features::parse_sample_time(b, e));
+        m.compression = self.feature_data(feat::COMPRESSED).and_then(|b| features::parse_compressed(b, e));
+        if let Some(b) = self.feature_data(feat::BUILD_ID) {
+            match features::parse_build_ids(b, e) {
+                Some(v) => m.build_ids = v,
+                None => self.warnings.push(Warning::at(0, "BUILD_ID feature is malformed; build ids ignored")),
+            }
+        }
+        if let Some(b) = self.feature_data(feat::GROUP_DESC) {
+            match features::parse_group_desc(b, e) {
+                Some(v) => m.groups = v,
+                None => self.warnings.push(Warning::at(0, "GROUP_DESC feature is malformed; groups ignored")),
+            }
+        }
+        if let Some(b) = self.feature_data(feat::SIMPLEPERF_META_INFO) {
+            m.simpleperf_meta = features::parse_simpleperf_meta_info(b);
+        }
+        self.meta = m;
+    }
+
+    fn build_events(&mut self, attrs: Vec<(Attr, Vec<u64>)>) {
+        let e = self.endian();
+        let desc = self.feature_data(feat::EVENT_DESC).and_then(|b| features::parse_event_desc(b, e));
+        if self.feature_data(feat::EVENT_DESC).is_some() && desc.is_none() {
+            self.warnings.push(Warning::at(0, "EVENT_DESC feature is malformed; event names come from type and config"));
+        }
+        let mut list: Vec<Event> = attrs
+            .into_iter()
+            .map(|(attr, ids)| Event { name: String::new(), attr, ids, group_leader: None, group_name: None })
+            .collect();
+        // A file without an attr section (some old or simpleperf files) has
+        // its events only in EVENT_DESC.
+        if list.is_empty() {
+            if let Some(d) = &desc {
+                list = d.iter().map(|d| Event { name: String::new(), attr: d.attr.clone(), ids: d.ids.clone(), group_leader: None, group_name: None }).collect();
+            }
+        }
+        if let Some(d) = &desc {
+            if d.len() == list.len() {
+                for (ev, d) in list.iter_mut().zip(d) {
+                    ev.name = d.name.clone();
+                    if !d.ids.is_empty() {
+                        ev.ids = d.ids.clone();
+                    }
+                }
+            } else {
+                // Match by first id, as perf does.
+                for d in d {
+                    if let Some(ev) = list.iter_mut().find(|ev| d.ids.first().is_some_and(|id| ev.ids.contains(id))) {
+                        ev.name = d.name.clone();
+                    }
+                }
+            }
+        }
+        for (id, name) in std::mem::take(&mut self.pipe_names) {
+            if let Some(ev) = list.iter_mut().find(|ev| ev.ids.contains(&id)) {
+                ev.name = name;
+            }
+        }
+        // simpleperf: "event_type_info" lists "name,type,config" per attr.
+        if let Some((_, info)) = self.meta.simpleperf_meta.iter().find(|(k, _)| k == "event_type_info") {
+            for (ev, line) in list.iter_mut().zip(info.lines()) {
+                if ev.name.is_empty() {
+                    if let Some(name) = line.split(',').next() {
+                        ev.name = name.to_string();
+                    }
+                }
+            }
+        }
+        for ev in &mut list {
+            if ev.name.is_empty() {
+                ev.name = default_event_name(&ev.attr);
+            }
+        }
+        for g in &self.meta.groups {
+            let (l, n) = (g.leader as usize, g.nr_members as usize);
+            if n > 1 && l.checked_add(n).is_some_and(|end| end <= list.len()) {
+                for ev in &mut list[l..l + n] {
+                    ev.group_leader = Some(EventIndex(l));
+                    ev.group_name = Some(g.name.clone());
+                }
+            }
+        }
+        let (events, dups) = Events::new(list);
+        for id in dups {
+            self.warnings.push(Warning::at(0, format!("event id {id} belongs to two events; the first keeps it")));
+        }
+        self.events = events;
+    }
+}
