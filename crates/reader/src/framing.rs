@@ -239,6 +239,10 @@ impl<'f> FileRecords<'f> {
         let body_end = self.pos + size;
         let body = &self.file[body_start..body_end];
         let payload_len = self.payload_len(kind, body, off)?;
+        if payload_len > self.file.len() {
+            // More than the whole file: not a cut capture but a wrong size.
+            return Err(Error::at(off, ErrorKind::BadRecordSize { record_type: kind.0, size: (size as u64).saturating_add(payload_len as u64) }));
+        }
         if payload_len > remaining - size {
             self.warnings.push(Warning::at(
                 off,

@@ -1,0 +1,124 @@
+//! Conformance over the shared corpus: `perfq info --json` must count
+//! samples and every record type exactly as perf 6.12's `perf report -D`
+//! did (the catalog's `samples` and `pc`), on every capture perf reads.
+//! Captures perf cannot read must give the same counts, or a clear error, or
+//! differ for a reason listed below.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+/// Captures perf cannot read whose catalog counts come from the independent
+/// parser, where perfq reads more than that parser and says why here.
+const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
+    (
+        "simpleperf/simpleperf/testdata/perf_sched_stat_runtime.data",
+        "simpleperf keeps tracing data inside its HEADER_TRACING_DATA record; the catalog's parser skipped it again after the record and lost records",
+    ),
+    (
+        "simpleperf/simpleperf/testdata/perf_with_tracepoint_event.data",
+        "same simpleperf inline tracing data; the catalog's parser lost sync (BAD_SIZE) where perfq reads 45 samples",
+    ),
+    (
+        "hiperf/test/fuzztest/resource/testdata/report_test.data",
+        "the last MMAP2 overruns the file by 15 bytes (TRAILING_BYTES -15): the catalog counts the partial record, perfq drops it with a warning",
+    ),
+    (
+        "linux-perf-data/tests/fixtures/sleep.compressed2.pipe.data",
+        "perf >= 6.16 wrapped a COMPRESSED2 u16 size; perfq corrects it from the data size (with a warning), the catalog's parser read garbage type 1701847131",
+    ),
+    (
+        "performance_modelisation/src/tool_oprofile/perf.data",
+        "data size 0 in the header: perf refuses, perfq reads the records up to the end of the file as the issue asks (with a warning)",
+    ),
+];
+
+fn expected_counts(entry: &Value) -> BTreeMap<String, u64> {
+    let mut exp = BTreeMap::new();
+    for (k, v) in entry["pc"].as_object().into_iter().flatten() {
+        if matches!(k.as_str(), "TRAILING_BYTES" | "BAD_SIZE" | "z:decompressed_bytes") {
+            continue;
+        }
+        let k = k.strip_prefix("z:").unwrap_or(k);
+        *exp.entry(k.to_string()).or_default() += v.as_u64().unwrap_or(0);
+    }
+    exp
+}
+
+#[test]
+fn corpus_counts_match_perf() {
+    let Some(corpus) = common::corpus() else {
+        eprintln!("SKIPPED: ../shared/corpus is absent; the corpus conformance test did not run");
+        return;
+    };
+    let catalog: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(corpus.join("catalog.json")).expect("read catalog"))
+            .expect("parse catalog");
+    let mut matched = 0;
+    let mut failures = Vec::new();
+    let mut notes = Vec::new();
+    for entry in &catalog {
+        let rel = entry["path"].as_str().expect("path");
+        let path = corpus.join(rel);
+        let out = common::perfq(&["info", "--json", path.to_str().expect("utf-8 path")]);
+        let code = out.status.code();
+        if !matches!(code, Some(0) | Some(1)) {
+            failures.push(format!("{rel}: exit status {code:?}: {}", String::from_utf8_lossy(&out.stderr)));
+            continue;
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if code == Some(1) && stderr.lines().count() != 1 {
+            failures.push(format!("{rel}: error is not one line: {stderr}"));
+        }
+        let info: Option<Value> = serde_json::from_slice(&out.stdout).ok();
+        let got: Option<BTreeMap<String, u64>> = info.as_ref().map(|i| {
+            i["records"].as_object().into_iter().flatten().map(|(k, v)| (k.clone(), v.as_u64().unwrap_or(0))).collect()
+        });
+        let got_samples = info.as_ref().and_then(|i| i["samples"].as_u64());
+        let mut expected = expected_counts(entry);
+        let mut exp_samples = entry["samples"].as_u64();
+        let perf_reads = entry["script612"].as_str().is_some_and(|s| s.starts_with("OK"));
+        // A row without any perf count (perf 6.12 printed no statistics for
+        // it): ask the perf installed here.
+        if perf_reads && entry["samples_src"] == "-" && expected.is_empty() {
+            match common::perf_report_d_counts(&path) {
+                Some(c) => {
+                    exp_samples = Some(c.get("SAMPLE").copied().unwrap_or(0));
+                    expected = c;
+                }
+                None => {
+                    notes.push(format!("{rel}: catalog has no counts and no local perf could read it; not compared"));
+                    continue;
+                }
+            }
+        }
+        if got.as_ref() == Some(&expected) && got_samples == exp_samples {
+            matched += 1;
+            continue;
+        }
+        let diff: Vec<String> = expected
+            .keys()
+            .chain(got.iter().flat_map(|g| g.keys()))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .filter(|k| expected.get(*k) != got.as_ref().and_then(|g| g.get(*k)))
+            .map(|k| format!("{k}: perf {:?} perfq {:?}", expected.get(k), got.as_ref().and_then(|g| g.get(k))))
+            .collect();
+        if perf_reads {
+            failures.push(format!("{rel}: perf reads it but counts differ: {diff:?} (samples perf {exp_samples:?} perfq {got_samples:?})"));
+        } else if code == Some(1) {
+            notes.push(format!("{rel}: perf cannot read it; perfq stops with: {}", stderr.trim()));
+        } else if let Some((_, why)) = KNOWN_DIFFERENCES.iter().find(|(p, _)| *p == rel) {
+            notes.push(format!("{rel}: differs from the catalog's independent parser: {why}"));
+        } else {
+            failures.push(format!("{rel}: perf cannot read it and perfq neither matches the catalog nor reports an error: {diff:?}"));
+        }
+    }
+    println!("corpus: {matched} of {} captures match perf's counts exactly", catalog.len());
+    for n in &notes {
+        println!("  note: {n}");
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
