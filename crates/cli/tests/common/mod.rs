@@ -71,3 +71,129 @@ pub fn perf_report_d_counts(file: &Path) -> Option<std::collections::BTreeMap<St
     }
     Some(counts)
 }
+
+/// One sample as `perf report -D` prints it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PerfDumpSample {
+    pub cpu: Option<u32>,
+    pub time: Option<u64>,
+    pub pid: i64,
+    pub tid: i64,
+    pub ip: u64,
+    pub period: u64,
+    /// Callchain entries, markers included.
+    pub chain: Vec<u64>,
+    /// (id, value, lost) per read value.
+    pub read: Vec<(u64, u64, Option<u64>)>,
+    pub regs_abi: Option<String>,
+    pub regs: Vec<u64>,
+    pub ustack_size: Option<u64>,
+}
+
+fn hex_u64(s: &str) -> Option<u64> {
+    u64::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok()
+}
+
+/// Every sample of `perf report -D`, in the order perf delivers them (time
+/// order), and the (offset, size, type) of every record in file order.
+pub fn perf_report_d(file: &Path) -> Option<(Vec<PerfDumpSample>, Vec<(u64, u64, u32)>)> {
+    let out = perf(&["report", "-D", "-i", file.to_str()?])?;
+    let mut samples = Vec::new();
+    let mut records = Vec::new();
+    let mut cur: Option<PerfDumpSample> = None;
+    let mut section = "";
+    for line in out.lines() {
+        // "0x3aa8@fp.data [0x98]: event: 9"
+        if let Some((off, rest)) = line.split_once('@') {
+            if let (Some(off), Some((_, r))) = (hex_u64(off), rest.split_once(" [0x")) {
+                if let Some((size, ty)) = r.split_once("]: event: ") {
+                    if let (Some(size), Ok(ty)) = (hex_u64(size), ty.trim().parse()) {
+                        records.push((off, size, ty));
+                    }
+                }
+            }
+        }
+        if let Some(pos) = line.find(": PERF_RECORD_SAMPLE(") {
+            if let Some(s) = cur.take() {
+                samples.push(s);
+            }
+            let head: Vec<&str> = line[..pos].split_whitespace().collect();
+            // [cpu] [time] offset [size]
+            let nums: Vec<u64> = head.iter().take_while(|t| !t.starts_with("0x")).filter_map(|t| t.parse().ok()).collect();
+            let mut s = PerfDumpSample::default();
+            match nums.as_slice() {
+                [cpu, time] => {
+                    s.cpu = Some(*cpu as u32);
+                    s.time = Some(*time);
+                }
+                [time] => s.time = Some(*time),
+                _ => {}
+            }
+            let rest = &line[pos..];
+            let after = rest.split_once("): ")?.1;
+            let mut it = after.split_whitespace();
+            let (pid, tid) = it.next()?.trim_end_matches(':').split_once('/')?;
+            s.pid = pid.parse().ok()?;
+            s.tid = tid.parse().ok()?;
+            s.ip = hex_u64(it.next()?)?;
+            let _ = it.next(); // "period:"
+            s.period = it.next()?.parse().ok()?;
+            cur = Some(s);
+            section = "";
+            continue;
+        }
+        let Some(s) = cur.as_mut() else { continue };
+        let t = line.trim_start();
+        if t.is_empty() {
+            samples.push(cur.take()?);
+            continue;
+        }
+        if t.starts_with("... FP chain") || t.starts_with("... chain") {
+            section = "chain";
+        } else if t.starts_with("... sample_read") {
+            section = "read";
+        } else if let Some(r) = t.strip_prefix("... user regs: mask ") {
+            section = "regs";
+            s.regs_abi = r.split_once("ABI ").map(|x| x.1.to_string());
+        } else if let Some(r) = t.strip_prefix("... ustack: size ") {
+            section = "";
+            s.ustack_size = r.split(',').next().and_then(|v| v.trim().parse().ok());
+        } else if t.starts_with("... ") || t.starts_with(" . ") || t.starts_with(". ") {
+            section = "";
+        } else if section == "chain" && t.starts_with(".....") {
+            if let Some((_, v)) = t.trim_start_matches('.').split_once(':') {
+                s.chain.push(hex_u64(v)?);
+            }
+        } else if section == "read" && t.starts_with("..... id ") {
+            // "..... id 000000000000003a, value 0000000000041b2b, lost 0"
+            let parts: Vec<&str> = t.trim_start_matches('.').split(',').map(str::trim).collect();
+            let id = hex_u64(parts.first()?.strip_prefix("id ")?)?;
+            let value = hex_u64(parts.get(1)?.strip_prefix("value ")?)?;
+            let lost = parts.get(2).and_then(|l| l.strip_prefix("lost ")).and_then(|l| l.parse().ok());
+            s.read.push((id, value, lost));
+        } else if section == "regs" && t.starts_with(".... ") {
+            if let Some(v) = t.split_whitespace().last() {
+                s.regs.push(hex_u64(v)?);
+            }
+        }
+    }
+    if let Some(s) = cur {
+        samples.push(s);
+    }
+    Some((samples, records))
+}
+
+/// Parses `perfq dump` JSON lines.
+pub fn perfq_dump(file: &Path) -> Vec<serde_json::Value> {
+    let out = perfq(&["dump", file.to_str().expect("utf-8 path")]);
+    assert!(out.status.success(), "perfq dump {} failed: {}", file.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("dump line is JSON"))
+        .collect()
+}
+
+/// Reads a hex string field of a dump object.
+pub fn hex_field(v: &serde_json::Value) -> Option<u64> {
+    v.as_str().and_then(hex_u64)
+}
