@@ -191,3 +191,72 @@ fn dump_agrees_with_perf_script() {
         println!("{name}: {} perf script lines agree", perf.len());
     }
 }
+
+/// Group-read deltas summed per symbol equal `perf report --group`'s
+/// per-member periods. perf names the symbol of each sample (through
+/// `perf script`), so this checks the deltas, not symbolization; samples
+/// perf cannot symbolize are compared as one total.
+#[test]
+fn group_deltas_per_symbol_agree_with_perf_report_group() {
+    if skip_without_perf() {
+        return;
+    }
+    for name in ["group.data", "group-pipe.data"] {
+        let file = testdata(name);
+        let path = file.to_str().expect("path");
+        let report = common::perf(&[
+            "report", "-i", path, "--group", "--stdio", "--no-children", "--sort", "sym",
+            "--show-total-period", "-g", "none",
+        ])
+        .expect("perf report --group");
+        let script = common::perf(&["script", "-G", "-i", path, "-F", "tid,time,ip,sym", "--ns"]).expect("perf script");
+        let mut sym_of = std::collections::HashMap::new();
+        for l in script.lines() {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            // tid, time, ip, symbol (which may contain spaces)
+            if t.len() < 4 {
+                continue;
+            }
+            let (s, ns) = t[1].trim_end_matches(':').split_once('.').expect("time");
+            let time = s.parse::<u64>().expect("s") * 1_000_000_000 + ns.parse::<u64>().expect("ns");
+            sym_of.entry((t[0].parse::<i64>().expect("tid"), time)).or_insert_with(|| t[3..].join(" "));
+        }
+        // perf: symbol → periods per member; unresolved ("[.] 0x...") summed.
+        const UNRESOLVED: &str = "<unresolved>";
+        let mut perf_sums: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+        let mut members = 0;
+        for l in report.lines() {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            let pct = t.iter().take_while(|x| x.ends_with('%')).count();
+            if pct == 0 || t.len() < 2 * pct + 2 {
+                continue;
+            }
+            members = pct;
+            let periods: Vec<u64> = t[pct..2 * pct].iter().map(|x| x.parse().expect("period")).collect();
+            let sym = t[2 * pct + 1..].join(" ");
+            let key = if sym.starts_with("0x") { UNRESOLVED.to_string() } else { sym };
+            let e = perf_sums.entry(key).or_insert_with(|| vec![0; pct]);
+            for (a, b) in e.iter_mut().zip(periods) {
+                *a += b;
+            }
+        }
+        assert!(members >= 2, "{name}: perf report shows a group");
+        let mut ours: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+        for o in perfq_dump(&file) {
+            let values = o["read"]["values"].as_array().expect("group read");
+            let deltas: Vec<u64> = values.iter().map(|v| v["delta"].as_u64().expect("delta")).collect();
+            if deltas.iter().all(|d| *d == 0) {
+                continue;
+            }
+            let key = (o["tid"].as_i64().expect("tid"), o["time"].as_u64().expect("time"));
+            let sym = sym_of.get(&key).unwrap_or_else(|| panic!("{name}: perf script has no sample at {key:?}"));
+            let sym = if sym == "[unknown]" { UNRESOLVED.to_string() } else { sym.clone() };
+            let e = ours.entry(sym).or_insert_with(|| vec![0; deltas.len()]);
+            for (a, b) in e.iter_mut().zip(deltas) {
+                *a += b;
+            }
+        }
+        assert_eq!(ours, perf_sums, "{name}: per-symbol group periods");
+        println!("{name}: {} symbols x {members} members agree with perf report --group", ours.len());
+    }
+}
