@@ -45,10 +45,18 @@ pub fn run(path: &Path, format: DumpFormat, out: &mut dyn Write) -> anyhow::Resu
                 };
                 match format {
                     DumpFormat::Jsonl => {
-                        serde_json::to_writer(&mut *out, &json!({"offset": offset, "event": null, "unknown_id": id, "time": r.time}))?;
+                        serde_json::to_writer(
+                            &mut *out,
+                            &json!({"offset": offset, "event": null, "unknown_id": id, "time": r.time}),
+                        )?;
                         writeln!(out)?;
                     }
-                    DumpFormat::Csv => writeln!(out, "{offset},,{},,,,,,,{},,,,,,,,,", r.time.map(|t| t.to_string()).unwrap_or_default(), id.map(|i| i.to_string()).unwrap_or_default())?,
+                    DumpFormat::Csv => writeln!(
+                        out,
+                        "{offset},,{},,,,,,,{},,,,,,,,,",
+                        r.time.map(|t| t.to_string()).unwrap_or_default(),
+                        id.map(|i| i.to_string()).unwrap_or_default()
+                    )?,
                 }
                 continue;
             }
@@ -79,12 +87,19 @@ pub fn run(path: &Path, format: DumpFormat, out: &mut dyn Write) -> anyhow::Resu
         eprintln!("perfq: warning: {}: {w}", path.display());
     }
     if bad_samples > 0 {
-        problems.push(format!("{bad_samples} samples could not be decoded (first: {})", first_bad.unwrap_or_default()));
+        problems.push(format!(
+            "{bad_samples} samples could not be decoded (first: {})",
+            first_bad.unwrap_or_default()
+        ));
     }
     if let Some(e) = error {
         problems.push(e);
     }
-    Ok(if problems.is_empty() { Outcome::Ok } else { Outcome::Failed(problems.join("; ")) })
+    Ok(if problems.is_empty() {
+        Outcome::Ok
+    } else {
+        Outcome::Failed(problems.join("; "))
+    })
 }
 
 fn hex(v: u64) -> String {
@@ -103,10 +118,18 @@ fn cpumode(misc: u16) -> &'static str {
 }
 
 fn member_name(capture: &Capture, m: &MemberDelta) -> Value {
-    m.event.and_then(|e| capture.events().get(e)).map_or(Value::Null, |e| json!(e.name))
+    m.event
+        .and_then(|e| capture.events().get(e))
+        .map_or(Value::Null, |e| json!(e.name))
 }
 
-fn sample_json(offset: &str, event: &str, s: &Sample<'_>, members: &[MemberDelta], capture: &Capture) -> Value {
+fn sample_json(
+    offset: &str,
+    event: &str,
+    s: &Sample<'_>,
+    members: &[MemberDelta],
+    capture: &Capture,
+) -> Value {
     let mut o = Map::new();
     o.insert("offset".into(), json!(offset));
     o.insert("event".into(), json!(event));
@@ -175,7 +198,11 @@ fn sample_json(offset: &str, event: &str, s: &Sample<'_>, members: &[MemberDelta
         "regs_user",
         s.regs_user.map(|r| json!({"abi": r.abi, "mask": hex(r.mask), "values": r.values.iter().map(hex).collect::<Vec<_>>()})),
     );
-    put("stack_user", s.stack_user.map(|st| json!({"size": st.data.len(), "dyn_size": st.dyn_size})));
+    put(
+        "stack_user",
+        s.stack_user
+            .map(|st| json!({"size": st.data.len(), "dyn_size": st.dyn_size})),
+    );
     put("weight", s.weight.map(|v| json!(v)));
     put("data_src", s.data_src.map(|v| json!(hex(v))));
     put("transaction", s.transaction.map(|v| json!(hex(v))));
@@ -199,7 +226,14 @@ fn bytes_hex(b: &[u8]) -> String {
     s
 }
 
-fn write_csv(out: &mut dyn Write, offset: &str, event: &str, s: &Sample<'_>, members: &[MemberDelta], capture: &Capture) -> std::io::Result<()> {
+fn write_csv(
+    out: &mut dyn Write,
+    offset: &str,
+    event: &str,
+    s: &Sample<'_>,
+    members: &[MemberDelta],
+    capture: &Capture,
+) -> std::io::Result<()> {
     fn opt<T: ToString>(v: Option<T>) -> String {
         v.map(|v| v.to_string()).unwrap_or_default()
     }
@@ -220,11 +254,20 @@ fn write_csv(out: &mut dyn Write, offset: &str, event: &str, s: &Sample<'_>, mem
         .iter()
         .map(|m| {
             let name = member_name(capture, m);
-            format!("{}={}/{}", name.as_str().unwrap_or("?"), m.value, opt(m.delta))
+            format!(
+                "{}={}/{}",
+                name.as_str().unwrap_or("?"),
+                m.value,
+                opt(m.delta)
+            )
         })
         .collect::<Vec<_>>()
         .join(" ");
-    let event = if event.contains([',', '"']) { format!("\"{}\"", event.replace('"', "\"\"")) } else { event.to_string() };
+    let event = if event.contains([',', '"']) {
+        format!("\"{}\"", event.replace('"', "\"\""))
+    } else {
+        event.to_string()
+    };
     writeln!(
         out,
         "{offset},{event},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{callchain},{read}",

@@ -116,7 +116,14 @@ fn print_text(doc: &Value, out: &mut dyn Write) -> std::io::Result<()> {
         Value::String(s) => s.clone(),
         v => v.to_string(),
     };
-    writeln!(out, "file:          {} ({} bytes, {} mode, {}-endian)", s("file"), s("size"), s("mode"), s("endian"))?;
+    writeln!(
+        out,
+        "file:          {} ({} bytes, {} mode, {}-endian)",
+        s("file"),
+        s("size"),
+        s("mode"),
+        s("endian")
+    )?;
     writeln!(out, "host:          {}", s("hostname"))?;
     writeln!(out, "os release:    {}", s("os_release"))?;
     writeln!(out, "arch:          {}", s("arch"))?;
@@ -125,27 +132,52 @@ fn print_text(doc: &Value, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "perf version:  {}", s("perf_version"))?;
     writeln!(out, "command line:  {}", s("cmdline"))?;
     if let (Some(a), Some(b)) = (doc["time_first"].as_u64(), doc["time_last"].as_u64()) {
-        writeln!(out, "sample times:  {}.{:09} .. {}.{:09} ({:.3} s)", a / 1_000_000_000, a % 1_000_000_000, b / 1_000_000_000, b % 1_000_000_000, b.saturating_sub(a) as f64 / 1e9)?;
+        writeln!(
+            out,
+            "sample times:  {}.{:09} .. {}.{:09} ({:.3} s)",
+            a / 1_000_000_000,
+            a % 1_000_000_000,
+            b / 1_000_000_000,
+            b % 1_000_000_000,
+            b.saturating_sub(a) as f64 / 1e9
+        )?;
     }
     writeln!(out, "events:")?;
     for e in doc["events"].as_array().into_iter().flatten() {
-        let group = e["group"].as_str().map(|g| format!(" group {g}")).unwrap_or_default();
+        let group = e["group"]
+            .as_str()
+            .map(|g| format!(" group {g}"))
+            .unwrap_or_default();
         writeln!(
             out,
             "  #{:<2} {:<24} type {} config {} sample_type {} read_format {}{} — {} samples",
-            e["index"], e["name"].as_str().unwrap_or(""), e["type"], e["config"].as_str().unwrap_or(""),
-            e["sample_type"].as_str().unwrap_or(""), e["read_format"].as_str().unwrap_or(""), group, e["samples"]
+            e["index"],
+            e["name"].as_str().unwrap_or(""),
+            e["type"],
+            e["config"].as_str().unwrap_or(""),
+            e["sample_type"].as_str().unwrap_or(""),
+            e["read_format"].as_str().unwrap_or(""),
+            group,
+            e["samples"]
         )?;
     }
     writeln!(out, "records:")?;
     if let Some(m) = doc["records"].as_object() {
         for (k, v) in m {
-            let z = doc["records_in_compressed"][k].as_u64().map(|n| format!(" ({n} inside compressed records)")).unwrap_or_default();
+            let z = doc["records_in_compressed"][k]
+                .as_u64()
+                .map(|n| format!(" ({n} inside compressed records)"))
+                .unwrap_or_default();
             writeln!(out, "  {k:<20} {v}{z}")?;
         }
     }
     writeln!(out, "samples:       {}", s("samples"))?;
-    for (k, label) in [("samples_unknown_id", "samples with an unknown id"), ("samples_no_event", "samples without an event"), ("lost_records", "records lost"), ("lost_samples", "samples lost")] {
+    for (k, label) in [
+        ("samples_unknown_id", "samples with an unknown id"),
+        ("samples_no_event", "samples without an event"),
+        ("lost_records", "records lost"),
+        ("lost_samples", "samples lost"),
+    ] {
         if doc[k].as_u64().unwrap_or(0) > 0 {
             writeln!(out, "{label}: {}", s(k))?;
         }

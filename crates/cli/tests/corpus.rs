@@ -38,7 +38,10 @@ const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
 fn expected_counts(entry: &Value) -> BTreeMap<String, u64> {
     let mut exp = BTreeMap::new();
     for (k, v) in entry["pc"].as_object().into_iter().flatten() {
-        if matches!(k.as_str(), "TRAILING_BYTES" | "BAD_SIZE" | "z:decompressed_bytes") {
+        if matches!(
+            k.as_str(),
+            "TRAILING_BYTES" | "BAD_SIZE" | "z:decompressed_bytes"
+        ) {
             continue;
         }
         let k = k.strip_prefix("z:").unwrap_or(k);
@@ -53,9 +56,10 @@ fn corpus_counts_match_perf() {
         eprintln!("SKIPPED: ../shared/corpus is absent; the corpus conformance test did not run");
         return;
     };
-    let catalog: Vec<Value> =
-        serde_json::from_str(&std::fs::read_to_string(corpus.join("catalog.json")).expect("read catalog"))
-            .expect("parse catalog");
+    let catalog: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(corpus.join("catalog.json")).expect("read catalog"),
+    )
+    .expect("parse catalog");
     let mut matched = 0;
     let mut failures = Vec::new();
     let mut notes = Vec::new();
@@ -65,7 +69,10 @@ fn corpus_counts_match_perf() {
         let out = common::perfq(&["info", "--json", path.to_str().expect("utf-8 path")]);
         let code = out.status.code();
         if !matches!(code, Some(0) | Some(1)) {
-            failures.push(format!("{rel}: exit status {code:?}: {}", String::from_utf8_lossy(&out.stderr)));
+            failures.push(format!(
+                "{rel}: exit status {code:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
             continue;
         }
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -74,12 +81,19 @@ fn corpus_counts_match_perf() {
         }
         let info: Option<Value> = serde_json::from_slice(&out.stdout).ok();
         let got: Option<BTreeMap<String, u64>> = info.as_ref().map(|i| {
-            i["records"].as_object().into_iter().flatten().map(|(k, v)| (k.clone(), v.as_u64().unwrap_or(0))).collect()
+            i["records"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), v.as_u64().unwrap_or(0)))
+                .collect()
         });
         let got_samples = info.as_ref().and_then(|i| i["samples"].as_u64());
         let mut expected = expected_counts(entry);
         let mut exp_samples = entry["samples"].as_u64();
-        let perf_reads = entry["script612"].as_str().is_some_and(|s| s.starts_with("OK"));
+        let perf_reads = entry["script612"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("OK"));
         // A row without any perf count (perf 6.12 printed no statistics for
         // it): ask the perf installed here.
         if perf_reads && entry["samples_src"] == "-" && expected.is_empty() {
@@ -104,21 +118,40 @@ fn corpus_counts_match_perf() {
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .filter(|k| expected.get(*k) != got.as_ref().and_then(|g| g.get(*k)))
-            .map(|k| format!("{k}: perf {:?} perfq {:?}", expected.get(k), got.as_ref().and_then(|g| g.get(k))))
+            .map(|k| {
+                format!(
+                    "{k}: perf {:?} perfq {:?}",
+                    expected.get(k),
+                    got.as_ref().and_then(|g| g.get(k))
+                )
+            })
             .collect();
         if perf_reads {
             failures.push(format!("{rel}: perf reads it but counts differ: {diff:?} (samples perf {exp_samples:?} perfq {got_samples:?})"));
         } else if code == Some(1) {
-            notes.push(format!("{rel}: perf cannot read it; perfq stops with: {}", stderr.trim()));
+            notes.push(format!(
+                "{rel}: perf cannot read it; perfq stops with: {}",
+                stderr.trim()
+            ));
         } else if let Some((_, why)) = KNOWN_DIFFERENCES.iter().find(|(p, _)| *p == rel) {
-            notes.push(format!("{rel}: differs from the catalog's independent parser: {why}"));
+            notes.push(format!(
+                "{rel}: differs from the catalog's independent parser: {why}"
+            ));
         } else {
             failures.push(format!("{rel}: perf cannot read it and perfq neither matches the catalog nor reports an error: {diff:?}"));
         }
     }
-    println!("corpus: {matched} of {} captures match perf's counts exactly", catalog.len());
+    println!(
+        "corpus: {matched} of {} captures match perf's counts exactly",
+        catalog.len()
+    );
     for n in &notes {
         println!("  note: {n}");
     }
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -21,9 +21,21 @@ fn skip_without_perf() -> bool {
 
 fn name_of(ty: u32) -> String {
     match ty {
-        1 => "MMAP", 2 => "LOST", 3 => "COMM", 4 => "EXIT", 5 => "THROTTLE", 6 => "UNTHROTTLE",
-        7 => "FORK", 9 => "SAMPLE", 10 => "MMAP2", 68 => "FINISHED_ROUND", 69 => "ID_INDEX",
-        73 => "THREAD_MAP", 74 => "CPU_MAP", 78 => "EVENT_UPDATE", 82 => "FINISHED_INIT",
+        1 => "MMAP",
+        2 => "LOST",
+        3 => "COMM",
+        4 => "EXIT",
+        5 => "THROTTLE",
+        6 => "UNTHROTTLE",
+        7 => "FORK",
+        9 => "SAMPLE",
+        10 => "MMAP2",
+        68 => "FINISHED_ROUND",
+        69 => "ID_INDEX",
+        73 => "THREAD_MAP",
+        74 => "CPU_MAP",
+        78 => "EVENT_UPDATE",
+        82 => "FINISHED_INIT",
         _ => return format!("type {ty}"),
     }
     .to_string()
@@ -32,11 +44,20 @@ fn name_of(ty: u32) -> String {
 fn info(path: &Path) -> (Option<i32>, Value, String) {
     let out = common::perfq(&["info", "--json", path.to_str().expect("path")]);
     let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    (out.status.code(), v, String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code(),
+        v,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 fn counts(v: &Value) -> BTreeMap<String, u64> {
-    v["records"].as_object().into_iter().flatten().map(|(k, n)| (k.clone(), n.as_u64().unwrap_or(0))).collect()
+    v["records"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, n)| (k.clone(), n.as_u64().unwrap_or(0)))
+        .collect()
 }
 
 fn data_section(bytes: &[u8]) -> (u64, u64) {
@@ -53,7 +74,8 @@ fn scratch(name: &str) -> PathBuf {
 /// Sample offsets of the undamaged file mapped to their event names: perf
 /// report -D's delivery order and perf script's order are both time order.
 fn sample_events(file: &Path, samples_in_time_order: usize) -> BTreeMap<u64, String> {
-    let out = common::perf(&["report", "-D", "-i", file.to_str().expect("path")]).expect("perf report -D");
+    let out = common::perf(&["report", "-D", "-i", file.to_str().expect("path")])
+        .expect("perf report -D");
     let offsets: Vec<u64> = out
         .lines()
         .filter_map(|l| {
@@ -62,8 +84,19 @@ fn sample_events(file: &Path, samples_in_time_order: usize) -> BTreeMap<u64, Str
             u64::from_str_radix(off.trim_start_matches("0x"), 16).ok()
         })
         .collect();
-    let script = common::perf(&["script", "-G", "-i", file.to_str().expect("path"), "-F", "event"]).expect("perf script");
-    let events: Vec<String> = script.lines().map(|l| l.trim().trim_end_matches(':').to_string()).collect();
+    let script = common::perf(&[
+        "script",
+        "-G",
+        "-i",
+        file.to_str().expect("path"),
+        "-F",
+        "event",
+    ])
+    .expect("perf script");
+    let events: Vec<String> = script
+        .lines()
+        .map(|l| l.trim().trim_end_matches(':').to_string())
+        .collect();
     assert_eq!(offsets.len(), samples_in_time_order);
     assert_eq!(events.len(), offsets.len());
     offsets.into_iter().zip(events).collect()
@@ -89,7 +122,10 @@ fn cut_captures_keep_every_complete_record() {
             std::fs::write(&path, &bytes[..cut]).expect("write cut file");
             let (code, v, stderr) = info(&path);
             assert_eq!(code, Some(0), "{name} cut at {cut}: {stderr}");
-            let complete: Vec<_> = records.iter().filter(|(off, sz, _)| off + sz <= cut as u64).collect();
+            let complete: Vec<_> = records
+                .iter()
+                .filter(|(off, sz, _)| off + sz <= cut as u64)
+                .collect();
             let mut expected = BTreeMap::new();
             for (_, _, ty) in &complete {
                 *expected.entry(name_of(*ty)).or_insert(0u64) += 1;
@@ -102,12 +138,23 @@ fn cut_captures_keep_every_complete_record() {
                 }
             }
             for e in v["events"].as_array().expect("events") {
-                let n = per_event.get(e["name"].as_str().expect("name")).copied().unwrap_or(0);
-                assert_eq!(e["samples"].as_u64(), Some(n), "{name} cut at {cut}: samples of {}", e["name"]);
+                let n = per_event
+                    .get(e["name"].as_str().expect("name"))
+                    .copied()
+                    .unwrap_or(0);
+                assert_eq!(
+                    e["samples"].as_u64(),
+                    Some(n),
+                    "{name} cut at {cut}: samples of {}",
+                    e["name"]
+                );
             }
             if cut < (start + size) as usize {
                 let w = v["warnings"].to_string();
-                assert!(w.contains("cut"), "{name} cut at {cut}: no warning says it is cut: {w}");
+                assert!(
+                    w.contains("cut"),
+                    "{name} cut at {cut}: no warning says it is cut: {w}"
+                );
             }
             std::fs::remove_file(&path).ok();
         }
@@ -123,7 +170,10 @@ fn cut_inside_the_header_is_a_one_line_error() {
         let (code, _, stderr) = info(&path);
         assert_eq!(code, Some(1), "cut at {cut}");
         assert_eq!(stderr.lines().count(), 1, "cut at {cut}: {stderr}");
-        assert!(stderr.contains(path.to_str().expect("path")), "error names the file: {stderr}");
+        assert!(
+            stderr.contains(path.to_str().expect("path")),
+            "error names the file: {stderr}"
+        );
     }
 }
 
@@ -144,7 +194,11 @@ fn zero_data_size_reads_to_the_end_of_the_file() {
     assert_eq!(code, Some(0), "{stderr}");
     let expected = common::perf_report_d_counts(&file).expect("perf counts");
     assert_eq!(counts(&v), expected);
-    assert!(v["warnings"].to_string().contains("data section is empty"), "{}", v["warnings"]);
+    assert!(
+        v["warnings"].to_string().contains("data section is empty"),
+        "{}",
+        v["warnings"]
+    );
 }
 
 #[test]
@@ -162,9 +216,16 @@ fn impossible_record_size_stops_with_the_offset() {
     let (code, v, stderr) = info(&path);
     assert_eq!(code, Some(1));
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains(&format!("{off:#x}")), "error names offset {off:#x}: {stderr}");
+    assert!(
+        stderr.contains(&format!("{off:#x}")),
+        "error names offset {off:#x}: {stderr}"
+    );
     let before = records.iter().filter(|r| r.0 < off).count() as u64;
-    assert_eq!(counts(&v).values().sum::<u64>(), before, "records before the bad one are kept");
+    assert_eq!(
+        counts(&v).values().sum::<u64>(),
+        before,
+        "records before the bad one are kept"
+    );
 }
 
 #[test]
@@ -176,7 +237,13 @@ fn random_corruption_never_panics() {
         seed ^= seed << 17;
         seed
     };
-    for name in ["fp.data", "group.data", "compressed.data", "group-pipe.data", "dwarf.data"] {
+    for name in [
+        "fp.data",
+        "group.data",
+        "compressed.data",
+        "group-pipe.data",
+        "dwarf.data",
+    ] {
         let orig = std::fs::read(common::testdata(name)).expect("read");
         for round in 0..12 {
             let mut b = orig.clone();
@@ -186,12 +253,20 @@ fn random_corruption_never_panics() {
             }
             let path = scratch(&format!("{name}.fuzz{round}"));
             std::fs::write(&path, &b).expect("write");
-            for args in [&["info", "--json"][..], &["dump"][..], &["dump", "--format", "csv"][..]] {
+            for args in [
+                &["info", "--json"][..],
+                &["dump"][..],
+                &["dump", "--format", "csv"][..],
+            ] {
                 let mut a = args.to_vec();
                 a.push(path.to_str().expect("path"));
                 let out = common::perfq(&a);
                 let code = out.status.code();
-                assert!(matches!(code, Some(0) | Some(1)), "{name} round {round} {args:?}: status {code:?}: {}", String::from_utf8_lossy(&out.stderr));
+                assert!(
+                    matches!(code, Some(0) | Some(1)),
+                    "{name} round {round} {args:?}: status {code:?}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
             }
             std::fs::remove_file(&path).ok();
         }

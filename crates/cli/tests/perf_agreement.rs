@@ -36,7 +36,12 @@ fn attr_periods(file: &std::path::Path) -> Vec<(String, Option<u64>)> {
         .as_array()
         .expect("events")
         .iter()
-        .map(|e| (e["name"].as_str().unwrap_or("").to_string(), e["sample_period"].as_u64()))
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap_or("").to_string(),
+                e["sample_period"].as_u64(),
+            )
+        })
         .collect()
 }
 
@@ -60,13 +65,19 @@ fn dump_agrees_with_perf_report_d() {
             assert_eq!(o["cpu"].as_u64().map(|c| c as u32), p.cpu, "{ctx}: cpu");
             assert_eq!(hex_field(&o["ip"]), Some(p.ip), "{ctx}: ip");
             let period = o["period"].as_u64().or_else(|| {
-                periods.iter().find(|(n, _)| o["event"] == n.as_str()).and_then(|(_, p)| *p)
+                periods
+                    .iter()
+                    .find(|(n, _)| o["event"] == n.as_str())
+                    .and_then(|(_, p)| *p)
             });
             assert_eq!(period, Some(p.period), "{ctx}: period");
             // Callchain: perf prints the raw entries; ours are the addresses
             // with the context of the marker before them.
-            let markers: &[(u64, &str)] =
-                &[(-128i64 as u64, "kernel"), (-512i64 as u64, "user"), (-32i64 as u64, "hv")];
+            let markers: &[(u64, &str)] = &[
+                (-128i64 as u64, "kernel"),
+                (-512i64 as u64, "user"),
+                (-32i64 as u64, "hv"),
+            ];
             let mut ctxname = None;
             let mut expected = Vec::new();
             for &e in &p.chain {
@@ -77,23 +88,55 @@ fn dump_agrees_with_perf_report_d() {
             }
             let got: Vec<(u64, Option<&str>)> = o["callchain"]
                 .as_array()
-                .map(|a| a.iter().map(|f| (hex_field(&f["addr"]).unwrap_or(u64::MAX), f["context"].as_str())).collect())
+                .map(|a| {
+                    a.iter()
+                        .map(|f| {
+                            (
+                                hex_field(&f["addr"]).unwrap_or(u64::MAX),
+                                f["context"].as_str(),
+                            )
+                        })
+                        .collect()
+                })
                 .unwrap_or_default();
             assert_eq!(got, expected, "{ctx}: callchain");
             let read: Vec<(u64, u64, Option<u64>)> = o["read"]["values"]
                 .as_array()
-                .map(|a| a.iter().map(|v| (v["id"].as_u64().unwrap_or(0), v["value"].as_u64().unwrap_or(0), v["lost"].as_u64())).collect())
+                .map(|a| {
+                    a.iter()
+                        .map(|v| {
+                            (
+                                v["id"].as_u64().unwrap_or(0),
+                                v["value"].as_u64().unwrap_or(0),
+                                v["lost"].as_u64(),
+                            )
+                        })
+                        .collect()
+                })
                 .unwrap_or_default();
             assert_eq!(read, p.read, "{ctx}: read values");
             if let Some(abi) = &p.regs_abi {
-                assert_eq!(o["regs_user"]["abi"].as_u64(), Some(if abi == "64-bit" { 2 } else { 1 }), "{ctx}: regs abi");
-                let regs: Vec<u64> = o["regs_user"]["values"].as_array().expect("regs").iter().filter_map(hex_field).collect();
+                assert_eq!(
+                    o["regs_user"]["abi"].as_u64(),
+                    Some(if abi == "64-bit" { 2 } else { 1 }),
+                    "{ctx}: regs abi"
+                );
+                let regs: Vec<u64> = o["regs_user"]["values"]
+                    .as_array()
+                    .expect("regs")
+                    .iter()
+                    .filter_map(hex_field)
+                    .collect();
                 assert_eq!(regs, p.regs, "{ctx}: user regs");
             }
             if let Some(size) = p.ustack_size {
                 // perf reports the valid part (dyn_size) as the size.
                 let st = &o["stack_user"];
-                assert_eq!(st["dyn_size"].as_u64().or(st["size"].as_u64()), Some(size), "{ctx}: user stack size");
+                assert_eq!(
+                    st["dyn_size"].as_u64().or(st["size"].as_u64()),
+                    Some(size),
+                    "{ctx}: user stack size"
+                );
             }
         }
         println!("{name}: {} samples agree with perf report -D", ours.len());
@@ -113,9 +156,21 @@ struct ScriptLine {
 }
 
 fn perf_script(file: &std::path::Path, with_cpu: bool) -> Vec<ScriptLine> {
-    let fields = if with_cpu { "event,tid,pid,time,cpu,period,ip" } else { "event,tid,pid,time,period,ip" };
-    let out = common::perf(&["script", "-G", "-i", file.to_str().expect("path"), "-F", fields, "--ns"])
-        .expect("perf script");
+    let fields = if with_cpu {
+        "event,tid,pid,time,cpu,period,ip"
+    } else {
+        "event,tid,pid,time,period,ip"
+    };
+    let out = common::perf(&[
+        "script",
+        "-G",
+        "-i",
+        file.to_str().expect("path"),
+        "-F",
+        fields,
+        "--ns",
+    ])
+    .expect("perf script");
     out.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
@@ -124,7 +179,11 @@ fn perf_script(file: &std::path::Path, with_cpu: bool) -> Vec<ScriptLine> {
             let mut i = 1;
             let cpu = if with_cpu {
                 i += 1;
-                Some(t[1].trim_matches(|c| c == '[' || c == ']').parse().expect("cpu"))
+                Some(
+                    t[1].trim_matches(|c| c == '[' || c == ']')
+                        .parse()
+                        .expect("cpu"),
+                )
             } else {
                 None
             };
@@ -178,7 +237,10 @@ fn dump_agrees_with_perf_script() {
                 None => {
                     let event = o["event"].as_str().expect("event");
                     let period = o["period"].as_u64().or_else(|| {
-                        periods.iter().find(|(n, _)| n == event).and_then(|(_, p)| *p)
+                        periods
+                            .iter()
+                            .find(|(n, _)| n == event)
+                            .and_then(|(_, p)| *p)
                     });
                     expected.push(base(event, period.expect("period")));
                 }
@@ -205,11 +267,21 @@ fn group_deltas_per_symbol_agree_with_perf_report_group() {
         let file = testdata(name);
         let path = file.to_str().expect("path");
         let report = common::perf(&[
-            "report", "-i", path, "--group", "--stdio", "--no-children", "--sort", "sym",
-            "--show-total-period", "-g", "none",
+            "report",
+            "-i",
+            path,
+            "--group",
+            "--stdio",
+            "--no-children",
+            "--sort",
+            "sym",
+            "--show-total-period",
+            "-g",
+            "none",
         ])
         .expect("perf report --group");
-        let script = common::perf(&["script", "-G", "-i", path, "-F", "tid,time,ip,sym", "--ns"]).expect("perf script");
+        let script = common::perf(&["script", "-G", "-i", path, "-F", "tid,time,ip,sym", "--ns"])
+            .expect("perf script");
         let mut sym_of = std::collections::HashMap::new();
         for l in script.lines() {
             let t: Vec<&str> = l.split_whitespace().collect();
@@ -218,8 +290,11 @@ fn group_deltas_per_symbol_agree_with_perf_report_group() {
                 continue;
             }
             let (s, ns) = t[1].trim_end_matches(':').split_once('.').expect("time");
-            let time = s.parse::<u64>().expect("s") * 1_000_000_000 + ns.parse::<u64>().expect("ns");
-            sym_of.entry((t[0].parse::<i64>().expect("tid"), time)).or_insert_with(|| t[3..].join(" "));
+            let time =
+                s.parse::<u64>().expect("s") * 1_000_000_000 + ns.parse::<u64>().expect("ns");
+            sym_of
+                .entry((t[0].parse::<i64>().expect("tid"), time))
+                .or_insert_with(|| t[3..].join(" "));
         }
         // perf: symbol → periods per member; unresolved ("[.] 0x...") summed.
         const UNRESOLVED: &str = "<unresolved>";
@@ -232,9 +307,16 @@ fn group_deltas_per_symbol_agree_with_perf_report_group() {
                 continue;
             }
             members = pct;
-            let periods: Vec<u64> = t[pct..2 * pct].iter().map(|x| x.parse().expect("period")).collect();
+            let periods: Vec<u64> = t[pct..2 * pct]
+                .iter()
+                .map(|x| x.parse().expect("period"))
+                .collect();
             let sym = t[2 * pct + 1..].join(" ");
-            let key = if sym.starts_with("0x") { UNRESOLVED.to_string() } else { sym };
+            let key = if sym.starts_with("0x") {
+                UNRESOLVED.to_string()
+            } else {
+                sym
+            };
             let e = perf_sums.entry(key).or_insert_with(|| vec![0; pct]);
             for (a, b) in e.iter_mut().zip(periods) {
                 *a += b;
@@ -244,19 +326,34 @@ fn group_deltas_per_symbol_agree_with_perf_report_group() {
         let mut ours: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
         for o in perfq_dump(&file) {
             let values = o["read"]["values"].as_array().expect("group read");
-            let deltas: Vec<u64> = values.iter().map(|v| v["delta"].as_u64().expect("delta")).collect();
+            let deltas: Vec<u64> = values
+                .iter()
+                .map(|v| v["delta"].as_u64().expect("delta"))
+                .collect();
             if deltas.iter().all(|d| *d == 0) {
                 continue;
             }
-            let key = (o["tid"].as_i64().expect("tid"), o["time"].as_u64().expect("time"));
-            let sym = sym_of.get(&key).unwrap_or_else(|| panic!("{name}: perf script has no sample at {key:?}"));
-            let sym = if sym == "[unknown]" { UNRESOLVED.to_string() } else { sym.clone() };
+            let key = (
+                o["tid"].as_i64().expect("tid"),
+                o["time"].as_u64().expect("time"),
+            );
+            let sym = sym_of
+                .get(&key)
+                .unwrap_or_else(|| panic!("{name}: perf script has no sample at {key:?}"));
+            let sym = if sym == "[unknown]" {
+                UNRESOLVED.to_string()
+            } else {
+                sym.clone()
+            };
             let e = ours.entry(sym).or_insert_with(|| vec![0; deltas.len()]);
             for (a, b) in e.iter_mut().zip(deltas) {
                 *a += b;
             }
         }
         assert_eq!(ours, perf_sums, "{name}: per-symbol group periods");
-        println!("{name}: {} symbols x {members} members agree with perf report --group", ours.len());
+        println!(
+            "{name}: {} symbols x {members} members agree with perf report --group",
+            ours.len()
+        );
     }
 }

@@ -322,7 +322,9 @@ impl Attr {
     /// the deltas per (id, tid)).
     pub fn per_thread_sample_read(&self) -> bool {
         self.flags.contains(AttrFlags::INHERIT)
-            && self.sample_type.contains(SampleType::READ | SampleType::TID)
+            && self
+                .sample_type
+                .contains(SampleType::READ | SampleType::TID)
     }
 }
 
@@ -401,7 +403,10 @@ mod tests {
         let a = Attr::parse(&b, Endian::Little).expect("64 bytes is VER0");
         assert_eq!(a.type_, 1);
         assert_eq!(a.config, 9);
-        assert_eq!(a.sample_type, SampleType::IP | SampleType::TID | SampleType::TIME);
+        assert_eq!(
+            a.sample_type,
+            SampleType::IP | SampleType::TID | SampleType::TIME
+        );
         assert!(a.flags.contains(AttrFlags::SAMPLE_ID_ALL));
         assert_eq!(a.branch_sample_type.bits(), 0);
         assert!(Attr::parse(&b[..63], Endian::Little).is_none());

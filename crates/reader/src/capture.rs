@@ -99,7 +99,10 @@ impl Capture {
         let with_path = |e: Error| e.with_path(path);
         let bytes = if path == Path::new("-") {
             let mut v = Vec::new();
-            std::io::stdin().lock().read_to_end(&mut v).map_err(|e| with_path(Error::at(0, e)))?;
+            std::io::stdin()
+                .lock()
+                .read_to_end(&mut v)
+                .map_err(|e| with_path(Error::at(0, e)))?;
             Backing::Owned(v)
         } else {
             let mut file = std::fs::File::open(path).map_err(|e| with_path(Error::at(0, e)))?;
@@ -112,7 +115,8 @@ impl Capture {
                 // Pipes and other unmappable files are read instead.
                 Err(_) => {
                     let mut v = Vec::new();
-                    file.read_to_end(&mut v).map_err(|e| with_path(Error::at(0, e)))?;
+                    file.read_to_end(&mut v)
+                        .map_err(|e| with_path(Error::at(0, e)))?;
                     Backing::Owned(v)
                 }
             }
@@ -190,7 +194,13 @@ impl Capture {
 
     /// The records in file order (fastest; what perf's counts are of).
     pub fn records(&self) -> FileRecords<'_> {
-        FileRecords::new(&self.bytes, self.data.start, self.data.end, self.endian(), &self.events)
+        FileRecords::new(
+            &self.bytes,
+            self.data.start,
+            self.data.end,
+            self.endian(),
+            &self.events,
+        )
     }
 
     /// The records in time order, as perf delivers them to its tools.
@@ -200,7 +210,11 @@ impl Capture {
 
     /// Decodes a record's fields.
     pub fn parse<'a>(&self, r: &RawRecord<'a>) -> Result<(RecordData<'a>, Option<SampleId>)> {
-        let attr = r.event.index().and_then(|i| self.events.get(i)).map(|e| &e.attr);
+        let attr = r
+            .event
+            .index()
+            .and_then(|i| self.events.get(i))
+            .map(|e| &e.attr);
         parse_record(r.kind, r.misc, r.body, r.payload, attr, self.endian()).map_err(|k| {
             let mut e = Error::at(r.offset.0, k);
             e.path = Some(self.path.clone());
@@ -216,7 +230,10 @@ impl Capture {
         let e = h.endian;
         let start = h.data.offset;
         if start > len {
-            self.warnings.push(Warning::at(start, format!("data section starts past the end of the {len}-byte file: no records")));
+            self.warnings.push(Warning::at(
+                start,
+                format!("data section starts past the end of the {len}-byte file: no records"),
+            ));
         }
         let end = if h.data.size == 0 {
             self.warnings.push(Warning::at(
@@ -241,16 +258,32 @@ impl Capture {
             let mut at = start.saturating_add(h.data.size);
             for f in h.feature_ids().collect::<Vec<_>>() {
                 let (Some(off), Some(size)) = (
-                    usize::try_from(at).ok().and_then(|a| e.u64_at(&self.bytes, a)),
-                    usize::try_from(at + 8).ok().and_then(|a| e.u64_at(&self.bytes, a)),
+                    usize::try_from(at)
+                        .ok()
+                        .and_then(|a| e.u64_at(&self.bytes, a)),
+                    at.checked_add(8)
+                        .and_then(|a| usize::try_from(a).ok())
+                        .and_then(|a| e.u64_at(&self.bytes, a)),
                 ) else {
-                    self.warnings.push(Warning::at(at, format!("feature table is cut before feature {}; later features are missing", features::feature_name(f))));
+                    self.warnings.push(Warning::at(
+                        at,
+                        format!(
+                            "feature table is cut before feature {}; later features are missing",
+                            features::feature_name(f)
+                        ),
+                    ));
                     break;
                 };
-                at += 16;
+                at = at.saturating_add(16);
                 match off.checked_add(size) {
                     Some(end) if end <= len => self.features.push((f, off as usize..end as usize)),
-                    _ => self.warnings.push(Warning::at(off, format!("feature {} ({size} bytes at {off:#x}) lies outside the file; skipped", features::feature_name(f)))),
+                    _ => self.warnings.push(Warning::at(
+                        off,
+                        format!(
+                            "feature {} ({size} bytes at {off:#x}) lies outside the file; skipped",
+                            features::feature_name(f)
+                        ),
+                    )),
                 }
             }
         }
@@ -267,24 +300,37 @@ impl Capture {
             for index in 0..nr as usize {
                 let bad = |why: String| Error::at(pos, ErrorKind::BadAttr { index, why });
                 let p = usize::try_from(pos).map_err(|_| bad("offset too large".into()))?;
-                let size_field = e.u32_at(&self.bytes, p + 4).ok_or_else(|| bad("cut by end of file".into()))?;
+                let size_field = e
+                    .u32_at(&self.bytes, p.saturating_add(4))
+                    .ok_or_else(|| bad("cut by end of file".into()))?;
                 let sz = Attr::on_disk_size(size_field);
                 if sz as u64 > h.attr_size {
-                    return Err(bad(format!("attr size {sz} exceeds the header's attr_size {}", h.attr_size)));
+                    return Err(bad(format!(
+                        "attr size {sz} exceeds the header's attr_size {}",
+                        h.attr_size
+                    )));
                 }
-                let b = self.bytes.get(p..p + sz).ok_or_else(|| bad("cut by end of file".into()))?;
-                let attr = Attr::parse(b, e).ok_or_else(|| bad(format!("attr size {sz} is below 64")))?;
-                let ids_off = e.u64_at(&self.bytes, p + sz);
-                let ids_size = e.u64_at(&self.bytes, p + sz + 8);
+                let b = self
+                    .bytes
+                    .get(p..p.saturating_add(sz))
+                    .ok_or_else(|| bad("cut by end of file".into()))?;
+                let attr =
+                    Attr::parse(b, e).ok_or_else(|| bad(format!("attr size {sz} is below 64")))?;
+                let ids_at = p.saturating_add(sz);
+                let ids_off = e.u64_at(&self.bytes, ids_at);
+                let ids_size = e.u64_at(&self.bytes, ids_at.saturating_add(8));
                 let ids = match (ids_off, ids_size) {
                     (Some(o), Some(s)) => self.read_u64s(o, s).unwrap_or_else(|| {
-                        self.warnings.push(Warning::at(o, format!("ids of event #{index} lie outside the file; ignored")));
+                        self.warnings.push(Warning::at(
+                            o,
+                            format!("ids of event #{index} lie outside the file; ignored"),
+                        ));
                         Vec::new()
                     }),
                     _ => return Err(bad("ids section cut by end of file".into())),
                 };
                 attrs.push((attr, ids));
-                pos += sz as u64 + 16;
+                pos = pos.saturating_add(sz as u64 + 16);
             }
         }
         Ok(attrs)
@@ -313,13 +359,10 @@ impl Capture {
         let base = self.bytes.as_ptr() as usize;
         let mut feats = Vec::new();
         {
-            let mut it = FileRecords::new(&self.bytes, self.data.start, self.data.end, e, &empty).without_decompression();
-            loop {
-                let r = match it.next_record() {
-                    Ok(Some(r)) => r,
-                    // The record pass reports framing problems itself.
-                    Ok(None) | Err(_) => break,
-                };
+            let mut it = FileRecords::new(&self.bytes, self.data.start, self.data.end, e, &empty)
+                .without_decompression();
+            // Framing problems are reported by the record pass itself.
+            while let Ok(Some(r)) = it.next_record() {
                 match r.kind {
                     RecordType::HEADER_ATTR => {
                         let index = attrs.len();
@@ -352,7 +395,10 @@ impl Capture {
         }
         self.features = feats;
         if attrs.is_empty() {
-            self.warnings.push(Warning::at(16, "pipe-mode capture has no HEADER_ATTR record: samples cannot be decoded"));
+            self.warnings.push(Warning::at(
+                16,
+                "pipe-mode capture has no HEADER_ATTR record: samples cannot be decoded",
+            ));
         }
         self.pipe_names = names;
         Ok(attrs)
@@ -360,7 +406,10 @@ impl Capture {
 
     fn read_meta(&mut self) {
         let e = self.endian();
-        let mut m = Meta { features: self.features.iter().map(|(f, _)| *f).collect(), ..Meta::default() };
+        let mut m = Meta {
+            features: self.features.iter().map(|(f, _)| *f).collect(),
+            ..Meta::default()
+        };
         let string = |c: &Capture, f| c.feature_data(f).and_then(|b| features::parse_string(b, e));
         m.hostname = string(self, feat::HOSTNAME);
         m.os_release = string(self, feat::OSRELEASE);
@@ -368,21 +417,37 @@ impl Capture {
         m.arch = string(self, feat::ARCH);
         m.cpu_desc = string(self, feat::CPUDESC);
         m.cpuid = string(self, feat::CPUID);
-        m.nr_cpus = self.feature_data(feat::NRCPUS).and_then(|b| features::parse_nrcpus(b, e));
-        m.total_mem_kb = self.feature_data(feat::TOTAL_MEM).and_then(|b| e.u64_at(b, 0));
-        m.cmdline = self.feature_data(feat::CMDLINE).and_then(|b| features::parse_cmdline(b, e));
-        m.sample_time = self.feature_data(feat::SAMPLE_TIME).and_then(|b| features::parse_sample_time(b, e));
-        m.compression = self.feature_data(feat::COMPRESSED).and_then(|b| features::parse_compressed(b, e));
+        m.nr_cpus = self
+            .feature_data(feat::NRCPUS)
+            .and_then(|b| features::parse_nrcpus(b, e));
+        m.total_mem_kb = self
+            .feature_data(feat::TOTAL_MEM)
+            .and_then(|b| e.u64_at(b, 0));
+        m.cmdline = self
+            .feature_data(feat::CMDLINE)
+            .and_then(|b| features::parse_cmdline(b, e));
+        m.sample_time = self
+            .feature_data(feat::SAMPLE_TIME)
+            .and_then(|b| features::parse_sample_time(b, e));
+        m.compression = self
+            .feature_data(feat::COMPRESSED)
+            .and_then(|b| features::parse_compressed(b, e));
         if let Some(b) = self.feature_data(feat::BUILD_ID) {
             match features::parse_build_ids(b, e) {
                 Some(v) => m.build_ids = v,
-                None => self.warnings.push(Warning::at(0, "BUILD_ID feature is malformed; build ids ignored")),
+                None => self.warnings.push(Warning::at(
+                    0,
+                    "BUILD_ID feature is malformed; build ids ignored",
+                )),
             }
         }
         if let Some(b) = self.feature_data(feat::GROUP_DESC) {
             match features::parse_group_desc(b, e) {
                 Some(v) => m.groups = v,
-                None => self.warnings.push(Warning::at(0, "GROUP_DESC feature is malformed; groups ignored")),
+                None => self.warnings.push(Warning::at(
+                    0,
+                    "GROUP_DESC feature is malformed; groups ignored",
+                )),
             }
         }
         if let Some(b) = self.feature_data(feat::SIMPLEPERF_META_INFO) {
@@ -393,19 +458,39 @@ impl Capture {
 
     fn build_events(&mut self, attrs: Vec<(Attr, Vec<u64>)>) {
         let e = self.endian();
-        let desc = self.feature_data(feat::EVENT_DESC).and_then(|b| features::parse_event_desc(b, e));
+        let desc = self
+            .feature_data(feat::EVENT_DESC)
+            .and_then(|b| features::parse_event_desc(b, e));
         if self.feature_data(feat::EVENT_DESC).is_some() && desc.is_none() {
-            self.warnings.push(Warning::at(0, "EVENT_DESC feature is malformed; event names come from type and config"));
+            self.warnings.push(Warning::at(
+                0,
+                "EVENT_DESC feature is malformed; event names come from type and config",
+            ));
         }
         let mut list: Vec<Event> = attrs
             .into_iter()
-            .map(|(attr, ids)| Event { name: String::new(), attr, ids, group_leader: None, group_name: None })
+            .map(|(attr, ids)| Event {
+                name: String::new(),
+                attr,
+                ids,
+                group_leader: None,
+                group_name: None,
+            })
             .collect();
         // A file without an attr section (some old or simpleperf files) has
         // its events only in EVENT_DESC.
         if list.is_empty() {
             if let Some(d) = &desc {
-                list = d.iter().map(|d| Event { name: String::new(), attr: d.attr.clone(), ids: d.ids.clone(), group_leader: None, group_name: None }).collect();
+                list = d
+                    .iter()
+                    .map(|d| Event {
+                        name: String::new(),
+                        attr: d.attr.clone(),
+                        ids: d.ids.clone(),
+                        group_leader: None,
+                        group_name: None,
+                    })
+                    .collect();
             }
         }
         if let Some(d) = &desc {
@@ -419,7 +504,10 @@ impl Capture {
             } else {
                 // Match by first id, as perf does.
                 for d in d {
-                    if let Some(ev) = list.iter_mut().find(|ev| d.ids.first().is_some_and(|id| ev.ids.contains(id))) {
+                    if let Some(ev) = list
+                        .iter_mut()
+                        .find(|ev| d.ids.first().is_some_and(|id| ev.ids.contains(id)))
+                    {
                         ev.name = d.name.clone();
                     }
                 }
@@ -431,7 +519,12 @@ impl Capture {
             }
         }
         // simpleperf: "event_type_info" lists "name,type,config" per attr.
-        if let Some((_, info)) = self.meta.simpleperf_meta.iter().find(|(k, _)| k == "event_type_info") {
+        if let Some((_, info)) = self
+            .meta
+            .simpleperf_meta
+            .iter()
+            .find(|(k, _)| k == "event_type_info")
+        {
             for (ev, line) in list.iter_mut().zip(info.lines()) {
                 if ev.name.is_empty() {
                     if let Some(name) = line.split(',').next() {
@@ -456,8 +549,76 @@ impl Capture {
         }
         let (events, dups) = Events::new(list);
         for id in dups {
-            self.warnings.push(Warning::at(0, format!("event id {id} belongs to two events; the first keeps it")));
+            self.warnings.push(Warning::at(
+                0,
+                format!("event id {id} belongs to two events; the first keeps it"),
+            ));
         }
         self.events = events;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attr::SampleType;
+
+    /// A file header with the given sections and feature bits.
+    fn header(attrs: (u64, u64), attr_size: u64, data: (u64, u64), features: u64) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(b"PERFILE2");
+        for v in [
+            104, attr_size, attrs.0, attrs.1, data.0, data.1, 0, 0, features, 0, 0, 0,
+        ] {
+            b.extend_from_slice(&u64::to_le_bytes(v));
+        }
+        b
+    }
+
+    #[test]
+    fn huge_section_offsets_are_warnings_not_overflows() {
+        // Found by fuzzing: data offset + size near u64::MAX with features.
+        let b = header((0, 0), 0, (u64::MAX - 4, 8), 0b1111);
+        let c = Capture::from_bytes(b).expect("opens");
+        assert!(!c.warnings().is_empty());
+        let mut r = c.records();
+        assert!(r.next_record().expect("no error").is_none());
+    }
+
+    #[test]
+    fn attr_section_ids_map_events_without_event_desc() {
+        // Two attrs (64 bytes each, VER0) with ids sections, no features.
+        let mut b = header((104, 160), 80, (0, 0), 0);
+        let ids_at = 104 + 160;
+        for (i, ty) in [(0u64, 1u32), (1, 1)] {
+            let mut a = vec![0u8; 64];
+            a[0..4].copy_from_slice(&ty.to_le_bytes());
+            a[4..8].copy_from_slice(&64u32.to_le_bytes());
+            a[8..16].copy_from_slice(&(i * 2).to_le_bytes()); // cpu-clock, page-faults
+            a[24..32].copy_from_slice(&(SampleType::IP | SampleType::ID).bits().to_le_bytes());
+            b.extend_from_slice(&a);
+            b.extend_from_slice(&(ids_at + 8 * i).to_le_bytes());
+            b.extend_from_slice(&8u64.to_le_bytes());
+        }
+        b.extend_from_slice(&100u64.to_le_bytes());
+        b.extend_from_slice(&200u64.to_le_bytes());
+        let data_at = b.len() as u64;
+        // One sample of each event id, then one with an id nobody has.
+        for id in [200u64, 100, 300] {
+            b.extend_from_slice(&9u32.to_le_bytes());
+            b.extend_from_slice(&0u16.to_le_bytes());
+            b.extend_from_slice(&24u16.to_le_bytes());
+            b.extend_from_slice(&0x1234u64.to_le_bytes());
+            b.extend_from_slice(&id.to_le_bytes());
+        }
+        b[40..48].copy_from_slice(&data_at.to_le_bytes());
+        b[48..56].copy_from_slice(&72u64.to_le_bytes());
+        let c = Capture::from_bytes(b).expect("opens");
+        let names: Vec<_> = c.events().list().iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["cpu-clock", "page-faults"]);
+        let mut r = c.records();
+        while r.next_record().expect("valid").is_some() {}
+        assert_eq!(r.stats().samples_per_event, [1, 1]);
+        assert_eq!(r.stats().samples_unknown_id, 1);
     }
 }

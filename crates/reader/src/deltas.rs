@@ -50,9 +50,17 @@ impl ReadDeltas {
     /// Computes the deltas of `sample` (of event `sampler`), appending one
     /// entry per read value to `out`. Samples without read values add
     /// nothing.
-    pub fn apply(&mut self, events: &Events, sampler: EventIndex, sample: &Sample<'_>, out: &mut Vec<MemberDelta>) {
+    pub fn apply(
+        &mut self,
+        events: &Events,
+        sampler: EventIndex,
+        sample: &Sample<'_>,
+        out: &mut Vec<MemberDelta>,
+    ) {
         let Some(read) = &sample.read else { return };
-        let per_thread = events.get(sampler).is_some_and(|e| e.attr.per_thread_sample_read());
+        let per_thread = events
+            .get(sampler)
+            .is_some_and(|e| e.attr.per_thread_sample_read());
         let tid = if per_thread { sample.tid } else { None };
         for v in read.values() {
             let id = v.id.unwrap_or(0);
@@ -72,7 +80,13 @@ impl ReadDeltas {
                     None
                 }
             };
-            out.push(MemberDelta { event, id, value: v.value, delta, lost: v.lost });
+            out.push(MemberDelta {
+                event,
+                id,
+                value: v.value,
+                delta,
+                lost: v.lost,
+            });
         }
     }
 }
@@ -98,7 +112,13 @@ mod tests {
         if inherit {
             attr.flags |= AttrFlags::INHERIT;
         }
-        let names = ["slots", "topdown-retiring", "topdown-bad-spec", "topdown-fe-bound", "topdown-be-bound"];
+        let names = [
+            "slots",
+            "topdown-retiring",
+            "topdown-bad-spec",
+            "topdown-fe-bound",
+            "topdown-be-bound",
+        ];
         let list = names
             .iter()
             .enumerate()
@@ -114,7 +134,11 @@ mod tests {
     }
 
     fn sample_bytes(ip: u64, tid: u32, values: &[u64]) -> Vec<u8> {
-        let mut w = vec![ip, (u64::from(tid) << 32) | u64::from(tid), values.len() as u64];
+        let mut w = vec![
+            ip,
+            (u64::from(tid) << 32) | u64::from(tid),
+            values.len() as u64,
+        ];
         for (i, v) in values.iter().enumerate() {
             w.push(*v);
             w.push(i as u64 + 1);
@@ -128,9 +152,18 @@ mod tests {
         let events = topdown_events(false);
         let attr = events.get(EventIndex(0)).expect("leader").attr.clone();
         let samples: [(u64, [u64; 5]); 3] = [
-            (0xf00, [10_000_000, 2_980_392, 980_392, 2_509_803, 3_529_411]),
-            (0xba5, [20_000_000, 4_980_392, 1_480_392, 4_509_803, 9_029_411]),
-            (0xf00, [30_000_000, 7_980_392, 2_480_392, 6_509_803, 13_029_411]),
+            (
+                0xf00,
+                [10_000_000, 2_980_392, 980_392, 2_509_803, 3_529_411],
+            ),
+            (
+                0xba5,
+                [20_000_000, 4_980_392, 1_480_392, 4_509_803, 9_029_411],
+            ),
+            (
+                0xf00,
+                [30_000_000, 7_980_392, 2_480_392, 6_509_803, 13_029_411],
+            ),
         ];
         let mut d = ReadDeltas::new();
         let mut per_ip: HashMap<u64, [u64; 5]> = HashMap::new();
@@ -144,10 +177,20 @@ mod tests {
             for (k, m) in out.iter().enumerate() {
                 sums[k] += m.delta.expect("known id");
             }
-            all.push(out.iter().map(|m| m.delta.expect("known")).collect::<Vec<_>>());
+            all.push(
+                out.iter()
+                    .map(|m| m.delta.expect("known"))
+                    .collect::<Vec<_>>(),
+            );
         }
-        assert_eq!(all[1], [10_000_000, 2_000_000, 500_000, 2_000_000, 5_500_000]);
-        assert_eq!(all[2], [10_000_000, 3_000_000, 1_000_000, 2_000_000, 4_000_000]);
+        assert_eq!(
+            all[1],
+            [10_000_000, 2_000_000, 500_000, 2_000_000, 5_500_000]
+        );
+        assert_eq!(
+            all[2],
+            [10_000_000, 3_000_000, 1_000_000, 2_000_000, 4_000_000]
+        );
         let foo = per_ip[&0xf00];
         assert_eq!(&foo[1..], &[5_980_392, 1_980_392, 4_509_803, 7_529_411]);
         let sum4: u64 = foo[1..].iter().sum();
@@ -159,7 +202,15 @@ mod tests {
         assert_eq!(pct(foo[2]), 9.902);
         let bar = per_ip[&0xba5];
         let sum: u64 = bar[1..].iter().sum();
-        assert_eq!([bar[1] * 100 / sum, bar[3] * 100 / sum, bar[4] * 100 / sum, bar[2] * 100 / sum], [20, 20, 55, 5]);
+        assert_eq!(
+            [
+                bar[1] * 100 / sum,
+                bar[3] * 100 / sum,
+                bar[4] * 100 / sum,
+                bar[2] * 100 / sum
+            ],
+            [20, 20, 55, 5]
+        );
         assert_eq!(d.backwards, 0);
     }
 
@@ -195,7 +246,16 @@ mod tests {
         let mut out = Vec::new();
         let mut d = ReadDeltas::new();
         d.apply(&events, EventIndex(0), &s, &mut out);
-        assert_eq!(out, [MemberDelta { event: None, id: 99, value: 500, delta: None, lost: None }]);
+        assert_eq!(
+            out,
+            [MemberDelta {
+                event: None,
+                id: 99,
+                value: 500,
+                delta: None,
+                lost: None
+            }]
+        );
         assert_eq!(d.unknown_ids, 1);
     }
 }

@@ -77,7 +77,11 @@ pub struct Cursor<'a> {
 impl<'a> Cursor<'a> {
     /// A cursor at the start of `data`.
     pub fn new(data: &'a [u8], endian: Endian) -> Self {
-        Cursor { data, pos: 0, endian }
+        Cursor {
+            data,
+            pos: 0,
+            endian,
+        }
     }
 
     /// Bytes not yet consumed.
@@ -131,7 +135,10 @@ impl<'a> Cursor<'a> {
     pub fn u64s(&mut self, n: u64) -> Option<U64s<'a>> {
         let len = usize::try_from(n).ok()?.checked_mul(8)?;
         let bytes = self.bytes(len)?;
-        Some(U64s { bytes, endian: self.endian })
+        Some(U64s {
+            bytes,
+            endian: self.endian,
+        })
     }
 }
 
@@ -145,7 +152,10 @@ pub struct U64s<'a> {
 
 impl<'a> U64s<'a> {
     /// An empty view.
-    pub const EMPTY: U64s<'static> = U64s { bytes: &[], endian: Endian::Little };
+    pub const EMPTY: U64s<'static> = U64s {
+        bytes: &[],
+        endian: Endian::Little,
+    };
 
     /// Number of values.
     pub fn len(&self) -> usize {
@@ -176,7 +186,9 @@ impl<'a> U64s<'a> {
 
 impl std::fmt::Debug for U64s<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.iter().map(|v| format!("{v:#x}"))).finish()
+        f.debug_list()
+            .entries(self.iter().map(|v| format!("{v:#x}")))
+            .finish()
     }
 }
 

@@ -84,7 +84,11 @@ pub struct Error {
 impl Error {
     /// An error at `offset`.
     pub fn at(offset: u64, kind: impl Into<ErrorKind>) -> Self {
-        Error { offset: FileOffset(offset), kind: kind.into(), path: None }
+        Error {
+            offset: FileOffset(offset),
+            kind: kind.into(),
+            path: None,
+        }
     }
 
     /// Attaches the file's path.
@@ -125,7 +129,10 @@ pub struct Warning {
 impl Warning {
     /// A warning at `offset`.
     pub fn at(offset: u64, message: impl Into<String>) -> Self {
-        Warning { offset: FileOffset(offset), message: message.into() }
+        Warning {
+            offset: FileOffset(offset),
+            message: message.into(),
+        }
     }
 }
 

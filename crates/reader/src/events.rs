@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use crate::attr::{event_type, Attr};
 use crate::endian::Endian;
-use crate::records::{trailer_id_from_end, trailer_time_from_end};
 use crate::record_type::RecordType;
+use crate::records::{trailer_id_from_end, trailer_time_from_end};
 use crate::sample::{sample_id_offset, sample_time_offset};
 
 /// Index of an event in [`Events::list`].
@@ -86,7 +86,10 @@ impl Events {
         let mut duplicates = Vec::new();
         for (i, e) in list.iter().enumerate() {
             for &id in &e.ids {
-                if by_id.insert(id, EventIndex(i)).is_some_and(|prev| prev != EventIndex(i)) {
+                if by_id
+                    .insert(id, EventIndex(i))
+                    .is_some_and(|prev| prev != EventIndex(i))
+                {
                     duplicates.push(id);
                     // Keep the first owner.
                     if let Some(first) = list.iter().position(|e| e.ids.contains(&id)) {
@@ -95,14 +98,21 @@ impl Events {
                 }
             }
         }
-        let mut ev = Events { list, by_id, sample_id: None };
+        let mut ev = Events {
+            list,
+            by_id,
+            sample_id: None,
+        };
         ev.sample_id = Some(ev.compute_id_pos());
         (ev, duplicates)
     }
 
     fn compute_id_pos(&self) -> IdPosPair {
         if self.list.len() <= 1 {
-            return IdPosPair { sample: IdPos::OnlyOne, other: IdPos::OnlyOne };
+            return IdPosPair {
+                sample: IdPos::OnlyOne,
+                other: IdPos::OnlyOne,
+            };
         }
         let all_same = |f: &dyn Fn(&Attr) -> Option<usize>| {
             let first = f(&self.list[0].attr);
@@ -147,12 +157,21 @@ impl Events {
         if !kind.is_kernel() || self.list.is_empty() {
             return EventRef::None;
         }
-        let pos = self.sample_id.map_or(IdPos::Unknown, |p| if kind == RecordType::SAMPLE { p.sample } else { p.other });
+        let pos = self.sample_id.map_or(IdPos::Unknown, |p| {
+            if kind == RecordType::SAMPLE {
+                p.sample
+            } else {
+                p.other
+            }
+        });
         let id = match pos {
             IdPos::OnlyOne => return EventRef::Known(EventIndex(0)),
             IdPos::Unknown => return EventRef::None,
             IdPos::At(off) if kind == RecordType::SAMPLE => endian.u64_at(body, off),
-            IdPos::At(off) => body.len().checked_sub(off).and_then(|o| endian.u64_at(body, o)),
+            IdPos::At(off) => body
+                .len()
+                .checked_sub(off)
+                .and_then(|o| endian.u64_at(body, o)),
         };
         match id {
             Some(id) => match self.by_id(id) {
@@ -164,7 +183,13 @@ impl Events {
     }
 
     /// The timestamp of a kernel record of event `ev`, if it carries one.
-    pub fn record_time(&self, kind: RecordType, body: &[u8], ev: EventRef, endian: Endian) -> Option<u64> {
+    pub fn record_time(
+        &self,
+        kind: RecordType,
+        body: &[u8],
+        ev: EventRef,
+        endian: Endian,
+    ) -> Option<u64> {
         if !kind.is_kernel() {
             return None;
         }

@@ -180,7 +180,13 @@ pub fn parse_group_desc(b: &[u8], endian: Endian) -> Option<Vec<GroupDesc>> {
         return None;
     }
     (0..nr)
-        .map(|_| Some(GroupDesc { name: header_string(&mut c)?, leader: c.u32()?, nr_members: c.u32()? }))
+        .map(|_| {
+            Some(GroupDesc {
+                name: header_string(&mut c)?,
+                leader: c.u32()?,
+                nr_members: c.u32()?,
+            })
+        })
         .collect()
 }
 
@@ -202,7 +208,13 @@ pub struct CompressionInfo {
 /// Decodes `COMPRESSED`.
 pub fn parse_compressed(b: &[u8], endian: Endian) -> Option<CompressionInfo> {
     let mut c = Cursor::new(b, endian);
-    Some(CompressionInfo { version: c.u32()?, type_: c.u32()?, level: c.u32()?, ratio: c.u32()?, mmap_len: c.u32()? })
+    Some(CompressionInfo {
+        version: c.u32()?,
+        type_: c.u32()?,
+        level: c.u32()?,
+        ratio: c.u32()?,
+        mmap_len: c.u32()?,
+    })
 }
 
 /// simpleperf's `META_INFO`: NUL-separated key/value pairs.
@@ -213,7 +225,10 @@ pub fn parse_simpleperf_meta_info(b: &[u8]) -> Vec<(String, String)> {
         if k.is_empty() {
             break;
         }
-        out.push((String::from_utf8_lossy(k).into_owned(), String::from_utf8_lossy(v).into_owned()));
+        out.push((
+            String::from_utf8_lossy(k).into_owned(),
+            String::from_utf8_lossy(v).into_owned(),
+        ));
     }
     out
 }
@@ -245,7 +260,11 @@ pub fn parse_build_ids(b: &[u8], endian: Endian) -> Option<Vec<BuildIdEntry>> {
         let rec = &rest[..size];
         let pid = endian.u32_at(rec, 8)? as i32;
         let id = &rec[12..36];
-        let n = if misc & crate::record_type::misc::BUILD_ID_SIZE != 0 { (id[20] as usize).min(20) } else { 20 };
+        let n = if misc & crate::record_type::misc::BUILD_ID_SIZE != 0 {
+            (id[20] as usize).min(20)
+        } else {
+            20
+        };
         out.push(BuildIdEntry {
             pid,
             cpumode: misc & crate::record_type::misc::CPUMODE_MASK,

@@ -83,7 +83,9 @@ pub struct Stats {
 impl Stats {
     /// Total `SAMPLE` records, inside compressed records too.
     pub fn samples(&self) -> u64 {
-        self.by_type.get(&RecordType::SAMPLE).map_or(0, TypeCount::total)
+        self.by_type
+            .get(&RecordType::SAMPLE)
+            .map_or(0, TypeCount::total)
     }
 }
 
@@ -118,7 +120,13 @@ pub struct FileRecords<'f> {
 
 impl<'f> FileRecords<'f> {
     /// Records of `file[start..end]`.
-    pub(crate) fn new(file: &'f [u8], start: usize, end: usize, endian: Endian, events: &'f Events) -> Self {
+    pub(crate) fn new(
+        file: &'f [u8],
+        start: usize,
+        end: usize,
+        endian: Endian,
+        events: &'f Events,
+    ) -> Self {
         FileRecords {
             file,
             endian,
@@ -129,7 +137,10 @@ impl<'f> FileRecords<'f> {
             z_failed: false,
             no_decompression: false,
             done: false,
-            stats: Stats { samples_per_event: vec![0; events.len()], ..Stats::default() },
+            stats: Stats {
+                samples_per_event: vec![0; events.len()],
+                ..Stats::default()
+            },
             warnings: Vec::new(),
         }
     }
@@ -221,7 +232,13 @@ impl<'f> FileRecords<'f> {
         let misc = e.u16_at(h, 4).unwrap_or(0);
         let mut size = e.u16_at(h, 6).unwrap_or(0) as usize;
         if size < HEADER_LEN {
-            return Err(Error::at(off, ErrorKind::BadRecordSize { record_type: kind.0, size: size as u64 }));
+            return Err(Error::at(
+                off,
+                ErrorKind::BadRecordSize {
+                    record_type: kind.0,
+                    size: size as u64,
+                },
+            ));
         }
         if kind == RecordType::COMPRESSED2 {
             size = self.compressed2_size(off, size)?;
@@ -241,7 +258,13 @@ impl<'f> FileRecords<'f> {
         let payload_len = self.payload_len(kind, body, off)?;
         if payload_len > self.file.len() {
             // More than the whole file: not a cut capture but a wrong size.
-            return Err(Error::at(off, ErrorKind::BadRecordSize { record_type: kind.0, size: (size as u64).saturating_add(payload_len as u64) }));
+            return Err(Error::at(
+                off,
+                ErrorKind::BadRecordSize {
+                    record_type: kind.0,
+                    size: (size as u64).saturating_add(payload_len as u64),
+                },
+            ));
         }
         if payload_len > remaining - size {
             self.warnings.push(Warning::at(
@@ -259,7 +282,14 @@ impl<'f> FileRecords<'f> {
         if kind == RecordType::COMPRESSED || kind == RecordType::COMPRESSED2 {
             self.decompress(kind, body, off)?;
         }
-        Ok(Some(Loc::File { off, body_start, body_end, payload_len, kind, misc }))
+        Ok(Some(Loc::File {
+            off,
+            body_start,
+            body_end,
+            payload_len,
+            kind,
+            misc,
+        }))
     }
 
     /// perf >= 6.16 can write a COMPRESSED2 whose u16 size wrapped; the
@@ -273,7 +303,13 @@ impl<'f> FileRecords<'f> {
         match real {
             Some(real) if real > size as u64 && real % 65536 == size as u64 % 65536 => {
                 let real = usize::try_from(real).map_err(|_| {
-                    Error::at(off, ErrorKind::BadRecordSize { record_type: 83, size: real })
+                    Error::at(
+                        off,
+                        ErrorKind::BadRecordSize {
+                            record_type: 83,
+                            size: real,
+                        },
+                    )
                 })?;
                 self.warnings.push(Warning::at(
                     off,
@@ -302,7 +338,15 @@ impl<'f> FileRecords<'f> {
             }
             _ => 0,
         };
-        usize::try_from(n).map_err(|_| Error::at(off, ErrorKind::BadRecordSize { record_type: kind.0, size: n }))
+        usize::try_from(n).map_err(|_| {
+            Error::at(
+                off,
+                ErrorKind::BadRecordSize {
+                    record_type: kind.0,
+                    size: n,
+                },
+            )
+        })
     }
 
     fn decompress(&mut self, kind: RecordType, body: &[u8], off: u64) -> Result<()> {
@@ -311,12 +355,18 @@ impl<'f> FileRecords<'f> {
         }
         let data = if kind == RecordType::COMPRESSED2 {
             let n = self.endian.u64_at(body, 0).unwrap_or(0);
-            match usize::try_from(n).ok().and_then(|n| body.get(8..8usize.checked_add(n)?)) {
+            match usize::try_from(n)
+                .ok()
+                .and_then(|n| body.get(8..8usize.checked_add(n)?))
+            {
                 Some(d) => d,
                 None => {
                     return Err(Error::at(
                         off,
-                        ErrorKind::ShortRecord { what: "COMPRESSED2", why: format!("data size {n} exceeds the record") },
+                        ErrorKind::ShortRecord {
+                            what: "COMPRESSED2",
+                            why: format!("data size {n} exceeds the record"),
+                        },
                     ))
                 }
             }
@@ -324,10 +374,18 @@ impl<'f> FileRecords<'f> {
             body
         };
         if self.z.is_none() {
-            let dec = zstd::stream::raw::Decoder::new().map_err(|e| Error::at(off, ErrorKind::Decompress(e.to_string())))?;
-            self.z = Some(Decompressor { dec, buf: Vec::new(), pos: 0, container: off });
+            let dec = zstd::stream::raw::Decoder::new()
+                .map_err(|e| Error::at(off, ErrorKind::Decompress(e.to_string())))?;
+            self.z = Some(Decompressor {
+                dec,
+                buf: Vec::new(),
+                pos: 0,
+                container: off,
+            });
         }
-        let Some(z) = self.z.as_mut() else { return Ok(()) };
+        let Some(z) = self.z.as_mut() else {
+            return Ok(());
+        };
         // Keep only the unconsumed tail (a record split across chunks).
         z.buf.drain(..z.pos);
         z.pos = 0;
@@ -351,7 +409,10 @@ impl<'f> FileRecords<'f> {
             z.buf.extend_from_slice(&chunk[..produced]);
             self.stats.decompressed_bytes += produced as u64;
             if z.buf.len() > MAX_PENDING_DECOMPRESSED {
-                return Err(Error::at(off, ErrorKind::DecompressBomb(MAX_PENDING_DECOMPRESSED)));
+                return Err(Error::at(
+                    off,
+                    ErrorKind::DecompressBomb(MAX_PENDING_DECOMPRESSED),
+                ));
             }
             let stalled = produced == 0 && input.pos() == before;
             if stalled || (input.pos() >= data.len() && produced < chunk.len()) {
@@ -362,7 +423,9 @@ impl<'f> FileRecords<'f> {
     }
 
     fn next_decompressed(&mut self) -> Result<Option<Loc>> {
-        let Some(z) = self.z.as_mut() else { return Ok(None) };
+        let Some(z) = self.z.as_mut() else {
+            return Ok(None);
+        };
         let rest = &z.buf[z.pos..];
         if rest.len() < HEADER_LEN {
             return Ok(None);
@@ -374,7 +437,10 @@ impl<'f> FileRecords<'f> {
         if size < HEADER_LEN {
             return Err(Error::at(
                 z.container,
-                ErrorKind::BadRecordSize { record_type: kind.0, size: size as u64 },
+                ErrorKind::BadRecordSize {
+                    record_type: kind.0,
+                    size: size as u64,
+                },
             ));
         }
         if size > rest.len() {
@@ -385,12 +451,26 @@ impl<'f> FileRecords<'f> {
         z.pos += size;
         let container = z.container;
         self.stats.by_type.entry(kind).or_default().compressed += 1;
-        Ok(Some(Loc::Decompressed { container, start, end: start + size, kind, misc }))
+        Ok(Some(Loc::Decompressed {
+            container,
+            start,
+            end: start + size,
+            kind,
+            misc,
+        }))
     }
 
     fn materialize(&mut self, loc: Loc) -> RawRecord<'_> {
-        let (kind, misc, offset, compressed, body, payload): (_, _, _, _, &[u8], &[u8]) = match loc {
-            Loc::File { off, body_start, body_end, payload_len, kind, misc } => (
+        let (kind, misc, offset, compressed, body, payload): (_, _, _, _, &[u8], &[u8]) = match loc
+        {
+            Loc::File {
+                off,
+                body_start,
+                body_end,
+                payload_len,
+                kind,
+                misc,
+            } => (
                 kind,
                 misc,
                 off,
@@ -398,20 +478,49 @@ impl<'f> FileRecords<'f> {
                 &self.file[body_start..body_end],
                 &self.file[body_end..body_end + payload_len],
             ),
-            Loc::Decompressed { container, start, end, kind, misc } => {
+            Loc::Decompressed {
+                container,
+                start,
+                end,
+                kind,
+                misc,
+            } => {
                 let buf = self.z.as_ref().map_or(&[][..], |z| &z.buf[..]);
-                (kind, misc, container, true, &buf[start + HEADER_LEN..end], &[][..])
+                (
+                    kind,
+                    misc,
+                    container,
+                    true,
+                    &buf[start + HEADER_LEN..end],
+                    &[][..],
+                )
             }
         };
         let event = self.events.resolve(kind, body, self.endian);
         let time = self.events.record_time(kind, body, event, self.endian);
         account(&mut self.stats, kind, body, event, time, self.endian);
-        RawRecord { kind, misc, offset: FileOffset(offset), compressed, body, payload, event, time }
+        RawRecord {
+            kind,
+            misc,
+            offset: FileOffset(offset),
+            compressed,
+            body,
+            payload,
+            event,
+            time,
+        }
     }
 }
 
 /// Per-record statistics that need the record's content.
-fn account(stats: &mut Stats, kind: RecordType, body: &[u8], event: EventRef, time: Option<u64>, e: Endian) {
+fn account(
+    stats: &mut Stats,
+    kind: RecordType,
+    body: &[u8],
+    event: EventRef,
+    time: Option<u64>,
+    e: Endian,
+) {
     match kind {
         RecordType::SAMPLE => {
             match event {
@@ -430,14 +539,35 @@ fn account(stats: &mut Stats, kind: RecordType, body: &[u8], event: EventRef, ti
                 });
             }
         }
-        RecordType::LOST => stats.lost_records += e.u64_at(body, 8).unwrap_or(0),
-        RecordType::LOST_SAMPLES => stats.lost_samples += e.u64_at(body, 0).unwrap_or(0),
+        RecordType::LOST => {
+            stats.lost_records = stats
+                .lost_records
+                .saturating_add(e.u64_at(body, 8).unwrap_or(0))
+        }
+        RecordType::LOST_SAMPLES => {
+            stats.lost_samples = stats
+                .lost_samples
+                .saturating_add(e.u64_at(body, 0).unwrap_or(0))
+        }
         _ => {}
     }
 }
 
 #[derive(Clone, Copy, Debug)]
 enum Loc {
-    File { off: u64, body_start: usize, body_end: usize, payload_len: usize, kind: RecordType, misc: u16 },
-    Decompressed { container: u64, start: usize, end: usize, kind: RecordType, misc: u16 },
+    File {
+        off: u64,
+        body_start: usize,
+        body_end: usize,
+        payload_len: usize,
+        kind: RecordType,
+        misc: u16,
+    },
+    Decompressed {
+        container: u64,
+        start: usize,
+        end: usize,
+        kind: RecordType,
+        misc: u16,
+    },
 }

@@ -1,7 +1,7 @@
 //! The file header (`perf_file_header`) and the pipe header.
 
 use crate::endian::Endian;
-use crate::error::{ErrorKind, Result, Error};
+use crate::error::{Error, ErrorKind, Result};
 
 /// `PERFILE2` as written by a little-endian machine.
 const MAGIC2_LE: &[u8; 8] = b"PERFILE2";
@@ -85,7 +85,10 @@ impl FileHeader {
                 size,
                 attr_size: 0,
                 attrs: Section::default(),
-                data: Section { offset: 16, size: 0 },
+                data: Section {
+                    offset: 16,
+                    size: 0,
+                },
                 event_types: Section::default(),
                 features: [0; 4],
             });
@@ -93,9 +96,17 @@ impl FileHeader {
         // perf accepts any header at least as large as the v2 fields it
         // reads; a larger one has fields perfq does not know.
         if size < 72 {
-            return Err(Error::at(8, ErrorKind::BadHeader(format!("header size {size} is neither 16 (pipe) nor >= 72"))));
+            return Err(Error::at(
+                8,
+                ErrorKind::BadHeader(format!("header size {size} is neither 16 (pipe) nor >= 72")),
+            ));
         }
-        let section = |o: usize| -> Result<Section> { Ok(Section { offset: u64_at(o)?, size: u64_at(o + 8)? }) };
+        let section = |o: usize| -> Result<Section> {
+            Ok(Section {
+                offset: u64_at(o)?,
+                size: u64_at(o + 8)?,
+            })
+        };
         let mut features = [0u64; 4];
         if size >= 104 {
             for (i, f) in features.iter_mut().enumerate() {

@@ -50,8 +50,8 @@ mod records;
 mod sample;
 
 pub use crate::attr::{
-    event_type, read_format_names, sample_type_names, Attr, AttrFlags, BranchSampleType, ReadFormat,
-    SampleType,
+    event_type, read_format_names, sample_type_names, Attr, AttrFlags, BranchSampleType,
+    ReadFormat, SampleType,
 };
 pub use crate::capture::{Capture, Meta};
 pub use crate::deltas::{MemberDelta, ReadDeltas};

@@ -22,7 +22,10 @@ const MAX_QUEUED: usize = 1 << 20;
 #[derive(Debug)]
 enum Bytes {
     /// Ranges in the file.
-    File { body: (usize, usize), payload: (usize, usize) },
+    File {
+        body: (usize, usize),
+        payload: (usize, usize),
+    },
     /// A copy (records that came out of decompression).
     Owned(Vec<u8>),
 }
@@ -85,7 +88,10 @@ impl<'f> TimeOrdered<'f> {
         if self.out_of_order > 0 {
             w.push(Warning::at(
                 0,
-                format!("{} records arrived after their round was delivered and are out of time order", self.out_of_order),
+                format!(
+                    "{} records arrived after their round was delivered and are out of time order",
+                    self.out_of_order
+                ),
             ));
         }
         w
@@ -93,7 +99,11 @@ impl<'f> TimeOrdered<'f> {
 
     /// The next record in time order.
     pub fn next_record(&mut self) -> Result<Option<RawRecord<'_>>> {
-        if let Some(Entry { bytes: Bytes::Owned(v), .. }) = self.current.take() {
+        if let Some(Entry {
+            bytes: Bytes::Owned(v),
+            ..
+        }) = self.current.take()
+        {
             self.spare.push(v);
         }
         loop {
@@ -116,7 +126,9 @@ impl<'f> TimeOrdered<'f> {
             self.pull();
         }
         let file = self.inner.file();
-        let Some(e) = self.current.as_ref() else { return Ok(None) };
+        let Some(e) = self.current.as_ref() else {
+            return Ok(None);
+        };
         let (body, payload): (&[u8], &[u8]) = match &e.bytes {
             Bytes::File { body, payload } => (&file[body.0..body.1], &file[payload.0..payload.1]),
             Bytes::Owned(v) => (&v[..], &[][..]),
@@ -149,7 +161,10 @@ impl<'f> TimeOrdered<'f> {
                 } else {
                     let b = r.body.as_ptr() as usize - base;
                     let p = r.payload.as_ptr() as usize - base;
-                    Bytes::File { body: (b, b + r.body.len()), payload: (p, p + r.payload.len()) }
+                    Bytes::File {
+                        body: (b, b + r.body.len()),
+                        payload: (p, p + r.payload.len()),
+                    }
                 };
                 Entry {
                     time: r.time.unwrap_or(0),

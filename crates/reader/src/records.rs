@@ -63,12 +63,18 @@ pub(crate) fn trailer_id_from_end(attr: &Attr) -> Option<usize> {
 
 /// Distance from the end of a kernel record's body to its timestamp.
 pub(crate) fn trailer_time_from_end(attr: &Attr) -> Option<usize> {
-    if !attr.flags.contains(AttrFlags::SAMPLE_ID_ALL) || !attr.sample_type.contains(SampleType::TIME)
+    if !attr.flags.contains(AttrFlags::SAMPLE_ID_ALL)
+        || !attr.sample_type.contains(SampleType::TIME)
     {
         return None;
     }
     let t = attr.sample_type;
-    let after = [SampleType::ID, SampleType::STREAM_ID, SampleType::CPU, SampleType::IDENTIFIER];
+    let after = [
+        SampleType::ID,
+        SampleType::STREAM_ID,
+        SampleType::CPU,
+        SampleType::IDENTIFIER,
+    ];
     Some(8 * (1 + after.iter().filter(|f| t.contains(**f)).count()))
 }
 
@@ -171,6 +177,9 @@ pub struct ForkExit {
 }
 
 /// A record with its fields decoded.
+// Samples are the hot path and by far the most common record: boxing the
+// large variant would allocate once per sample.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum RecordData<'a> {
@@ -331,7 +340,10 @@ pub enum RecordData<'a> {
 }
 
 fn short(what: &'static str, why: &str) -> ErrorKind {
-    ErrorKind::ShortRecord { what, why: why.to_string() }
+    ErrorKind::ShortRecord {
+        what,
+        why: why.to_string(),
+    }
 }
 
 /// Decodes a record body. `attr` is the record's event (`None` for perf's
@@ -346,7 +358,10 @@ pub fn parse_record<'a>(
 ) -> Result<(RecordData<'a>, Option<SampleId>), ErrorKind> {
     if kind == RecordType::SAMPLE {
         let attr = attr.ok_or_else(|| short("SAMPLE", "no event for its id"))?;
-        return Ok((RecordData::Sample(parse_sample(body, misc_bits, attr, endian)?), None));
+        return Ok((
+            RecordData::Sample(parse_sample(body, misc_bits, attr, endian)?),
+            None,
+        ));
     }
     // Split off the sample_id trailer of kernel records.
     let (fields, trailer) = match attr {
@@ -431,14 +446,23 @@ pub fn parse_record<'a>(
             })
         }
         RecordType::FORK | RecordType::EXIT => {
-            let f = ForkExit { pid: u32f!(), ppid: u32f!(), tid: u32f!(), ptid: u32f!(), time: u64f!() };
+            let f = ForkExit {
+                pid: u32f!(),
+                ppid: u32f!(),
+                tid: u32f!(),
+                ptid: u32f!(),
+                time: u64f!(),
+            };
             if kind == RecordType::FORK {
                 RecordData::Fork(f)
             } else {
                 RecordData::Exit(f)
             }
         }
-        RecordType::LOST => RecordData::Lost { id: u64f!(), lost: u64f!() },
+        RecordType::LOST => RecordData::Lost {
+            id: u64f!(),
+            lost: u64f!(),
+        },
         RecordType::LOST_SAMPLES => RecordData::LostSamples { lost: u64f!() },
         RecordType::THROTTLE | RecordType::UNTHROTTLE => RecordData::Throttle {
             unthrottle: kind == RecordType::UNTHROTTLE,
@@ -449,10 +473,21 @@ pub fn parse_record<'a>(
         RecordType::READ => {
             let (pid, tid) = (u32f!(), u32f!());
             let a = attr.ok_or_else(|| short(name, "no event for its id"))?;
-            RecordData::Read { pid, tid, values: parse_read(&mut c, a.read_format)? }
+            RecordData::Read {
+                pid,
+                tid,
+                values: parse_read(&mut c, a.read_format)?,
+            }
         }
-        RecordType::AUX => RecordData::Aux { aux_offset: u64f!(), aux_size: u64f!(), flags: u64f!() },
-        RecordType::ITRACE_START => RecordData::ItraceStart { pid: u32f!(), tid: u32f!() },
+        RecordType::AUX => RecordData::Aux {
+            aux_offset: u64f!(),
+            aux_size: u64f!(),
+            flags: u64f!(),
+        },
+        RecordType::ITRACE_START => RecordData::ItraceStart {
+            pid: u32f!(),
+            tid: u32f!(),
+        },
         RecordType::SWITCH | RecordType::SWITCH_CPU_WIDE => RecordData::Switch {
             out: misc_bits & misc::SWITCH_OUT != 0,
             preempt: misc_bits & misc::SWITCH_OUT_PREEMPT != 0,
@@ -464,16 +499,28 @@ pub fn parse_record<'a>(
         },
         RecordType::NAMESPACES => {
             let (pid, tid, nr) = (u32f!(), u32f!(), u64f!());
-            let words = nr.checked_mul(2).ok_or_else(|| short(name, "namespace count"))?;
+            let words = nr
+                .checked_mul(2)
+                .ok_or_else(|| short(name, "namespace count"))?;
             let namespaces = c.u64s(words).ok_or_else(|| short(name, "namespaces"))?;
-            RecordData::Namespaces { pid, tid, namespaces }
+            RecordData::Namespaces {
+                pid,
+                tid,
+                namespaces,
+            }
         }
         RecordType::KSYMBOL => {
             let addr = u64f!();
             let len = u32f!();
             let ksym_type = c.u16().ok_or_else(|| short(name, "type"))?;
             let flags = c.u16().ok_or_else(|| short(name, "flags"))?;
-            RecordData::Ksymbol { addr, len, ksym_type, flags, name: c_str(c.rest()) }
+            RecordData::Ksymbol {
+                addr,
+                len,
+                ksym_type,
+                flags,
+                name: c_str(c.rest()),
+            }
         }
         RecordType::BPF_EVENT => {
             let type_ = c.u16().ok_or_else(|| short(name, "type"))?;
@@ -481,9 +528,17 @@ pub fn parse_record<'a>(
             let id = u32f!();
             let mut tag = [0u8; 8];
             tag.copy_from_slice(c.bytes(8).ok_or_else(|| short(name, "tag"))?);
-            RecordData::BpfEvent { type_, flags, id, tag }
+            RecordData::BpfEvent {
+                type_,
+                flags,
+                id,
+                tag,
+            }
         }
-        RecordType::CGROUP => RecordData::Cgroup { id: u64f!(), path: c_str(c.rest()) },
+        RecordType::CGROUP => RecordData::Cgroup {
+            id: u64f!(),
+            path: c_str(c.rest()),
+        },
         RecordType::TEXT_POKE => {
             let addr = u64f!();
             let old_len = c.u16().ok_or_else(|| short(name, "old_len"))? as usize;
@@ -496,18 +551,38 @@ pub fn parse_record<'a>(
         RecordType::HEADER_BUILD_ID => {
             let pid = u32f!() as i32;
             let id = c.bytes(24).ok_or_else(|| short(name, "build id"))?;
-            let n = if misc_bits & misc::BUILD_ID_SIZE != 0 { (id[20] as usize).min(20) } else { 20 };
-            RecordData::BuildId { pid, build_id: &id[..n], filename: c_str(c.rest()) }
+            let n = if misc_bits & misc::BUILD_ID_SIZE != 0 {
+                (id[20] as usize).min(20)
+            } else {
+                20
+            };
+            RecordData::BuildId {
+                pid,
+                build_id: &id[..n],
+                filename: c_str(c.rest()),
+            }
         }
         RecordType::AUXTRACE => {
             let (size, offset, reference) = (u64f!(), u64f!(), u64f!());
             let (idx, tid, cpu) = (u32f!(), u32f!(), u32f!());
-            RecordData::Auxtrace { size, offset, reference, idx, tid, cpu, data: payload }
+            RecordData::Auxtrace {
+                size,
+                offset,
+                reference,
+                idx,
+                tid,
+                cpu,
+                data: payload,
+            }
         }
         RecordType::ID_INDEX => {
             let nr = u64f!();
-            let words = nr.checked_mul(4).ok_or_else(|| short(name, "entry count"))?;
-            RecordData::IdIndex { entries: c.u64s(words).ok_or_else(|| short(name, "entries"))? }
+            let words = nr
+                .checked_mul(4)
+                .ok_or_else(|| short(name, "entry count"))?;
+            RecordData::IdIndex {
+                entries: c.u64s(words).ok_or_else(|| short(name, "entries"))?,
+            }
         }
         _ => RecordData::Other,
     };

@@ -103,7 +103,11 @@ pub struct ReadValues<'a> {
 #[derive(Clone, Copy, Debug)]
 enum ReadEntries<'a> {
     /// `PERF_FORMAT_GROUP`: `{value, [id], [lost]}` per member.
-    Group { words: U64s<'a>, has_id: bool, has_lost: bool },
+    Group {
+        words: U64s<'a>,
+        has_id: bool,
+        has_lost: bool,
+    },
     /// One value.
     Single(ReadValue),
 }
@@ -117,9 +121,11 @@ impl<'a> ReadValues<'a> {
     /// Number of values (group members, or 1).
     pub fn len(&self) -> usize {
         match self.entries {
-            ReadEntries::Group { words, has_id, has_lost } => {
-                words.len() / (1 + has_id as usize + has_lost as usize)
-            }
+            ReadEntries::Group {
+                words,
+                has_id,
+                has_lost,
+            } => words.len() / (1 + has_id as usize + has_lost as usize),
             ReadEntries::Single(_) => 1,
         }
     }
@@ -133,11 +139,19 @@ impl<'a> ReadValues<'a> {
     /// sibling order.
     pub fn values(&self) -> impl Iterator<Item = ReadValue> + 'a {
         let (words, has_id, has_lost, single) = match self.entries {
-            ReadEntries::Group { words, has_id, has_lost } => (words, has_id, has_lost, None),
+            ReadEntries::Group {
+                words,
+                has_id,
+                has_lost,
+            } => (words, has_id, has_lost, None),
             ReadEntries::Single(v) => (U64s::EMPTY, false, false, Some(v)),
         };
         let stride = 1 + has_id as usize + has_lost as usize;
-        let n = if single.is_some() { 0 } else { words.len() / stride };
+        let n = if single.is_some() {
+            0
+        } else {
+            words.len() / stride
+        };
         single.into_iter().chain((0..n).map(move |i| {
             let base = i * stride;
             ReadValue {
@@ -225,13 +239,15 @@ impl<'a> Callchain<'a> {
     /// The addresses with their contexts, markers removed.
     pub fn frames(&self) -> impl Iterator<Item = CallchainFrame> + 'a {
         let mut context = None;
-        self.raw.iter().filter_map(move |v| match CallchainContext::from_marker(v) {
-            Some(c) => {
-                context = Some(c);
-                None
-            }
-            None => Some(CallchainFrame { addr: v, context }),
-        })
+        self.raw
+            .iter()
+            .filter_map(move |v| match CallchainContext::from_marker(v) {
+                Some(c) => {
+                    context = Some(c);
+                    None
+                }
+                None => Some(CallchainFrame { addr: v, context }),
+            })
     }
 }
 
@@ -356,14 +372,19 @@ pub struct StackUser<'a> {
 impl<'a> StackUser<'a> {
     /// The valid part of the dump.
     pub fn valid(&self) -> &'a [u8] {
-        let n = self.dyn_size.map_or(0, |d| usize::try_from(d).unwrap_or(usize::MAX));
+        let n = self
+            .dyn_size
+            .map_or(0, |d| usize::try_from(d).unwrap_or(usize::MAX));
         &self.data[..n.min(self.data.len())]
     }
 }
 
 /// Why a sample body could not be decoded: the field that ran short.
 fn short(field: &str, need: &str) -> ErrorKind {
-    ErrorKind::ShortRecord { what: "SAMPLE", why: format!("{field}: {need}") }
+    ErrorKind::ShortRecord {
+        what: "SAMPLE",
+        why: format!("{field}: {need}"),
+    }
 }
 
 /// Decodes a sample body (the bytes after the 8-byte record header).
@@ -375,7 +396,10 @@ pub fn parse_sample<'a>(
 ) -> Result<Sample<'a>, ErrorKind> {
     let t = attr.sample_type;
     let mut c = Cursor::new(body, endian);
-    let mut s = Sample { misc, ..Sample::default() };
+    let mut s = Sample {
+        misc,
+        ..Sample::default()
+    };
     macro_rules! u64f {
         ($name:literal) => {
             c.u64().ok_or_else(|| short($name, "8 bytes"))?
@@ -434,7 +458,9 @@ pub fn parse_sample<'a>(
         } else {
             None
         };
-        let words = nr.checked_mul(3).ok_or_else(|| short("branch stack", "entries"))?;
+        let words = nr
+            .checked_mul(3)
+            .ok_or_else(|| short("branch stack", "entries"))?;
         let entries = c
             .u64s(words)
             .ok_or_else(|| short("branch stack", &format!("{nr} entries")))?;
@@ -446,7 +472,12 @@ pub fn parse_sample<'a>(
         } else {
             None
         };
-        s.branch_stack = Some(BranchStack { hw_idx, entries, counters, endian });
+        s.branch_stack = Some(BranchStack {
+            hw_idx,
+            entries,
+            counters,
+            endian,
+        });
     }
     if t.contains(SampleType::REGS_USER) {
         s.regs_user = Some(parse_regs(&mut c, attr.sample_regs_user, "regs_user")?);
@@ -458,7 +489,11 @@ pub fn parse_sample<'a>(
             .bytes(len)
             .ok_or_else(|| short("stack_user", &format!("{size} bytes")))?;
         // dyn_size is present only when size is not 0.
-        let dyn_size = if size != 0 { Some(u64f!("stack_user dyn_size")) } else { None };
+        let dyn_size = if size != 0 {
+            Some(u64f!("stack_user dyn_size"))
+        } else {
+            None
+        };
         s.stack_user = Some(StackUser { data, dyn_size });
     }
     if t.intersects(SampleType::WEIGHT | SampleType::WEIGHT_STRUCT) {
@@ -488,7 +523,10 @@ pub fn parse_sample<'a>(
     if t.contains(SampleType::AUX) {
         let size = u64f!("aux size");
         let len = usize::try_from(size).map_err(|_| short("aux", "size fits memory"))?;
-        s.aux = Some(c.bytes(len).ok_or_else(|| short("aux", &format!("{size} bytes")))?);
+        s.aux = Some(
+            c.bytes(len)
+                .ok_or_else(|| short("aux", &format!("{size} bytes")))?,
+        );
     }
     Ok(s)
 }
@@ -503,28 +541,54 @@ pub(crate) fn parse_read<'a>(
     let rd = |c: &mut Cursor<'a>, what: &str| c.u64().ok_or_else(|| short(what, "8 bytes"));
     if rf.contains(ReadFormat::GROUP) {
         let nr = rd(c, "read nr")?;
-        let time_enabled =
-            if rf.contains(ReadFormat::TOTAL_TIME_ENABLED) { Some(rd(c, "read time_enabled")?) } else { None };
-        let time_running =
-            if rf.contains(ReadFormat::TOTAL_TIME_RUNNING) { Some(rd(c, "read time_running")?) } else { None };
+        let time_enabled = if rf.contains(ReadFormat::TOTAL_TIME_ENABLED) {
+            Some(rd(c, "read time_enabled")?)
+        } else {
+            None
+        };
+        let time_running = if rf.contains(ReadFormat::TOTAL_TIME_RUNNING) {
+            Some(rd(c, "read time_running")?)
+        } else {
+            None
+        };
         let stride = 1 + has_id as u64 + has_lost as u64;
-        let words = nr.checked_mul(stride).ok_or_else(|| short("read values", "nr"))?;
+        let words = nr
+            .checked_mul(stride)
+            .ok_or_else(|| short("read values", "nr"))?;
         let words = c
             .u64s(words)
             .ok_or_else(|| short("read values", &format!("{nr} group members")))?;
         Ok(ReadValues {
             time_enabled,
             time_running,
-            entries: ReadEntries::Group { words, has_id, has_lost },
+            entries: ReadEntries::Group {
+                words,
+                has_id,
+                has_lost,
+            },
         })
     } else {
         let value = rd(c, "read value")?;
-        let time_enabled =
-            if rf.contains(ReadFormat::TOTAL_TIME_ENABLED) { Some(rd(c, "read time_enabled")?) } else { None };
-        let time_running =
-            if rf.contains(ReadFormat::TOTAL_TIME_RUNNING) { Some(rd(c, "read time_running")?) } else { None };
-        let id = if has_id { Some(rd(c, "read id")?) } else { None };
-        let lost = if has_lost { Some(rd(c, "read lost")?) } else { None };
+        let time_enabled = if rf.contains(ReadFormat::TOTAL_TIME_ENABLED) {
+            Some(rd(c, "read time_enabled")?)
+        } else {
+            None
+        };
+        let time_running = if rf.contains(ReadFormat::TOTAL_TIME_RUNNING) {
+            Some(rd(c, "read time_running")?)
+        } else {
+            None
+        };
+        let id = if has_id {
+            Some(rd(c, "read id")?)
+        } else {
+            None
+        };
+        let lost = if has_lost {
+            Some(rd(c, "read lost")?)
+        } else {
+            None
+        };
         Ok(ReadValues {
             time_enabled,
             time_running,
@@ -539,7 +603,8 @@ fn parse_regs<'a>(c: &mut Cursor<'a>, mask: u64, what: &str) -> Result<Regs<'a>,
         U64s::EMPTY
     } else {
         let n = u64::from(mask.count_ones());
-        c.u64s(n).ok_or_else(|| short(what, &format!("{n} registers")))?
+        c.u64s(n)
+            .ok_or_else(|| short(what, &format!("{n} registers")))?
     };
     Ok(Regs { abi, mask, values })
 }
@@ -553,7 +618,12 @@ pub(crate) fn sample_id_offset(t: SampleType) -> Option<usize> {
     if !t.contains(SampleType::ID) {
         return None;
     }
-    let before = [SampleType::IP, SampleType::TID, SampleType::TIME, SampleType::ADDR];
+    let before = [
+        SampleType::IP,
+        SampleType::TID,
+        SampleType::TIME,
+        SampleType::ADDR,
+    ];
     Some(8 * before.iter().filter(|f| t.contains(**f)).count())
 }
 
@@ -588,8 +658,12 @@ mod tests {
     #[test]
     fn group_read_layout() {
         let a = attr(
-            SampleType::IP | SampleType::TID | SampleType::TIME | SampleType::READ
-                | SampleType::CALLCHAIN | SampleType::ID,
+            SampleType::IP
+                | SampleType::TID
+                | SampleType::TIME
+                | SampleType::READ
+                | SampleType::CALLCHAIN
+                | SampleType::ID,
             ReadFormat::ID | ReadFormat::GROUP | ReadFormat::LOST,
         );
         #[rustfmt::skip]
@@ -614,8 +688,16 @@ mod tests {
         assert_eq!(
             v,
             [
-                ReadValue { value: 100_000, id: Some(42), lost: Some(0) },
-                ReadValue { value: 3, id: Some(43), lost: Some(1) },
+                ReadValue {
+                    value: 100_000,
+                    id: Some(42),
+                    lost: Some(0)
+                },
+                ReadValue {
+                    value: 3,
+                    id: Some(43),
+                    lost: Some(1)
+                },
             ]
         );
         let frames: Vec<_> = s.callchain.expect("callchain").frames().collect();
@@ -638,15 +720,23 @@ mod tests {
         assert_eq!(r.time_running, Some(9));
         assert_eq!(
             r.values().collect::<Vec<_>>(),
-            [ReadValue { value: 55, id: Some(77), lost: None }]
+            [ReadValue {
+                value: 55,
+                id: Some(77),
+                lost: None
+            }]
         );
     }
 
     #[test]
     fn fields_after_weight_struct_cgroup_and_branch_counters_stay_in_place() {
         let mut a = attr(
-            SampleType::BRANCH_STACK | SampleType::WEIGHT_STRUCT | SampleType::DATA_SRC
-                | SampleType::CGROUP | SampleType::DATA_PAGE_SIZE | SampleType::AUX,
+            SampleType::BRANCH_STACK
+                | SampleType::WEIGHT_STRUCT
+                | SampleType::DATA_SRC
+                | SampleType::CGROUP
+                | SampleType::DATA_PAGE_SIZE
+                | SampleType::AUX,
             ReadFormat::empty(),
         );
         a.branch_sample_type = BranchSampleType::HW_INDEX | BranchSampleType::COUNTERS;

@@ -26,18 +26,26 @@ pub fn testdata(name: &str) -> PathBuf {
 
 /// Runs the perfq binary.
 pub fn perfq(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_perfq")).args(args).output().expect("run perfq")
+    Command::new(env!("CARGO_BIN_EXE_perfq"))
+        .args(args)
+        .output()
+        .expect("run perfq")
 }
 
 /// Whether `perf` runs here.
 pub fn have_perf() -> bool {
-    Command::new("perf").arg("--version").output().is_ok_and(|o| o.status.success())
+    Command::new("perf")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// Runs perf with `args`, returning stdout, or `None` if it failed.
 pub fn perf(args: &[&str]) -> Option<String> {
     let o = Command::new("perf").args(args).output().ok()?;
-    o.status.success().then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
 }
 
 /// The "Aggregated stats" of `perf report -D`: record type → count.
@@ -58,11 +66,15 @@ pub fn perf_report_d_counts(file: &Path) -> Option<std::collections::BTreeMap<St
         if line.ends_with(" stats:") {
             break;
         }
-        let Some((name, rest)) = line.trim().split_once(" events:") else { continue };
+        let Some((name, rest)) = line.trim().split_once(" events:") else {
+            continue;
+        };
         let n: u64 = rest.split_whitespace().next()?.parse().ok()?;
         // perf's table says ATTR, FEATURE, ... for the HEADER_* records.
         let name = match name {
-            "ATTR" | "EVENT_TYPE" | "TRACING_DATA" | "BUILD_ID" | "FEATURE" => format!("HEADER_{name}"),
+            "ATTR" | "EVENT_TYPE" | "TRACING_DATA" | "BUILD_ID" | "FEATURE" => {
+                format!("HEADER_{name}")
+            }
             n => n.to_string(),
         };
         if name != "TOTAL" && n > 0 {
@@ -94,9 +106,13 @@ fn hex_u64(s: &str) -> Option<u64> {
     u64::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok()
 }
 
+/// (file offset, size, type) of a top-level record, as `perf report -D`
+/// lists them.
+pub type RecordPos = (u64, u64, u32);
+
 /// Every sample of `perf report -D`, in the order perf delivers them (time
-/// order), and the (offset, size, type) of every record in file order.
-pub fn perf_report_d(file: &Path) -> Option<(Vec<PerfDumpSample>, Vec<(u64, u64, u32)>)> {
+/// order), and the position of every record in file order.
+pub fn perf_report_d(file: &Path) -> Option<(Vec<PerfDumpSample>, Vec<RecordPos>)> {
     let out = perf(&["report", "-D", "-i", file.to_str()?])?;
     let mut samples = Vec::new();
     let mut records = Vec::new();
@@ -119,7 +135,11 @@ pub fn perf_report_d(file: &Path) -> Option<(Vec<PerfDumpSample>, Vec<(u64, u64,
             }
             let head: Vec<&str> = line[..pos].split_whitespace().collect();
             // [cpu] [time] offset [size]
-            let nums: Vec<u64> = head.iter().take_while(|t| !t.starts_with("0x")).filter_map(|t| t.parse().ok()).collect();
+            let nums: Vec<u64> = head
+                .iter()
+                .take_while(|t| !t.starts_with("0x"))
+                .filter_map(|t| t.parse().ok())
+                .collect();
             let mut s = PerfDumpSample::default();
             match nums.as_slice() {
                 [cpu, time] => {
@@ -166,10 +186,17 @@ pub fn perf_report_d(file: &Path) -> Option<(Vec<PerfDumpSample>, Vec<(u64, u64,
             }
         } else if section == "read" && t.starts_with("..... id ") {
             // "..... id 000000000000003a, value 0000000000041b2b, lost 0"
-            let parts: Vec<&str> = t.trim_start_matches('.').split(',').map(str::trim).collect();
+            let parts: Vec<&str> = t
+                .trim_start_matches('.')
+                .split(',')
+                .map(str::trim)
+                .collect();
             let id = hex_u64(parts.first()?.strip_prefix("id ")?)?;
             let value = hex_u64(parts.get(1)?.strip_prefix("value ")?)?;
-            let lost = parts.get(2).and_then(|l| l.strip_prefix("lost ")).and_then(|l| l.parse().ok());
+            let lost = parts
+                .get(2)
+                .and_then(|l| l.strip_prefix("lost "))
+                .and_then(|l| l.parse().ok());
             s.read.push((id, value, lost));
         } else if section == "regs" && t.starts_with(".... ") {
             if let Some(v) = t.split_whitespace().last() {
@@ -186,7 +213,12 @@ pub fn perf_report_d(file: &Path) -> Option<(Vec<PerfDumpSample>, Vec<(u64, u64,
 /// Parses `perfq dump` JSON lines.
 pub fn perfq_dump(file: &Path) -> Vec<serde_json::Value> {
     let out = perfq(&["dump", file.to_str().expect("utf-8 path")]);
-    assert!(out.status.success(), "perfq dump {} failed: {}", file.display(), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "perfq dump {} failed: {}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).expect("dump line is JSON"))
