@@ -14,9 +14,19 @@ pub fn run(path: &Path, as_json: bool, out: &mut dyn Write) -> anyhow::Result<Ou
     let capture = Capture::open(path)?;
     let mut records = capture.records();
     let mut error = None;
+    // Every record is decoded, not only framed, so that a record whose body
+    // does not fit its event's layout is reported here.
+    let mut undecodable: std::collections::BTreeMap<String, (u64, String)> = Default::default();
     loop {
         match records.next_record() {
-            Ok(Some(_)) => {}
+            Ok(Some(r)) => {
+                if let Err(e) = capture.parse(&r) {
+                    let entry = undecodable
+                        .entry(r.kind.name())
+                        .or_insert((0, e.to_string()));
+                    entry.0 += 1;
+                }
+            }
             Ok(None) => break,
             Err(e) => {
                 error = Some(e.with_path(path).to_string());
@@ -27,6 +37,12 @@ pub fn run(path: &Path, as_json: bool, out: &mut dyn Write) -> anyhow::Result<Ou
     let stats = records.stats().clone();
     let mut warnings: Vec<Warning> = capture.warnings().to_vec();
     warnings.extend(records.warnings().iter().cloned());
+    let mut warning_text: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
+    for (kind, (n, first)) in &undecodable {
+        warning_text.push(format!(
+            "{n} {kind} records could not be decoded; the first: {first}"
+        ));
+    }
     let m = capture.meta();
     let events = capture.events();
 
@@ -95,7 +111,8 @@ pub fn run(path: &Path, as_json: bool, out: &mut dyn Write) -> anyhow::Result<Ou
         "lost_samples": stats.lost_samples,
         "decompressed_bytes": stats.decompressed_bytes,
         "build_ids": m.build_ids.len(),
-        "warnings": warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
+        "records_undecodable": undecodable.iter().map(|(k, (n, _))| (k.clone(), json!(n))).collect::<Map<_, _>>(),
+        "warnings": warning_text,
         "error": error,
     });
     if as_json {

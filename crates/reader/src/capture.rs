@@ -503,19 +503,18 @@ impl Capture {
                 }
             } else {
                 // Match by first id, as perf does.
+                let owner = id_owners(&list);
                 for d in d {
-                    if let Some(ev) = list
-                        .iter_mut()
-                        .find(|ev| d.ids.first().is_some_and(|id| ev.ids.contains(id)))
-                    {
-                        ev.name = d.name.clone();
+                    if let Some(&i) = d.ids.first().and_then(|id| owner.get(id)) {
+                        list[i].name = d.name.clone();
                     }
                 }
             }
         }
+        let owner = id_owners(&list);
         for (id, name) in std::mem::take(&mut self.pipe_names) {
-            if let Some(ev) = list.iter_mut().find(|ev| ev.ids.contains(&id)) {
-                ev.name = name;
+            if let Some(&i) = owner.get(&id) {
+                list[i].name = name;
             }
         }
         // simpleperf: "event_type_info" lists "name,type,config" per attr.
@@ -548,14 +547,28 @@ impl Capture {
             }
         }
         let (events, dups) = Events::new(list);
-        for id in dups {
+        if let Some(first) = dups.first() {
             self.warnings.push(Warning::at(
                 0,
-                format!("event id {id} belongs to two events; the first keeps it"),
+                format!(
+                    "{} event ids belong to more than one event (first: {first}); the first event keeps each",
+                    dups.len()
+                ),
             ));
         }
         self.events = events;
     }
+}
+
+/// Which event (by position) first claims each id.
+fn id_owners(list: &[Event]) -> std::collections::HashMap<u64, usize> {
+    let mut owner = std::collections::HashMap::new();
+    for (i, e) in list.iter().enumerate() {
+        for &id in &e.ids {
+            owner.entry(id).or_insert(i);
+        }
+    }
+    owner
 }
 
 #[cfg(test)]

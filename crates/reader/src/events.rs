@@ -82,19 +82,14 @@ impl Events {
     /// Builds the table. Ids claimed by two events keep the first and are
     /// returned as duplicates.
     pub fn new(list: Vec<Event>) -> (Events, Vec<u64>) {
-        let mut by_id = HashMap::new();
+        let mut by_id: HashMap<u64, EventIndex> = HashMap::new();
         let mut duplicates = Vec::new();
         for (i, e) in list.iter().enumerate() {
             for &id in &e.ids {
-                if by_id
-                    .insert(id, EventIndex(i))
-                    .is_some_and(|prev| prev != EventIndex(i))
-                {
+                // The first event to claim an id keeps it.
+                let owner = *by_id.entry(id).or_insert(EventIndex(i));
+                if owner != EventIndex(i) {
                     duplicates.push(id);
-                    // Keep the first owner.
-                    if let Some(first) = list.iter().position(|e| e.ids.contains(&id)) {
-                        by_id.insert(id, EventIndex(first));
-                    }
                 }
             }
         }
