@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use perfq_reader::{Capture, ReadDeltas, RecordData};
+use perfq_reader::{Capture, ReadDeltas, RecordType};
 
 fn capture_path() -> PathBuf {
     std::env::var_os("PERFQ_BENCH_CAPTURE")
@@ -35,8 +35,12 @@ fn decode(c: &mut Criterion) {
             let mut r = capture.records();
             let mut n = 0u64;
             while let Some(rec) = r.next_record().expect("valid") {
-                if let Ok((RecordData::Sample(s), _)) = capture.parse(&rec) {
-                    n += s.callchain.map_or(0, |c| c.raw.len() as u64);
+                if rec.kind == RecordType::SAMPLE {
+                    if let Ok(s) = capture.sample(&rec) {
+                        n += s.callchain.map_or(0, |c| c.raw.len() as u64);
+                    }
+                } else {
+                    let _ = capture.parse(&rec);
                 }
             }
             n
@@ -49,9 +53,10 @@ fn decode(c: &mut Criterion) {
             let mut out = Vec::new();
             let mut n = 0u64;
             while let Some(rec) = r.next_record().expect("valid") {
-                if let (Ok((RecordData::Sample(s), _)), Some(ev)) =
-                    (capture.parse(&rec), rec.event.index())
-                {
+                if let (RecordType::SAMPLE, Some(ev)) = (rec.kind, rec.event.index()) {
+                    let Ok(s) = capture.sample(&rec) else {
+                        continue;
+                    };
                     out.clear();
                     deltas.apply(capture.events(), ev, &s, &mut out);
                     n += out.len() as u64 + s.callchain.map_or(0, |c| c.frames().count() as u64);

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 
-use perfq_reader::{Capture, EventRef, MemberDelta, ReadDeltas, RecordData, Sample};
+use perfq_reader::{Capture, EventRef, MemberDelta, ReadDeltas, Sample};
 use serde_json::{json, Map, Value};
 
 use crate::{DumpFormat, Outcome};
@@ -61,9 +61,8 @@ pub fn run(path: &Path, format: DumpFormat, out: &mut dyn Write) -> anyhow::Resu
                 continue;
             }
         };
-        let sample = match capture.parse(&r) {
-            Ok((RecordData::Sample(s), _)) => s,
-            Ok(_) => continue,
+        let sample = match capture.sample(&r) {
+            Ok(s) => s,
             Err(e) => {
                 bad_samples += 1;
                 first_bad.get_or_insert_with(|| e.to_string());

@@ -4,7 +4,8 @@ use std::io::Write;
 use std::path::Path;
 
 use perfq_reader::{
-    features::feature_name, read_format_names, sample_type_names, Capture, Endian, Mode, Warning,
+    features::feature_name, read_format_names, sample_type_names, Capture, Endian, Mode,
+    RecordType, Warning,
 };
 use serde_json::{json, Map, Value};
 
@@ -20,7 +21,12 @@ pub fn run(path: &Path, as_json: bool, out: &mut dyn Write) -> anyhow::Result<Ou
     loop {
         match records.next_record() {
             Ok(Some(r)) => {
-                if let Err(e) = capture.parse(&r) {
+                let decoded = if r.kind == RecordType::SAMPLE && r.event.index().is_some() {
+                    capture.sample(&r).map(|_| ())
+                } else {
+                    capture.parse(&r).map(|_| ())
+                };
+                if let Err(e) = decoded {
                     let entry = undecodable
                         .entry(r.kind.name())
                         .or_insert((0, e.to_string()));
@@ -76,7 +82,7 @@ pub fn run(path: &Path, as_json: bool, out: &mut dyn Write) -> anyhow::Result<Ou
         .collect();
     let mut by_type = Map::new();
     let mut in_compressed = Map::new();
-    for (t, c) in &stats.by_type {
+    for (t, c) in stats.by_type() {
         by_type.insert(t.name(), json!(c.total()));
         if c.compressed > 0 {
             in_compressed.insert(t.name(), json!(c.compressed));

@@ -8,7 +8,7 @@
 //! previous value is kept per (id, tid) (perf >= 6.13). Feed samples in
 //! time order (see [`crate::Capture::records_by_time`]).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::events::{EventIndex, Events};
 use crate::sample::Sample;
@@ -33,7 +33,7 @@ pub struct MemberDelta {
 /// Per-stream state of cumulative read values.
 #[derive(Clone, Debug, Default)]
 pub struct ReadDeltas {
-    last: HashMap<(u64, Option<u32>), u64>,
+    last: FxHashMap<(u64, Option<u32>), u64>,
     /// Values whose id matched no event.
     pub unknown_ids: u64,
     /// Values smaller than the previous value of the same stream (the delta
@@ -166,7 +166,7 @@ mod tests {
             ),
         ];
         let mut d = ReadDeltas::new();
-        let mut per_ip: HashMap<u64, [u64; 5]> = HashMap::new();
+        let mut per_ip: std::collections::HashMap<u64, [u64; 5]> = Default::default();
         let mut all = Vec::new();
         for (ip, values) in samples {
             let bytes = sample_bytes(ip, 7, &values);

@@ -1,7 +1,7 @@
 //! The capture's events: each attr with its name, ids and group, and the
 //! map from an event instance id back to its event.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::attr::{event_type, Attr};
 use crate::endian::Endian;
@@ -68,7 +68,7 @@ enum IdPos {
 #[derive(Clone, Debug, Default)]
 pub struct Events {
     list: Vec<Event>,
-    by_id: HashMap<u64, EventIndex>,
+    by_id: FxHashMap<u64, EventIndex>,
     sample_id: Option<IdPosPair>,
 }
 
@@ -82,7 +82,7 @@ impl Events {
     /// Builds the table. Ids claimed by two events keep the first and are
     /// returned as duplicates.
     pub fn new(list: Vec<Event>) -> (Events, Vec<u64>) {
-        let mut by_id: HashMap<u64, EventIndex> = HashMap::new();
+        let mut by_id: FxHashMap<u64, EventIndex> = FxHashMap::default();
         let mut duplicates = Vec::new();
         for (i, e) in list.iter().enumerate() {
             for &id in &e.ids {

@@ -60,8 +60,11 @@ impl TypeCount {
 /// What a pass over the records saw.
 #[derive(Clone, Debug, Default)]
 pub struct Stats {
-    /// Count per record type.
-    pub by_type: BTreeMap<RecordType, TypeCount>,
+    /// Counts of types below 128, indexed by type (the hot path: no
+    /// lookup structure per record).
+    small: Vec<TypeCount>,
+    /// Counts of other types.
+    large: BTreeMap<RecordType, TypeCount>,
     /// Samples per event index.
     pub samples_per_event: Vec<u64>,
     /// Samples whose id matches no event.
@@ -83,9 +86,37 @@ pub struct Stats {
 impl Stats {
     /// Total `SAMPLE` records, inside compressed records too.
     pub fn samples(&self) -> u64 {
-        self.by_type
-            .get(&RecordType::SAMPLE)
-            .map_or(0, TypeCount::total)
+        self.count(RecordType::SAMPLE).total()
+    }
+
+    /// The counts of one record type.
+    pub fn count(&self, t: RecordType) -> TypeCount {
+        match self.small.get(t.0 as usize) {
+            Some(c) => *c,
+            None => self.large.get(&t).copied().unwrap_or_default(),
+        }
+    }
+
+    /// Every record type seen, in type order, with its counts.
+    pub fn by_type(&self) -> impl Iterator<Item = (RecordType, TypeCount)> + '_ {
+        let small = self
+            .small
+            .iter()
+            .enumerate()
+            .map(|(t, c)| (RecordType(t as u32), *c));
+        small
+            .chain(self.large.iter().map(|(t, c)| (*t, *c)))
+            .filter(|(_, c)| c.total() > 0)
+    }
+
+    fn entry(&mut self, t: RecordType) -> &mut TypeCount {
+        if self.small.is_empty() {
+            self.small = vec![TypeCount::default(); 128];
+        }
+        match self.small.get_mut(t.0 as usize) {
+            Some(c) => c,
+            None => self.large.entry(t).or_default(),
+        }
     }
 }
 
@@ -278,7 +309,7 @@ impl<'f> FileRecords<'f> {
         }
         self.pos = body_end + payload_len;
         self.stats.data_bytes += (size + payload_len) as u64;
-        self.stats.by_type.entry(kind).or_default().top += 1;
+        self.stats.entry(kind).top += 1;
         if kind == RecordType::COMPRESSED || kind == RecordType::COMPRESSED2 {
             self.decompress(kind, body, off)?;
         }
@@ -450,7 +481,7 @@ impl<'f> FileRecords<'f> {
         let start = z.pos;
         z.pos += size;
         let container = z.container;
-        self.stats.by_type.entry(kind).or_default().compressed += 1;
+        self.stats.entry(kind).compressed += 1;
         Ok(Some(Loc::Decompressed {
             container,
             start,
