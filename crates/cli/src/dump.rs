@@ -5,19 +5,32 @@ use std::io::Write;
 use std::path::Path;
 
 use perfq_reader::{Capture, EventRef, MemberDelta, ReadDeltas, Sample};
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
-use crate::{DumpFormat, Outcome};
+use crate::jsonw::Obj;
+use crate::{sideband, DumpFormat, DumpRecords, Outcome};
 
 const CSV_HEADER: &str = "offset,event,time,pid,tid,cpu,cpumode,ip,addr,id,stream_id,period,weight,data_src,phys_addr,cgroup,callchain,read";
 
-pub fn run(path: &Path, format: DumpFormat, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+pub fn run(
+    path: &Path,
+    format: DumpFormat,
+    which: DumpRecords,
+    out: &mut dyn Write,
+) -> anyhow::Result<Outcome> {
+    if which == DumpRecords::All && matches!(format, DumpFormat::Csv) {
+        anyhow::bail!(
+            "--records all needs --format jsonl: records other than samples have no CSV columns"
+        );
+    }
     let capture = Capture::open(path)?;
     let events = capture.events();
     let mut records = capture.records_by_time();
     let mut deltas = ReadDeltas::new();
     let mut members: Vec<MemberDelta> = Vec::new();
     let mut bad_samples = 0u64;
+    let mut bad_records = 0u64;
+    let mut line = Vec::with_capacity(4096);
     let mut first_bad = None;
     let mut error = None;
     if let DumpFormat::Csv = format {
@@ -33,6 +46,21 @@ pub fn run(path: &Path, format: DumpFormat, out: &mut dyn Write) -> anyhow::Resu
             }
         };
         if r.kind != perfq_reader::RecordType::SAMPLE {
+            if which == DumpRecords::All {
+                match capture.parse(&r) {
+                    Ok((data, sample_id)) => {
+                        serde_json::to_writer(
+                            &mut *out,
+                            &sideband::record_json(&capture, &r, &data, sample_id),
+                        )?;
+                        writeln!(out)?;
+                    }
+                    Err(e) => {
+                        bad_records += 1;
+                        first_bad.get_or_insert_with(|| e.to_string());
+                    }
+                }
+            }
             continue;
         }
         let offset = format!("{:#x}", r.offset.0);
@@ -74,9 +102,10 @@ pub fn run(path: &Path, format: DumpFormat, out: &mut dyn Write) -> anyhow::Resu
         let name = events.get(ev).map_or("", |e| e.name.as_str());
         match format {
             DumpFormat::Jsonl => {
-                let v = sample_json(&offset, name, &sample, &members, &capture);
-                serde_json::to_writer(&mut *out, &v)?;
-                writeln!(out)?;
+                line.clear();
+                write_sample(&mut line, r.offset.0, name, &sample, &members, &capture);
+                line.push(b'\n');
+                out.write_all(&line)?;
             }
             DumpFormat::Csv => write_csv(out, &offset, name, &sample, &members, &capture)?,
         }
@@ -85,9 +114,10 @@ pub fn run(path: &Path, format: DumpFormat, out: &mut dyn Write) -> anyhow::Resu
     for w in records.warnings() {
         eprintln!("perfq: warning: {}: {w}", path.display());
     }
-    if bad_samples > 0 {
+    if bad_samples + bad_records > 0 {
         problems.push(format!(
-            "{bad_samples} samples could not be decoded (first: {})",
+            "{} records could not be decoded (first: {})",
+            bad_samples + bad_records,
             first_bad.unwrap_or_default()
         ));
     }
@@ -101,7 +131,7 @@ pub fn run(path: &Path, format: DumpFormat, out: &mut dyn Write) -> anyhow::Resu
     })
 }
 
-fn hex(v: u64) -> String {
+pub(crate) fn hex(v: u64) -> String {
     format!("{v:#x}")
 }
 
@@ -116,108 +146,125 @@ fn cpumode(misc: u16) -> &'static str {
     }
 }
 
-fn member_name(capture: &Capture, m: &MemberDelta) -> Value {
+fn member_name<'c>(capture: &'c Capture, m: &MemberDelta) -> Option<&'c str> {
     m.event
         .and_then(|e| capture.events().get(e))
-        .map_or(Value::Null, |e| json!(e.name))
+        .map(|e| e.name.as_str())
 }
 
-fn sample_json(
-    offset: &str,
+/// One sample as a JSON object (without the newline).
+fn write_sample(
+    buf: &mut Vec<u8>,
+    offset: u64,
     event: &str,
     s: &Sample<'_>,
     members: &[MemberDelta],
     capture: &Capture,
-) -> Value {
-    let mut o = Map::new();
-    o.insert("offset".into(), json!(offset));
-    o.insert("event".into(), json!(event));
-    o.insert("cpumode".into(), json!(cpumode(s.misc)));
-    let mut put = |k: &str, v: Option<Value>| {
-        if let Some(v) = v {
-            o.insert(k.into(), v);
-        }
-    };
-    put("identifier", s.identifier.map(|v| json!(v)));
-    put("ip", s.ip.map(|v| json!(hex(v))));
-    put("pid", s.pid.map(|v| json!(v as i32)));
-    put("tid", s.tid.map(|v| json!(v as i32)));
-    put("time", s.time.map(|v| json!(v)));
-    put("addr", s.addr.map(|v| json!(hex(v))));
-    put("id", s.id.map(|v| json!(v)));
-    put("stream_id", s.stream_id.map(|v| json!(v)));
-    put("cpu", s.cpu.map(|v| json!(v)));
-    put("period", s.period.map(|v| json!(v)));
-    put(
-        "read",
-        s.read.as_ref().map(|r| {
-            json!({
-                "time_enabled": r.time_enabled,
-                "time_running": r.time_running,
-                "values": members.iter().map(|m| json!({
-                    "event": member_name(capture, m),
-                    "id": m.id,
-                    "value": m.value,
-                    "delta": m.delta,
-                    "lost": m.lost,
-                })).collect::<Vec<_>>(),
-            })
-        }),
-    );
-    put(
-        "callchain",
-        s.callchain.map(|c| {
-            Value::Array(
-                c.frames()
-                    .map(|f| json!({"addr": hex(f.addr), "context": f.context.map(|c| c.name())}))
-                    .collect(),
-            )
-        }),
-    );
-    put("raw", s.raw.map(|b| json!(bytes_hex(b))));
-    put(
-        "branch_stack",
-        s.branch_stack.map(|b| {
-            let counters = b.counters;
-            json!({
-                "hw_idx": b.hw_idx,
-                "entries": b.entries().enumerate().map(|(i, e)| {
+) {
+    let mut o = Obj::new(buf);
+    o.hex("offset", offset)
+        .str("event", event)
+        .str("cpumode", cpumode(s.misc));
+    o.opt_num("identifier", s.identifier);
+    o.opt_hex("ip", s.ip);
+    o.opt_num("pid", s.pid.map(|v| v as i32));
+    o.opt_num("tid", s.tid.map(|v| v as i32));
+    o.opt_num("time", s.time);
+    o.opt_hex("addr", s.addr);
+    o.opt_num("id", s.id);
+    o.opt_num("stream_id", s.stream_id);
+    o.opt_num("cpu", s.cpu);
+    o.opt_num("period", s.period);
+    if let Some(r) = &s.read {
+        o.object("read", |o| {
+            o.num_or_null("time_enabled", r.time_enabled);
+            o.num_or_null("time_running", r.time_running);
+            o.array("values", |a| {
+                for m in members {
+                    a.object(|o| {
+                        match member_name(capture, m) {
+                            Some(n) => o.str("event", n),
+                            None => o.raw("event", "null"),
+                        };
+                        o.num("id", m.id).num("value", m.value);
+                        o.num_or_null("delta", m.delta).num_or_null("lost", m.lost);
+                    });
+                }
+            });
+        });
+    }
+    if let Some(c) = s.callchain {
+        o.array("callchain", |a| {
+            for f in c.frames() {
+                a.object(|o| {
+                    o.hex("addr", f.addr);
+                    match f.context {
+                        Some(ctx) => o.str("context", ctx.name()),
+                        None => o.raw("context", "null"),
+                    };
+                });
+            }
+        });
+    }
+    if let Some(raw) = s.raw {
+        o.str("raw", &bytes_hex(raw));
+    }
+    if let Some(b) = s.branch_stack {
+        o.object("branch_stack", |o| {
+            o.num_or_null("hw_idx", b.hw_idx);
+            o.array("entries", |a| {
+                for (i, e) in b.entries().enumerate() {
                     let f = e.flags();
-                    json!({
-                        "from": hex(e.from), "to": hex(e.to), "mispred": f.mispred, "predicted": f.predicted,
-                        "in_tx": f.in_tx, "abort": f.abort, "cycles": f.cycles, "type": f.type_,
-                        "spec": f.spec, "new_type": f.new_type, "priv": f.priv_,
-                        "counters": counters.and_then(|c| c.get(i)),
-                    })
-                }).collect::<Vec<_>>(),
-            })
-        }),
-    );
-    put(
-        "regs_user",
-        s.regs_user.map(|r| json!({"abi": r.abi, "mask": hex(r.mask), "values": r.values.iter().map(hex).collect::<Vec<_>>()})),
-    );
-    put(
-        "stack_user",
-        s.stack_user
-            .map(|st| json!({"size": st.data.len(), "dyn_size": st.dyn_size})),
-    );
-    put("weight", s.weight.map(|v| json!(v)));
-    put("data_src", s.data_src.map(|v| json!(hex(v))));
-    put("transaction", s.transaction.map(|v| json!(hex(v))));
-    put(
-        "regs_intr",
-        s.regs_intr.map(|r| json!({"abi": r.abi, "mask": hex(r.mask), "values": r.values.iter().map(hex).collect::<Vec<_>>()})),
-    );
-    put("phys_addr", s.phys_addr.map(|v| json!(hex(v))));
-    put("cgroup", s.cgroup.map(|v| json!(v)));
-    put("data_page_size", s.data_page_size.map(|v| json!(v)));
-    put("code_page_size", s.code_page_size.map(|v| json!(v)));
-    put("aux_size", s.aux.map(|a| json!(a.len())));
-    Value::Object(o)
+                    a.object(|o| {
+                        o.hex("from", e.from).hex("to", e.to);
+                        o.raw("mispred", bool_str(f.mispred))
+                            .raw("predicted", bool_str(f.predicted));
+                        o.raw("in_tx", bool_str(f.in_tx))
+                            .raw("abort", bool_str(f.abort));
+                        o.num("cycles", f.cycles)
+                            .num("type", f.type_)
+                            .num("spec", f.spec);
+                        o.num("new_type", f.new_type).num("priv", f.priv_);
+                        o.opt_num("counters", b.counters.and_then(|c| c.get(i)));
+                    });
+                }
+            });
+        });
+    }
+    for (key, regs) in [("regs_user", s.regs_user), ("regs_intr", s.regs_intr)] {
+        if let Some(r) = regs {
+            o.object(key, |o| {
+                o.num("abi", r.abi).hex("mask", r.mask);
+                o.array("values", |a| r.values.iter().for_each(|v| a.hex(v)));
+            });
+        }
+    }
+    if let Some(st) = s.stack_user {
+        o.object("stack_user", |o| {
+            o.num("size", st.data.len())
+                .num_or_null("dyn_size", st.dyn_size);
+        });
+    }
+    o.opt_num("weight", s.weight);
+    o.opt_hex("data_src", s.data_src);
+    o.opt_hex("transaction", s.transaction);
+    o.opt_hex("phys_addr", s.phys_addr);
+    o.opt_num("cgroup", s.cgroup);
+    o.opt_num("data_page_size", s.data_page_size);
+    o.opt_num("code_page_size", s.code_page_size);
+    o.opt_num("aux_size", s.aux.map(<[u8]>::len));
+    o.end();
 }
 
-fn bytes_hex(b: &[u8]) -> String {
+fn bool_str(b: bool) -> &'static str {
+    if b {
+        "true"
+    } else {
+        "false"
+    }
+}
+
+pub(crate) fn bytes_hex(b: &[u8]) -> String {
     let mut s = String::with_capacity(b.len() * 2);
     for x in b {
         let _ = write!(s, "{x:02x}");
@@ -253,12 +300,7 @@ fn write_csv(
         .iter()
         .map(|m| {
             let name = member_name(capture, m);
-            format!(
-                "{}={}/{}",
-                name.as_str().unwrap_or("?"),
-                m.value,
-                opt(m.delta)
-            )
+            format!("{}={}/{}", name.unwrap_or("?"), m.value, opt(m.delta))
         })
         .collect::<Vec<_>>()
         .join(" ");

@@ -3,6 +3,8 @@
 
 mod dump;
 mod info;
+mod jsonw;
+mod sideband;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -35,6 +37,9 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = DumpFormat::Jsonl)]
         format: DumpFormat,
+        /// Which records: samples only, or every record (JSON lines only).
+        #[arg(long, value_enum, default_value_t = DumpRecords::Samples)]
+        records: DumpRecords,
     },
 }
 
@@ -45,6 +50,15 @@ pub enum DumpFormat {
     Jsonl,
     /// Comma-separated values with a header line.
     Csv,
+}
+
+/// Which records `perfq dump` prints.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DumpRecords {
+    /// PERF_RECORD_SAMPLE only.
+    Samples,
+    /// Every record: samples and the sideband (mmap, comm, fork, exit, lost, ...).
+    All,
 }
 
 /// What a command ended with: success, or failure after having printed what
@@ -61,7 +75,11 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let outcome = match cli.command {
         Command::Info { file, json } => info::run(&file, json, &mut out)?,
-        Command::Dump { file, format } => dump::run(&file, format, &mut out)?,
+        Command::Dump {
+            file,
+            format,
+            records,
+        } => dump::run(&file, format, records, &mut out)?,
     };
     out.flush()?;
     Ok(outcome)

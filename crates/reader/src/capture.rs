@@ -6,7 +6,7 @@ use std::ops::{Deref, Range};
 use std::path::{Path, PathBuf};
 
 use crate::attr::Attr;
-use crate::endian::{c_str, Endian};
+use crate::endian::Endian;
 use crate::error::{Error, ErrorKind, Result, Warning};
 use crate::events::{default_event_name, Event, EventIndex, Events};
 use crate::features::{self, id as feat};
@@ -16,6 +16,7 @@ use crate::order::TimeOrdered;
 use crate::record_type::RecordType;
 use crate::records::{parse_record, RecordData, SampleId};
 use crate::sample::{parse_sample, Sample};
+use crate::user_records::EventUpdate;
 
 /// The bytes of a capture: mapped from a file, or read into memory (stdin,
 /// pipes, tests).
@@ -384,32 +385,26 @@ impl Capture {
                 .without_decompression();
             // Framing problems are reported by the record pass itself.
             while let Ok(Some(r)) = it.next_record() {
-                match r.kind {
-                    RecordType::HEADER_ATTR => {
-                        let index = attrs.len();
-                        let sz = e.u32_at(r.body, 4).map(Attr::on_disk_size);
-                        match sz.and_then(|sz| Some((Attr::parse(r.body.get(..sz)?, e)?, sz))) {
-                            Some((attr, sz)) => {
-                                let ids = r.body[sz..].chunks_exact(8).filter_map(|c| e.u64_at(c, 0)).collect();
-                                attrs.push((attr, ids));
-                            }
-                            None => self.warnings.push(Warning::at(r.offset.0, format!("HEADER_ATTR #{index} cannot be decoded; its samples will have no event"))),
-                        }
+                let wanted = [
+                    RecordType::HEADER_ATTR,
+                    RecordType::HEADER_FEATURE,
+                    RecordType::EVENT_UPDATE,
+                ];
+                if !wanted.contains(&r.kind) {
+                    continue;
+                }
+                match parse_record(r.kind, r.misc, r.body, r.payload, None, e) {
+                    Ok((RecordData::HeaderAttr { attr, ids }, _)) => attrs.push((attr, ids.iter().collect())),
+                    Ok((RecordData::HeaderFeature { feature, data }, _)) => {
+                        // The data is inside the mapped file: keep its range.
+                        let start = data.as_ptr() as usize - base;
+                        feats.push((feature as u32, start..start + data.len()));
                     }
-                    RecordType::HEADER_FEATURE => {
-                        if let Some(f) = e.u64_at(r.body, 0) {
-                            // The body is inside the mapped file: keep its range.
-                            let start = r.body.as_ptr() as usize - base + 8;
-                            let end = r.body.as_ptr() as usize - base + r.body.len();
-                            feats.push((f as u32, start..end));
-                        }
-                    }
-                    RecordType::EVENT_UPDATE => {
-                        // { u64 type; u64 id; payload }, type 3 = NAME.
-                        if let (Some(3), Some(id)) = (e.u64_at(r.body, 0), e.u64_at(r.body, 8)) {
-                            names.push((id, c_str(&r.body[16..])));
-                        }
-                    }
+                    Ok((RecordData::EventUpdate { id, update: EventUpdate::Name(name) }, _)) => names.push((id, name)),
+                    Err(why) if r.kind == RecordType::HEADER_ATTR => self.warnings.push(Warning::at(
+                        r.offset.0,
+                        format!("HEADER_ATTR #{} cannot be decoded ({why}); its samples will have no event", attrs.len()),
+                    )),
                     _ => {}
                 }
             }

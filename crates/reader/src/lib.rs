@@ -48,6 +48,7 @@ mod order;
 mod record_type;
 mod records;
 mod sample;
+mod user_records;
 
 pub use crate::attr::{
     event_type, read_format_names, sample_type_names, Attr, AttrFlags, BranchSampleType,
@@ -67,3 +68,4 @@ pub use crate::sample::{
     BranchEntry, BranchFlags, BranchStack, Callchain, CallchainContext, CallchainFrame, ReadValue,
     ReadValues, Regs, Sample, StackUser, PERF_CONTEXT_MAX,
 };
+pub use crate::user_records::{AuxtraceError, EventUpdate, Stat, TimeConv};

@@ -6,6 +6,7 @@ use crate::endian::{c_str, Cursor, Endian, U64s};
 use crate::error::ErrorKind;
 use crate::record_type::{misc, RecordType};
 use crate::sample::{parse_read, parse_sample, ReadValues, Sample};
+use crate::user_records::{self as user, AuxtraceError, EventUpdate, Stat, TimeConv};
 
 /// The `sample_id` trailer of a kernel record.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -335,6 +336,63 @@ pub enum RecordData<'a> {
         /// The entries as u64 words, four per entry.
         entries: U64s<'a>,
     },
+    /// `HEADER_ATTR` (pipe mode): an event's attr and ids.
+    HeaderAttr {
+        /// The attr.
+        attr: Attr,
+        /// Its ids.
+        ids: U64s<'a>,
+    },
+    /// `HEADER_FEATURE` (pipe mode): a feature section.
+    HeaderFeature {
+        /// Feature number (see [`crate::features::id`]).
+        feature: u64,
+        /// Its bytes, in the file-mode section format.
+        data: &'a [u8],
+    },
+    /// `EVENT_UPDATE`.
+    EventUpdate {
+        /// Event instance id.
+        id: u64,
+        /// What changes.
+        update: EventUpdate<'a>,
+    },
+    /// `THREAD_MAP`: (pid, comm) per thread.
+    ThreadMap(Vec<(u64, String)>),
+    /// `CPU_MAP`: the cpus.
+    CpuMap(Vec<u32>),
+    /// `STAT`: a `perf stat` counter value.
+    Stat(Stat),
+    /// `STAT_ROUND`.
+    StatRound {
+        /// Round type (interval or final).
+        type_: u64,
+        /// Time.
+        time: u64,
+    },
+    /// `STAT_CONFIG`: (tag, value) word pairs.
+    StatConfig(U64s<'a>),
+    /// `TIME_CONV`.
+    TimeConv(TimeConv),
+    /// `AUXTRACE_INFO`.
+    AuxtraceInfo {
+        /// AUX type (Intel PT, CoreSight, ...).
+        type_: u32,
+        /// Type-specific words.
+        private: U64s<'a>,
+    },
+    /// `AUXTRACE_ERROR`.
+    AuxtraceError(AuxtraceError),
+    /// `FINISHED_ROUND`.
+    FinishedRound,
+    /// `FINISHED_INIT`.
+    FinishedInit,
+    /// `COMPRESSED` / `COMPRESSED2`: the records inside are delivered on
+    /// their own after this one.
+    Compressed {
+        /// The compressed bytes (with COMPRESSED2's size word).
+        data: &'a [u8],
+    },
     /// Any other record, undecoded.
     Other,
 }
@@ -584,6 +642,48 @@ pub fn parse_record<'a>(
                 entries: c.u64s(words).ok_or_else(|| short(name, "entries"))?,
             }
         }
+        RecordType::HEADER_ATTR => {
+            let (attr, ids) = user::header_attr(fields, endian)?;
+            RecordData::HeaderAttr { attr, ids }
+        }
+        RecordType::HEADER_FEATURE => RecordData::HeaderFeature {
+            feature: u64f!(),
+            data: c.rest(),
+        },
+        RecordType::EVENT_UPDATE => {
+            let (id, update) = user::event_update(fields, endian)?;
+            RecordData::EventUpdate { id, update }
+        }
+        RecordType::THREAD_MAP => RecordData::ThreadMap(user::thread_map(fields, endian)?),
+        RecordType::CPU_MAP => RecordData::CpuMap(user::cpu_map(fields, endian)?),
+        RecordType::STAT => RecordData::Stat(user::stat(fields, endian)?),
+        RecordType::STAT_ROUND => RecordData::StatRound {
+            type_: u64f!(),
+            time: u64f!(),
+        },
+        RecordType::STAT_CONFIG => {
+            let nr = u64f!();
+            let words = nr
+                .checked_mul(2)
+                .ok_or_else(|| short(name, "entry count"))?;
+            RecordData::StatConfig(c.u64s(words).ok_or_else(|| short(name, "entries"))?)
+        }
+        RecordType::TIME_CONV => RecordData::TimeConv(user::time_conv(fields, endian)?),
+        RecordType::AUXTRACE_INFO => {
+            let type_ = u32f!();
+            c.skip(4).ok_or_else(|| short(name, "reserved"))?;
+            let n = (c.remaining() / 8) as u64;
+            RecordData::AuxtraceInfo {
+                type_,
+                private: c.u64s(n).unwrap_or(U64s::EMPTY),
+            }
+        }
+        RecordType::AUXTRACE_ERROR => {
+            RecordData::AuxtraceError(user::auxtrace_error(fields, endian)?)
+        }
+        RecordType::FINISHED_ROUND => RecordData::FinishedRound,
+        RecordType::FINISHED_INIT => RecordData::FinishedInit,
+        RecordType::COMPRESSED | RecordType::COMPRESSED2 => RecordData::Compressed { data: fields },
         _ => RecordData::Other,
     };
     Ok((data, trailer))

@@ -17,7 +17,10 @@ fn theirs(path: &Path) -> (BTreeMap<u32, u64>, Vec<u64>) {
     let file = std::fs::File::open(path).expect("open");
     let reader = std::io::BufReader::new(file);
     let pipe = std::fs::read(path).expect("read")[8..16] == 16u64.to_le_bytes();
-    let PerfFileReader { mut perf_file, mut record_iter } = if pipe {
+    let PerfFileReader {
+        mut perf_file,
+        mut record_iter,
+    } = if pipe {
         PerfFileReader::parse_pipe(reader).expect("pipe")
     } else {
         PerfFileReader::parse_file(reader).expect("file")
@@ -59,6 +62,10 @@ fn linux_perf_data_counts_the_same_records() {
             .map(|(t, c)| (t.0, c.total()))
             .collect();
         assert_eq!(ours, their_counts, "{name}: kernel record counts");
-        assert_eq!(records.stats().samples_per_event, their_per_event, "{name}: samples per event");
+        assert_eq!(
+            records.stats().samples_per_event,
+            their_per_event,
+            "{name}: samples per event"
+        );
     }
 }
