@@ -194,6 +194,14 @@ impl Capture {
         self.bytes.get(r)
     }
 
+    /// A warning about feature `f`, placed at its section.
+    fn feature_warning(&self, f: u32, message: &str) -> Warning {
+        match self.features.iter().find(|(id, _)| *id == f) {
+            Some((_, r)) => Warning::at(r.start as u64, message),
+            None => Warning::general(message),
+        }
+    }
+
     /// The records in file order (fastest; what perf's counts are of).
     pub fn records(&self) -> FileRecords<'_> {
         FileRecords::new(
@@ -451,8 +459,8 @@ impl Capture {
         if let Some(b) = self.feature_data(feat::BUILD_ID) {
             match features::parse_build_ids(b, e) {
                 Some(v) => m.build_ids = v,
-                None => self.warnings.push(Warning::at(
-                    0,
+                None => self.warnings.push(self.feature_warning(
+                    feat::BUILD_ID,
                     "BUILD_ID feature is malformed; build ids ignored",
                 )),
             }
@@ -460,8 +468,8 @@ impl Capture {
         if let Some(b) = self.feature_data(feat::GROUP_DESC) {
             match features::parse_group_desc(b, e) {
                 Some(v) => m.groups = v,
-                None => self.warnings.push(Warning::at(
-                    0,
+                None => self.warnings.push(self.feature_warning(
+                    feat::GROUP_DESC,
                     "GROUP_DESC feature is malformed; groups ignored",
                 )),
             }
@@ -478,8 +486,8 @@ impl Capture {
             .feature_data(feat::EVENT_DESC)
             .and_then(|b| features::parse_event_desc(b, e));
         if self.feature_data(feat::EVENT_DESC).is_some() && desc.is_none() {
-            self.warnings.push(Warning::at(
-                0,
+            self.warnings.push(self.feature_warning(
+                feat::EVENT_DESC,
                 "EVENT_DESC feature is malformed; event names come from type and config",
             ));
         }
@@ -564,8 +572,7 @@ impl Capture {
         }
         let (events, dups) = Events::new(list);
         if let Some(first) = dups.first() {
-            self.warnings.push(Warning::at(
-                0,
+            self.warnings.push(Warning::general(
                 format!(
                     "{} event ids belong to more than one event (first: {first}); the first event keeps each",
                     dups.len()

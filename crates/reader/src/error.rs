@@ -120,8 +120,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Warning {
-    /// Where in the file.
-    pub offset: FileOffset,
+    /// Where in the file, when the problem has a place.
+    pub offset: Option<FileOffset>,
     /// A sentence saying what happened and what was lost.
     pub message: String,
 }
@@ -130,7 +130,15 @@ impl Warning {
     /// A warning at `offset`.
     pub fn at(offset: u64, message: impl Into<String>) -> Self {
         Warning {
-            offset: FileOffset(offset),
+            offset: Some(FileOffset(offset)),
+            message: message.into(),
+        }
+    }
+
+    /// A warning about the capture as a whole.
+    pub fn general(message: impl Into<String>) -> Self {
+        Warning {
+            offset: None,
             message: message.into(),
         }
     }
@@ -138,6 +146,9 @@ impl Warning {
 
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (at file offset {})", self.message, self.offset)
+        match self.offset {
+            Some(o) => write!(f, "{} (at file offset {o})", self.message),
+            None => write!(f, "{}", self.message),
+        }
     }
 }

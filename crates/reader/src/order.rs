@@ -86,13 +86,10 @@ impl<'f> TimeOrdered<'f> {
     pub fn warnings(&self) -> Vec<Warning> {
         let mut w = self.inner.warnings().to_vec();
         if self.out_of_order > 0 {
-            w.push(Warning::at(
-                0,
-                format!(
-                    "{} records arrived after their round was delivered and are out of time order",
-                    self.out_of_order
-                ),
-            ));
+            w.push(Warning::general(format!(
+                "{} records arrived after their round was delivered and are out of time order",
+                self.out_of_order
+            )));
         }
         w
     }

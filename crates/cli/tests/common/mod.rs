@@ -40,6 +40,14 @@ pub fn have_perf() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// Whether `perf record` of a software event works here (permissions).
+pub fn can_record() -> bool {
+    Command::new("perf")
+        .args(["record", "-q", "-o", "/dev/null", "-e", "cpu-clock", "--", "true"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
 /// Runs perf with `args`, returning stdout, or `None` if it failed.
 pub fn perf(args: &[&str]) -> Option<String> {
     let o = Command::new("perf").args(args).output().ok()?;
