@@ -19,8 +19,16 @@ fn live_pipe_from_perf_record() {
         saved.display(),
         env!("CARGO_BIN_EXE_perfq")
     );
-    let out = std::process::Command::new("sh").arg("-c").arg(&script).output().expect("run pipeline");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&script)
+        .output()
+        .expect("run pipeline");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let info: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(info["mode"], "pipe");
     let got: std::collections::BTreeMap<String, u64> = info["records"]

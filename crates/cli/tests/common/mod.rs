@@ -43,7 +43,16 @@ pub fn have_perf() -> bool {
 /// Whether `perf record` of a software event works here (permissions).
 pub fn can_record() -> bool {
     Command::new("perf")
-        .args(["record", "-q", "-o", "/dev/null", "-e", "cpu-clock", "--", "true"])
+        .args([
+            "record",
+            "-q",
+            "-o",
+            "/dev/null",
+            "-e",
+            "cpu-clock",
+            "--",
+            "true",
+        ])
         .output()
         .is_ok_and(|o| o.status.success())
 }
