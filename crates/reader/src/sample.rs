@@ -539,18 +539,23 @@ pub(crate) fn parse_read<'a>(
     let has_id = rf.contains(ReadFormat::ID);
     let has_lost = rf.contains(ReadFormat::LOST);
     let rd = |c: &mut Cursor<'a>, what: &str| c.u64().ok_or_else(|| short(what, "8 bytes"));
-    if rf.contains(ReadFormat::GROUP) {
-        let nr = rd(c, "read nr")?;
-        let time_enabled = if rf.contains(ReadFormat::TOTAL_TIME_ENABLED) {
-            Some(rd(c, "read time_enabled")?)
+    // A word present only when `rf` has `flag`.
+    let opt = |c: &mut Cursor<'a>, flag: ReadFormat, what: &str| {
+        if rf.contains(flag) {
+            rd(c, what).map(Some)
         } else {
-            None
-        };
-        let time_running = if rf.contains(ReadFormat::TOTAL_TIME_RUNNING) {
-            Some(rd(c, "read time_running")?)
-        } else {
-            None
-        };
+            Ok(None)
+        }
+    };
+    // Group: {nr, [enabled], [running], {value, [id], [lost]} x nr}.
+    // Single: {value, [enabled], [running], [id], [lost]}.
+    // The first word: the member count of a group, or the single value.
+    let first = rd(c, "read nr/value")?;
+    let group = rf.contains(ReadFormat::GROUP);
+    let time_enabled = opt(c, ReadFormat::TOTAL_TIME_ENABLED, "read time_enabled")?;
+    let time_running = opt(c, ReadFormat::TOTAL_TIME_RUNNING, "read time_running")?;
+    let entries = if group {
+        let nr = first;
         let stride = 1 + has_id as u64 + has_lost as u64;
         let words = nr
             .checked_mul(stride)
@@ -558,43 +563,23 @@ pub(crate) fn parse_read<'a>(
         let words = c
             .u64s(words)
             .ok_or_else(|| short("read values", &format!("{nr} group members")))?;
-        Ok(ReadValues {
-            time_enabled,
-            time_running,
-            entries: ReadEntries::Group {
-                words,
-                has_id,
-                has_lost,
-            },
-        })
+        ReadEntries::Group {
+            words,
+            has_id,
+            has_lost,
+        }
     } else {
-        let value = rd(c, "read value")?;
-        let time_enabled = if rf.contains(ReadFormat::TOTAL_TIME_ENABLED) {
-            Some(rd(c, "read time_enabled")?)
-        } else {
-            None
-        };
-        let time_running = if rf.contains(ReadFormat::TOTAL_TIME_RUNNING) {
-            Some(rd(c, "read time_running")?)
-        } else {
-            None
-        };
-        let id = if has_id {
-            Some(rd(c, "read id")?)
-        } else {
-            None
-        };
-        let lost = if has_lost {
-            Some(rd(c, "read lost")?)
-        } else {
-            None
-        };
-        Ok(ReadValues {
-            time_enabled,
-            time_running,
-            entries: ReadEntries::Single(ReadValue { value, id, lost }),
+        ReadEntries::Single(ReadValue {
+            value: first,
+            id: opt(c, ReadFormat::ID, "read id")?,
+            lost: opt(c, ReadFormat::LOST, "read lost")?,
         })
-    }
+    };
+    Ok(ReadValues {
+        time_enabled,
+        time_running,
+        entries,
+    })
 }
 
 fn parse_regs<'a>(c: &mut Cursor<'a>, mask: u64, what: &str) -> Result<Regs<'a>, ErrorKind> {
