@@ -4,6 +4,7 @@
 mod dump;
 mod info;
 mod jsonw;
+mod report;
 mod sideband;
 
 use std::io::Write;
@@ -40,6 +41,30 @@ enum Command {
         /// Which records: samples only, or every record (JSON lines only).
         #[arg(long, value_enum, default_value_t = DumpRecords::Samples)]
         records: DumpRecords,
+    },
+    /// Per-function self (and with --children, total) samples, periods and
+    /// percentages, like `perf report --stdio`.
+    Report {
+        /// The perf.data file (`-` for standard input).
+        file: PathBuf,
+        /// Also total (inclusive) time from callchains, like `perf report --children`.
+        #[arg(long)]
+        children: bool,
+        /// Row key.
+        #[arg(long, value_enum, default_value_t = report::SortKey::DsoSym)]
+        sort: report::SortKey,
+        /// Only this event.
+        #[arg(long)]
+        event: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = report::ReportFormat::Table)]
+        format: report::ReportFormat,
+        /// A root directory prefixed to binary paths (perf's --symfs).
+        #[arg(long)]
+        symfs: Option<PathBuf>,
+        /// Kernel symbols from this kallsyms file instead of /proc/kallsyms.
+        #[arg(long)]
+        kallsyms: Option<PathBuf>,
     },
 }
 
@@ -80,6 +105,25 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             format,
             records,
         } => dump::run(&file, format, records, &mut out)?,
+        Command::Report {
+            file,
+            children,
+            sort,
+            event,
+            format,
+            symfs,
+            kallsyms,
+        } => {
+            let opt = report::Options {
+                children,
+                sort,
+                event,
+                format,
+                symfs,
+                kallsyms,
+            };
+            report::run(&file, &opt, &mut out)?
+        }
     };
     out.flush()?;
     Ok(outcome)

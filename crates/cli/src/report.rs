@@ -1,0 +1,440 @@
+//! `perfq report`: per-function self and total (inclusive) samples and
+//! periods, as `perf report --no-children` / `--children` compute them.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use perfq_reader::{misc, CallchainContext, Capture, MemberDelta, ReadDeltas, RecordType};
+use perfq_symbolize::{Config, Location, Resolved, Symbolizer, Tracker};
+use rustc_hash::FxHashMap;
+use serde_json::json;
+
+use crate::Outcome;
+
+/// How rows are keyed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SortKey {
+    /// Shared object and symbol (perf's `--sort dso,sym`).
+    #[value(name = "dso,sym")]
+    DsoSym,
+    /// Symbol only.
+    Sym,
+    /// Shared object only.
+    Dso,
+}
+
+/// Output formats of `perfq report`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Aligned columns.
+    Table,
+    /// Comma-separated values with a header line.
+    Csv,
+    /// One JSON array of rows.
+    Json,
+}
+
+/// Options of `perfq report`.
+pub struct Options {
+    pub children: bool,
+    pub sort: SortKey,
+    pub event: Option<String>,
+    pub format: ReportFormat,
+    pub symfs: Option<PathBuf>,
+    pub kallsyms: Option<PathBuf>,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Acc {
+    samples: u64,
+    period: u64,
+    total_samples: u64,
+    total_period: u64,
+}
+
+/// One row of the report.
+struct Row {
+    event: String,
+    dso: String,
+    symbol: String,
+    reason: Option<&'static str>,
+    acc: Acc,
+}
+
+/// An unresolved address as perf prints it (`%-#.*llx` with 16 digits:
+/// `0x` then 16 digits, or 16 zeros for 0, which C prints without prefix).
+fn perf_address(a: u64) -> String {
+    if a == 0 {
+        "0".repeat(16)
+    } else {
+        format!("{a:#018x}")
+    }
+}
+
+pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let capture = Capture::open(path)?;
+    let events = capture.events();
+    let mut tracker = Tracker::new(&capture);
+    // Unique locations. Unresolved, perf shows a sample's own ip as its
+    // offset in the DSO but a callchain entry as the address itself (for
+    // return addresses: the return address, though it is looked up at
+    // pc - 1, the call), so chain entries carry the address to show.
+    let mut loc_ids: FxHashMap<(Location, Option<u64>), u32> = FxHashMap::default();
+    let mut locations: Vec<Location> = Vec::new();
+    let mut shown: Vec<Option<u64>> = Vec::new();
+    let mut intern = |l: Location,
+                      show: Option<u64>,
+                      locations: &mut Vec<Location>,
+                      shown: &mut Vec<Option<u64>>|
+     -> u32 {
+        *loc_ids.entry((l, show)).or_insert_with(|| {
+            locations.push(l);
+            shown.push(show);
+            (locations.len() - 1) as u32
+        })
+    };
+    // Per delivered (event, period) sample: its leaf location and, for
+    // --children, its callchain's locations (flat, with start offsets).
+    let mut samples: Vec<(usize, u64, u32, u32, u32)> = Vec::new();
+    let mut chain_locs: Vec<u32> = Vec::new();
+    let mut deltas = ReadDeltas::new();
+    let mut members: Vec<MemberDelta> = Vec::new();
+    let mut bad = 0u64;
+    let mut error = None;
+    let mut records = capture.records_by_time();
+    loop {
+        let r = match records.next_record() {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            Err(e) => {
+                error = Some(e.with_path(path).to_string());
+                break;
+            }
+        };
+        if r.kind != RecordType::SAMPLE {
+            if let Ok((data, _)) = capture.parse(&r) {
+                tracker.observe(&data);
+            }
+            continue;
+        }
+        let Some(ev) = r.event.index() else { continue };
+        let Ok(s) = capture.sample(&r) else {
+            bad += 1;
+            continue;
+        };
+        let (Some(pid), Some(ip)) = (s.pid, s.ip) else {
+            continue;
+        };
+        let kernel_mode = matches!(s.cpu_mode(), misc::KERNEL | misc::GUEST_KERNEL);
+        let leaf = intern(
+            tracker.locate(pid, ip, Some(kernel_mode)),
+            None,
+            &mut locations,
+            &mut shown,
+        );
+        let chain_start = chain_locs.len() as u32;
+        if opt.children {
+            match s.callchain {
+                Some(c) if c.frames().next().is_some() => {
+                    let mut prev_context = None;
+                    for (i, f) in c.frames().enumerate() {
+                        let kernel = f.context.map(|c| {
+                            matches!(c, CallchainContext::Kernel | CallchainContext::GuestKernel)
+                        });
+                        // Return addresses point after the call: look up the
+                        // call. The first address of each context is an exact
+                        // pc (the sample ip; the user pc where the kernel was
+                        // entered), and 0 ends broken frame-pointer chains.
+                        let first_in_context = i == 0 || f.context != prev_context;
+                        prev_context = f.context;
+                        let ret = !first_in_context && f.addr != 0;
+                        let addr = if ret { f.addr - 1 } else { f.addr };
+                        chain_locs.push(intern(
+                            tracker.locate(pid, addr, kernel.or(Some(kernel_mode && i == 0))),
+                            Some(f.addr),
+                            &mut locations,
+                            &mut shown,
+                        ));
+                    }
+                }
+                _ => chain_locs.push(leaf),
+            }
+        }
+        let chain_end = chain_locs.len() as u32;
+        // perf splits a sample-read sample into one sample per member with
+        // its delta as period, dropping zero deltas.
+        if s.read.is_some() {
+            members.clear();
+            deltas.apply(events, ev, &s, &mut members);
+            for m in &members {
+                if let (Some(e), Some(d)) = (m.event, m.delta) {
+                    if d != 0 {
+                        samples.push((e.0, d, leaf, chain_start, chain_end));
+                    }
+                }
+            }
+        } else {
+            let period = s
+                .period
+                .unwrap_or_else(|| events.get(ev).map_or(1, |e| e.attr.sample_period_or_freq));
+            samples.push((ev.0, period, leaf, chain_start, chain_end));
+        }
+    }
+    let symbolizer = Symbolizer::new(
+        &Config {
+            symfs: opt.symfs.clone(),
+            kallsyms: opt.kallsyms.clone(),
+            inline: false,
+        },
+        tracker.kernel_build_id(),
+    );
+    let resolved = symbolizer.resolve_all(tracker.dsos(), &locations);
+    let key_of = |(r, show): (&Resolved, &Option<u64>)| -> (String, String) {
+        let sym = r
+            .symbol
+            .clone()
+            .unwrap_or_else(|| perf_address(show.unwrap_or(r.addr)));
+        match opt.sort {
+            SortKey::DsoSym => (r.dso.clone(), sym),
+            SortKey::Sym => (String::new(), sym),
+            SortKey::Dso => (r.dso.clone(), String::new()),
+        }
+    };
+    let keys: Vec<(String, String)> = resolved.iter().zip(&shown).map(key_of).collect();
+
+    let wanted = |e: usize| -> bool {
+        match &opt.event {
+            Some(name) => events.list().get(e).is_some_and(|ev| &ev.name == name),
+            None => true,
+        }
+    };
+    if let Some(name) = &opt.event {
+        if !events.list().iter().any(|e| &e.name == name) {
+            anyhow::bail!("no event named {name:?} in {}", path.display());
+        }
+    }
+    let mut acc: BTreeMap<(usize, (String, String)), (Acc, u32)> = BTreeMap::new();
+    let mut totals: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
+    let mut seen: Vec<u32> = Vec::new();
+    for &(e, period, leaf, cs, ce) in &samples {
+        if !wanted(e) {
+            continue;
+        }
+        let t = totals.entry(e).or_default();
+        t.0 += 1;
+        t.1 += period;
+        let a = acc
+            .entry((e, keys[leaf as usize].clone()))
+            .or_insert((Acc::default(), leaf));
+        a.0.samples += 1;
+        a.0.period += period;
+        if opt.children {
+            seen.clear();
+            // The sample's own entry and every callchain entry, each key once.
+            for &l in std::iter::once(&leaf).chain(&chain_locs[cs as usize..ce as usize]) {
+                // Each key counts once per sample, however often it recurs.
+                let k = &keys[l as usize];
+                if seen.iter().any(|s| &keys[*s as usize] == k) {
+                    continue;
+                }
+                seen.push(l);
+                let a = acc.entry((e, k.clone())).or_insert((Acc::default(), l));
+                a.0.total_samples += 1;
+                a.0.total_period += period;
+            }
+        }
+    }
+    let mut rows: Vec<Row> = acc
+        .into_iter()
+        .map(|((e, (dso, symbol)), (acc, loc))| Row {
+            event: events
+                .list()
+                .get(e)
+                .map_or_else(String::new, |ev| ev.name.clone()),
+            dso,
+            symbol,
+            reason: resolved[loc as usize].reason.as_ref().map(|r| r.name()),
+            acc,
+        })
+        .collect();
+    let event_index: FxHashMap<String, usize> = events
+        .list()
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.name.clone(), i))
+        .collect();
+    rows.sort_by(|a, b| {
+        let ea = event_index.get(&a.event);
+        let eb = event_index.get(&b.event);
+        let (ka, kb) = if opt.children {
+            (a.acc.total_period, b.acc.total_period)
+        } else {
+            (a.acc.period, b.acc.period)
+        };
+        ea.cmp(&eb)
+            .then(kb.cmp(&ka))
+            .then(b.acc.period.cmp(&a.acc.period))
+            .then(a.symbol.cmp(&b.symbol))
+    });
+    let total_of = |row: &Row| {
+        event_index
+            .get(&row.event)
+            .and_then(|i| totals.get(i))
+            .map_or(0, |t| t.1)
+    };
+    let pct = |v: u64, t: u64| {
+        if t == 0 {
+            0.0
+        } else {
+            100.0 * v as f64 / t as f64
+        }
+    };
+
+    match opt.format {
+        ReportFormat::Json => {
+            let arr: Vec<_> = rows
+                .iter()
+                .filter(|r| r.acc.period > 0 || r.acc.total_period > 0)
+                .map(|r| {
+                    let t = total_of(r);
+                    let mut o = json!({
+                        "event": r.event, "dso": r.dso, "symbol": r.symbol,
+                        "samples": r.acc.samples, "period": r.acc.period,
+                        "self_percent": pct(r.acc.period, t),
+                    });
+                    if opt.children {
+                        o["total_samples"] = json!(r.acc.total_samples);
+                        o["total_period"] = json!(r.acc.total_period);
+                        o["total_percent"] = json!(pct(r.acc.total_period, t));
+                    }
+                    if let Some(why) = r.reason {
+                        o["unresolved"] = json!(why);
+                    }
+                    o
+                })
+                .collect();
+            serde_json::to_writer(&mut *out, &arr)?;
+            writeln!(out)?;
+        }
+        ReportFormat::Csv => {
+            writeln!(
+                out,
+                "event,dso,symbol,samples,period,self_percent{},unresolved",
+                if opt.children {
+                    ",total_samples,total_period,total_percent"
+                } else {
+                    ""
+                }
+            )?;
+            for r in &rows {
+                let t = total_of(r);
+                let q = |s: &str| {
+                    if s.contains([',', '"']) {
+                        format!("\"{}\"", s.replace('"', "\"\""))
+                    } else {
+                        s.to_string()
+                    }
+                };
+                write!(
+                    out,
+                    "{},{},{},{},{},{:.4}",
+                    q(&r.event),
+                    q(&r.dso),
+                    q(&r.symbol),
+                    r.acc.samples,
+                    r.acc.period,
+                    pct(r.acc.period, t)
+                )?;
+                if opt.children {
+                    write!(
+                        out,
+                        ",{},{},{:.4}",
+                        r.acc.total_samples,
+                        r.acc.total_period,
+                        pct(r.acc.total_period, t)
+                    )?;
+                }
+                writeln!(out, ",{}", r.reason.unwrap_or(""))?;
+            }
+        }
+        ReportFormat::Table => {
+            let mut last_event = None;
+            for r in &rows {
+                if last_event != Some(&r.event) {
+                    let i = event_index.get(&r.event).copied().unwrap_or(0);
+                    let (n, p) = totals.get(&i).copied().unwrap_or_default();
+                    writeln!(out, "# Event: {}  ({n} samples, total period {p})", r.event)?;
+                    if opt.children {
+                        writeln!(
+                            out,
+                            "# {:>8} {:>8} {:>9} {:>14}  {:<24} Symbol",
+                            "Children", "Self", "Samples", "Period", "Shared Object"
+                        )?;
+                    } else {
+                        writeln!(
+                            out,
+                            "# {:>8} {:>9} {:>14}  {:<24} Symbol",
+                            "Self", "Samples", "Period", "Shared Object"
+                        )?;
+                    }
+                    last_event = Some(&r.event);
+                }
+                let t = total_of(r);
+                let sym = match r.reason {
+                    Some(why) => format!("{}  ({why})", r.symbol),
+                    None => r.symbol.clone(),
+                };
+                if opt.children {
+                    writeln!(
+                        out,
+                        "  {:>7.2}% {:>7.2}% {:>9} {:>14}  {:<24} {sym}",
+                        pct(r.acc.total_period, t),
+                        pct(r.acc.period, t),
+                        r.acc.samples,
+                        r.acc.period,
+                        r.dso
+                    )?;
+                } else {
+                    if r.acc.period == 0 {
+                        continue;
+                    }
+                    writeln!(
+                        out,
+                        "  {:>7.2}% {:>9} {:>14}  {:<24} {sym}",
+                        pct(r.acc.period, t),
+                        r.acc.samples,
+                        r.acc.period,
+                        r.dso
+                    )?;
+                }
+            }
+            // What could not be resolved, by reason.
+            let mut unresolved: BTreeMap<&str, u64> = BTreeMap::new();
+            for r in rows.iter().filter(|r| r.reason.is_some()) {
+                *unresolved.entry(r.reason.unwrap_or("")).or_default() += r.acc.samples;
+            }
+            let all: u64 = totals.values().map(|t| t.0).sum();
+            for (why, n) in unresolved {
+                writeln!(out, "# unresolved: {n} of {all} samples ({why})")?;
+            }
+        }
+    }
+    if let Ok(notes) = symbolizer.notes.lock() {
+        for n in notes.iter() {
+            eprintln!("perfq: note: {n}");
+        }
+    }
+    let mut problems = Vec::new();
+    if bad > 0 {
+        problems.push(format!("{bad} samples could not be decoded"));
+    }
+    if let Some(e) = error {
+        problems.push(e);
+    }
+    Ok(if problems.is_empty() {
+        Outcome::Ok
+    } else {
+        Outcome::Failed(problems.join("; "))
+    })
+}

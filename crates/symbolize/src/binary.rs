@@ -1,0 +1,334 @@
+//! An ELF file opened once: its build id, load segments, function symbols,
+//! and its DWARF on demand.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable, SymbolKind};
+
+use crate::symtab::{Rank, RawSymbol, SymbolTable};
+
+/// Why a binary could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum BinaryError {
+    /// It could not be read.
+    #[error("{path}: {err}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        err: std::io::Error,
+    },
+    /// It is not an object file perfq reads.
+    #[error("{path}: not a readable ELF file: {err}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        err: object::Error,
+    },
+}
+
+/// A mapped file.
+fn map(path: &Path) -> Result<Arc<memmap2::Mmap>, BinaryError> {
+    let file = std::fs::File::open(path).map_err(|err| BinaryError::Io {
+        path: path.into(),
+        err,
+    })?;
+    // SAFETY: read-only map of a binary we do not modify; a binary
+    // rewritten while perfq runs could show torn data, as for any reader.
+    let data = unsafe { memmap2::Mmap::map(&file) }.map_err(|err| BinaryError::Io {
+        path: path.into(),
+        err,
+    })?;
+    Ok(Arc::new(data))
+}
+
+/// The build id of the ELF file at `path`, if it has one.
+pub fn file_build_id(path: &Path) -> Result<Option<Vec<u8>>, BinaryError> {
+    let data = map(path)?;
+    let obj = object::File::parse(&data[..]).map_err(|err| BinaryError::Parse {
+        path: path.into(),
+        err,
+    })?;
+    Ok(obj.build_id().ok().flatten().map(<[u8]>::to_vec))
+}
+
+/// An ELF binary as mapped by a process, with its symbols and DWARF taken
+/// from a separate debug file when one was found (as perf prefers).
+pub struct Binary {
+    path: PathBuf,
+    build_id: Option<Vec<u8>>,
+    /// PT_LOAD segments of the runtime file: (file offset, file size, virtual address).
+    segments: Vec<(u64, u64, u64)>,
+    symbols: SymbolTable,
+    /// The file whose DWARF is used, if any has DWARF.
+    dwarf_file: Option<Arc<memmap2::Mmap>>,
+    /// The debug file used for symbols or DWARF, if any.
+    debug_path: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Binary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Binary")
+            .field("path", &self.path)
+            .field("debug_path", &self.debug_path)
+            .field("symbols", &self.symbols.len())
+            .finish()
+    }
+}
+
+impl Binary {
+    /// Opens and indexes the runtime file `path`, alone.
+    pub fn open(path: &Path) -> Result<Binary, BinaryError> {
+        Binary::open_with_debug(path, None)
+    }
+
+    /// Opens the runtime file `path` and, when given, its debug file. Symbols
+    /// come from the first of (debug file, runtime file) that has a
+    /// `.symtab`, else from the runtime `.dynsym`; PLT entries are named
+    /// `sym@plt` from the runtime relocations; DWARF comes from the first
+    /// that has `.debug_info`.
+    pub fn open_with_debug(path: &Path, debug: Option<&Path>) -> Result<Binary, BinaryError> {
+        let data = map(path)?;
+        let obj = object::File::parse(&data[..]).map_err(|err| BinaryError::Parse {
+            path: path.into(),
+            err,
+        })?;
+        let build_id = obj.build_id().ok().flatten().map(<[u8]>::to_vec);
+        let segments = obj
+            .segments()
+            .map(|s| {
+                let (off, size) = s.file_range();
+                (off, size, s.address())
+            })
+            .collect();
+        let debug_data = match debug {
+            Some(p) => Some(map(p)?),
+            None => None,
+        };
+        let debug_obj = match &debug_data {
+            Some(d) => Some(
+                object::File::parse(&d[..]).map_err(|err| BinaryError::Parse {
+                    path: debug.map(Path::to_path_buf).unwrap_or_default(),
+                    err,
+                })?,
+            ),
+            None => None,
+        };
+        let mut raw = debug_obj
+            .as_ref()
+            .map(|o| collect_functions(o.symbols()))
+            .unwrap_or_default();
+        if raw.is_empty() {
+            raw = collect_functions(obj.symbols());
+        }
+        if raw.is_empty() {
+            raw = collect_functions(obj.dynamic_symbols());
+        }
+        raw.extend(plt_symbols(&obj));
+        let has_dwarf = |o: &object::File<'_>| {
+            o.section_by_name(".debug_info")
+                .is_some_and(|s| s.size() > 0)
+        };
+        let dwarf_file = match (&debug_obj, &debug_data) {
+            (Some(o), Some(d)) if has_dwarf(o) => Some(d.clone()),
+            _ if has_dwarf(&obj) => Some(data.clone()),
+            _ => None,
+        };
+        Ok(Binary {
+            path: path.into(),
+            build_id,
+            segments,
+            symbols: SymbolTable::new(raw),
+            dwarf_file,
+            debug_path: debug.map(Path::to_path_buf),
+        })
+    }
+
+    /// The runtime file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The debug file used, if any.
+    pub fn debug_path(&self) -> Option<&Path> {
+        self.debug_path.as_deref()
+    }
+
+    /// Its GNU build id.
+    pub fn build_id(&self) -> Option<&[u8]> {
+        self.build_id.as_deref()
+    }
+
+    /// The function symbols.
+    pub fn symbols(&self) -> &SymbolTable {
+        &self.symbols
+    }
+
+    /// Whether DWARF debug info is available.
+    pub fn has_dwarf(&self) -> bool {
+        self.dwarf_file.is_some()
+    }
+
+    /// The virtual address of file offset `off` (through the PT_LOAD
+    /// segment that contains it); the offset itself when no segment does.
+    pub fn vaddr_of_offset(&self, off: u64) -> u64 {
+        for &(o, size, vaddr) in &self.segments {
+            if off >= o && off - o < size {
+                return vaddr + (off - o);
+            }
+        }
+        off
+    }
+
+    /// A DWARF context for this binary's debug info, built on demand. It
+    /// is not `Sync`: build one per thread that resolves this binary.
+    pub fn dwarf(&self) -> Option<addr2line::Context<Reader>> {
+        let data = self.dwarf_file.as_ref()?;
+        let obj = object::File::parse(&data[..]).ok()?;
+        let endian = if obj.is_little_endian() {
+            gimli::RunTimeEndian::Little
+        } else {
+            gimli::RunTimeEndian::Big
+        };
+        let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
+            let bytes: Arc<[u8]> = match obj
+                .section_by_name(id.name())
+                .map(|s| s.uncompressed_data())
+            {
+                Some(Ok(Cow::Borrowed(b))) => Arc::from(b),
+                Some(Ok(Cow::Owned(v))) => Arc::from(v),
+                _ => Arc::from(&[][..]),
+            };
+            Ok(gimli::EndianArcSlice::new(bytes, endian))
+        };
+        let dwarf = gimli::Dwarf::load(load).ok()?;
+        addr2line::Context::from_dwarf(dwarf).ok()
+    }
+}
+
+/// PLT stubs named `sym@plt`, as perf synthesizes them: the n-th
+/// `.rela.plt` relocation's stub is the n-th entry after the PLT header
+/// (or the n-th entry of `.plt.sec` when IBT split it out).
+fn plt_symbols(obj: &object::File<'_>) -> Vec<RawSymbol> {
+    let mut out = Vec::new();
+    let (rel, is_rela) = match (
+        obj.section_by_name(".rela.plt"),
+        obj.section_by_name(".rel.plt"),
+    ) {
+        (Some(s), _) => (s, true),
+        (None, Some(s)) => (s, false),
+        _ => return out,
+    };
+    let Ok(data) = rel.data() else { return out };
+    let is64 = obj.is_64();
+    let entry = match (is64, is_rela) {
+        (true, true) => 24,
+        (true, false) => 16,
+        (false, true) => 12,
+        (false, false) => 8,
+    };
+    let (header, stride, base) =
+        match (obj.section_by_name(".plt.sec"), obj.section_by_name(".plt")) {
+            (Some(sec), _) => (0, 16, sec.address()),
+            (None, Some(plt)) => match obj.architecture() {
+                object::Architecture::Aarch64 => (32, 16, plt.address()),
+                object::Architecture::Arm => (20, 12, plt.address()),
+                _ => (16, 16, plt.address()),
+            },
+            _ => return out,
+        };
+    let Some(dynsyms) = obj.dynamic_symbol_table() else {
+        return out;
+    };
+    let little = obj.is_little_endian();
+    for (i, r) in data.chunks_exact(entry).enumerate() {
+        let info = if is64 {
+            let b: [u8; 8] = r[8..16].try_into().unwrap_or_default();
+            let v = if little {
+                u64::from_le_bytes(b)
+            } else {
+                u64::from_be_bytes(b)
+            };
+            v >> 32
+        } else {
+            let b: [u8; 4] = r[4..8].try_into().unwrap_or_default();
+            let v = if little {
+                u32::from_le_bytes(b)
+            } else {
+                u32::from_be_bytes(b)
+            };
+            u64::from(v >> 8)
+        };
+        let Ok(sym) = dynsyms.symbol_by_index(object::SymbolIndex(info as usize)) else {
+            continue;
+        };
+        let Ok(name) = sym.name() else { continue };
+        if name.is_empty() {
+            continue;
+        }
+        let addr = base + header + stride * i as u64;
+        out.push(RawSymbol {
+            start: addr,
+            size: stride,
+            name: format!("{name}@plt"),
+            rank: Rank { binding: 2 },
+            module: false,
+        });
+    }
+    out
+}
+
+/// The reader type of DWARF contexts.
+pub type Reader = gimli::EndianArcSlice<gimli::RunTimeEndian>;
+
+/// perf's symbol filter (`dso__load_sym`): functions and IFUNCs, plus
+/// labels (NOTYPE symbols in a real section that are not hidden or
+/// internal), each with a name and a defined section.
+fn collect_functions<'d, S: ObjectSymbol<'d>>(syms: impl Iterator<Item = S>) -> Vec<RawSymbol> {
+    syms.filter(|s| {
+        if !s.is_definition() && s.kind() != SymbolKind::Unknown {
+            return false;
+        }
+        match s.flags() {
+            object::SymbolFlags::Elf { st_info, st_other } => {
+                let ty = st_info.st_type();
+                let visibility = st_other.visibility();
+                let in_section = matches!(s.section(), object::SymbolSection::Section(_));
+                match ty {
+                    object::elf::STT_FUNC | object::elf::STT_GNU_IFUNC => in_section,
+                    object::elf::STT_NOTYPE => {
+                        in_section
+                            && visibility != object::elf::STV_HIDDEN
+                            && visibility != object::elf::STV_INTERNAL
+                    }
+                    _ => false,
+                }
+            }
+            _ => s.kind() == SymbolKind::Text,
+        }
+    })
+    .filter_map(|s| {
+        let name = s.name().ok()?;
+        if name.is_empty() {
+            return None;
+        }
+        let binding = if s.is_weak() {
+            1
+        } else if s.is_global() {
+            2
+        } else {
+            0
+        };
+        Some(RawSymbol {
+            start: s.address(),
+            size: s.size(),
+            name: name.to_string(),
+            rank: Rank { binding },
+            module: false,
+        })
+    })
+    .collect()
+}

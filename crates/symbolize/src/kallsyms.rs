@@ -1,0 +1,127 @@
+//! Kernel symbols from a kallsyms file, and the running kernel's build id.
+
+use std::path::Path;
+
+use crate::symtab::{Rank, RawSymbol, SymbolTable};
+
+/// Kernel and module text symbols with the module each belongs to.
+#[derive(Clone, Debug, Default)]
+pub struct Kallsyms {
+    table: SymbolTable,
+    /// Module of each symbol start address, for module symbols.
+    modules: Vec<(u64, String)>,
+}
+
+impl Kallsyms {
+    /// Parses `/proc/kallsyms` text: `addr type name [module]` per line.
+    /// Text symbols (t, T, w, W) are kept; each ends where the next begins.
+    pub fn parse(text: &str) -> Kallsyms {
+        let mut raw = Vec::new();
+        let mut modules = Vec::new();
+        for line in text.lines() {
+            let mut it = line.split_whitespace();
+            let (Some(addr), Some(ty), Some(name)) = (it.next(), it.next(), it.next()) else {
+                continue;
+            };
+            let Ok(addr) = u64::from_str_radix(addr, 16) else {
+                continue;
+            };
+            // perf 6.1 keeps text, weak, data and bss symbols
+            // (`symbol_type__filter`); data ends text symbols before it.
+            let Some(t) = ty.chars().next() else { continue };
+            if addr == 0 || !matches!(t.to_ascii_uppercase(), 'T' | 'W' | 'D' | 'B') {
+                continue;
+            }
+            // `kallsyms2elf_binding`: W weak, other upper case global.
+            let binding = if t == 'W' {
+                1
+            } else if t.is_ascii_uppercase() {
+                2
+            } else {
+                0
+            };
+            let module = it
+                .next()
+                .map(|m| m.trim_matches(|c| c == '[' || c == ']').to_string());
+            raw.push(RawSymbol {
+                start: addr,
+                size: 0,
+                name: name.to_string(),
+                rank: Rank { binding },
+                module: module.is_some(),
+            });
+            if let Some(m) = module {
+                modules.push((addr, m));
+            }
+        }
+        modules.sort();
+        modules.dedup_by_key(|m| m.0);
+        Kallsyms {
+            table: SymbolTable::new(raw),
+            modules,
+        }
+    }
+
+    /// Reads a kallsyms file.
+    pub fn load(path: &Path) -> std::io::Result<Kallsyms> {
+        Ok(Kallsyms::parse(&std::fs::read_to_string(path)?))
+    }
+
+    /// The symbol containing `addr` and its module (`None` for the kernel
+    /// image).
+    pub fn find(&self, addr: u64) -> Option<(&str, Option<&str>)> {
+        let s = self.table.find(addr)?;
+        let module = self
+            .modules
+            .binary_search_by_key(&s.start, |m| m.0)
+            .ok()
+            .map(|i| self.modules[i].1.as_str());
+        Some((&s.name, module))
+    }
+
+    /// Number of symbols.
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Whether there are none (e.g. addresses hidden by kptr_restrict).
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+}
+
+/// The build id of the running kernel, from `/sys/kernel/notes`.
+pub fn running_kernel_build_id() -> Option<Vec<u8>> {
+    let notes = std::fs::read("/sys/kernel/notes").ok()?;
+    let mut rest = &notes[..];
+    let u32_at =
+        |b: &[u8], o: usize| Some(u32::from_ne_bytes(b.get(o..o + 4)?.try_into().ok()?) as usize);
+    while rest.len() >= 12 {
+        let (namesz, descsz, ty) = (u32_at(rest, 0)?, u32_at(rest, 4)?, u32_at(rest, 8)?);
+        let name_end = 12 + namesz.next_multiple_of(4);
+        let desc_end = name_end + descsz.next_multiple_of(4);
+        if desc_end > rest.len() {
+            return None;
+        }
+        if ty == 3 && rest.get(12..12 + namesz)? == b"GNU\0" {
+            return Some(rest[name_end..name_end + descsz].to_vec());
+        }
+        rest = &rest[desc_end..];
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_symbols_with_modules() {
+        let k = Kallsyms::parse(
+            "ffffffff81000000 T _text\nffffffff81000100 t helper\nffffffff81100000 D some_data\nffffffffc0000000 t mod_fn\t[xfs]\nffffffffc0000100 T mod_end\t[xfs]\n",
+        );
+        assert_eq!(k.find(0xffffffff81000050), Some(("_text", None)));
+        assert_eq!(k.find(0xffffffff81000200), Some(("helper", None)));
+        assert_eq!(k.find(0xffffffffc0000010), Some(("mod_fn", Some("xfs"))));
+    }
+}

@@ -1,0 +1,188 @@
+//! Per-process address spaces built from MMAP/MMAP2 records in time order,
+//! inherited on FORK and reset on exec, plus the kernel's.
+
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
+
+use crate::dso::DsoId;
+
+/// One mapping of a DSO into an address space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mapping {
+    /// First address.
+    pub start: u64,
+    /// One past the last address.
+    pub end: u64,
+    /// File offset of `start`.
+    pub pgoff: u64,
+    /// The DSO.
+    pub dso: DsoId,
+}
+
+impl Mapping {
+    /// The address perf calls `map_ip`: the file offset of `addr`.
+    pub fn file_offset(&self, addr: u64) -> u64 {
+        addr.wrapping_sub(self.start).wrapping_add(self.pgoff)
+    }
+}
+
+/// The mappings of one address space, by start address.
+#[derive(Clone, Debug, Default)]
+pub struct Maps {
+    by_start: BTreeMap<u64, Mapping>,
+}
+
+impl Maps {
+    /// Adds a mapping; whatever it overlaps is cut away, as a new mmap
+    /// replaces the old pages.
+    pub fn insert(&mut self, m: Mapping) {
+        if m.end <= m.start {
+            return;
+        }
+        // Mappings that start inside the new one, or the one before it that
+        // reaches into it.
+        let mut touched: Vec<Mapping> = self
+            .by_start
+            .range(..m.end)
+            .rev()
+            .take_while(|(_, o)| o.end > m.start)
+            .map(|(_, o)| *o)
+            .collect();
+        touched.retain(|o| o.end > m.start && o.start < m.end);
+        for o in touched {
+            self.by_start.remove(&o.start);
+            if o.start < m.start {
+                self.by_start.insert(o.start, Mapping { end: m.start, ..o });
+            }
+            if o.end > m.end {
+                let cut = m.end - o.start;
+                self.by_start.insert(
+                    m.end,
+                    Mapping {
+                        start: m.end,
+                        pgoff: o.pgoff.wrapping_add(cut),
+                        ..o
+                    },
+                );
+            }
+        }
+        self.by_start.insert(m.start, m);
+    }
+
+    /// The mapping that contains `addr`.
+    pub fn find(&self, addr: u64) -> Option<&Mapping> {
+        let (_, m) = self.by_start.range(..=addr).next_back()?;
+        (addr < m.end).then_some(m)
+    }
+
+    /// Number of mappings.
+    pub fn len(&self) -> usize {
+        self.by_start.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.by_start.is_empty()
+    }
+}
+
+/// The address spaces of every process seen, and the kernel's.
+#[derive(Clone, Debug, Default)]
+pub struct AddressSpaces {
+    processes: FxHashMap<u32, Maps>,
+    kernel: Maps,
+}
+
+impl AddressSpaces {
+    /// Adds a mapping to process `pid` (`u32::MAX`, i.e. -1, is the kernel).
+    pub fn mmap(&mut self, pid: u32, m: Mapping) {
+        if pid == u32::MAX {
+            self.kernel.insert(m);
+        } else {
+            self.processes.entry(pid).or_default().insert(m);
+        }
+    }
+
+    /// A new process `pid` forked from `ppid` starts with its parent's
+    /// mappings. A new thread (same pid) changes nothing.
+    pub fn fork(&mut self, pid: u32, ppid: u32) {
+        if pid == ppid || self.processes.contains_key(&pid) {
+            return;
+        }
+        if let Some(parent) = self.processes.get(&ppid).cloned() {
+            self.processes.insert(pid, parent);
+        }
+    }
+
+    /// `pid` called exec. Its old mappings stay until the new image's
+    /// mmaps replace them, as in perf: samples taken inside execve after
+    /// the kernel switched images still carry return addresses into the old
+    /// image (libc's `execve`), and only the old mappings name them. An
+    /// address the new image maps always resolves to the new mapping.
+    pub fn exec(&mut self, pid: u32) {
+        let _ = pid;
+    }
+
+    /// The kernel mapping containing `addr`.
+    pub fn find_kernel(&self, addr: u64) -> Option<&Mapping> {
+        self.kernel.find(addr)
+    }
+
+    /// The user mapping of `pid` containing `addr`.
+    pub fn find_user(&self, pid: u32, addr: u64) -> Option<&Mapping> {
+        self.processes.get(&pid)?.find(addr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(start: u64, end: u64, pgoff: u64, dso: u32) -> Mapping {
+        Mapping {
+            start,
+            end,
+            pgoff,
+            dso: DsoId(dso),
+        }
+    }
+
+    #[test]
+    fn overlapping_mmap_cuts_the_old_one() {
+        let mut maps = Maps::default();
+        maps.insert(m(0x1000, 0x5000, 0, 1));
+        maps.insert(m(0x2000, 0x3000, 0, 2));
+        assert_eq!(maps.find(0x1800).map(|x| x.dso), Some(DsoId(1)));
+        assert_eq!(maps.find(0x2800).map(|x| x.dso), Some(DsoId(2)));
+        let tail = maps.find(0x3800).copied().expect("tail kept");
+        assert_eq!(
+            (tail.dso, tail.start, tail.pgoff),
+            (DsoId(1), 0x3000, 0x2000)
+        );
+        assert!(maps.find(0x5000).is_none());
+        assert_eq!(maps.len(), 3);
+    }
+
+    #[test]
+    fn fork_inherits_exec_replaces_where_mapped() {
+        let mut a = AddressSpaces::default();
+        a.mmap(10, m(0x1000, 0x2000, 0, 1));
+        a.mmap(10, m(0x8000, 0x9000, 0, 3));
+        a.fork(11, 10);
+        assert!(a.find_user(11, 0x1000).is_some());
+        a.exec(11);
+        a.mmap(11, m(0x1000, 0x3000, 0, 2));
+        assert_eq!(a.find_user(11, 0x1800).map(|x| x.dso), Some(DsoId(2)));
+        assert_eq!(
+            a.find_user(11, 0x8800).map(|x| x.dso),
+            Some(DsoId(3)),
+            "old image still names old addresses"
+        );
+        assert_eq!(
+            a.find_user(10, 0x1800).map(|x| x.dso),
+            Some(DsoId(1)),
+            "the parent is untouched"
+        );
+    }
+}

@@ -1,0 +1,324 @@
+//! Resolving locations to symbols: each binary opened once and shared,
+//! DWARF parsed only when inline frames are asked for, unique addresses
+//! resolved once, DSOs in parallel.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use crate::binary::Binary;
+use crate::demangle::display_name;
+use crate::dso::{DsoId, DsoKind, Dsos};
+use crate::kallsyms::Kallsyms;
+use crate::locate::{LocateError, Locator};
+use crate::tracker::Location;
+
+/// Why an address has no symbol.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Unresolved {
+    /// No mapping contains the address.
+    NoMapping,
+    /// The DSO's file was not found.
+    BinaryNotFound,
+    /// A file was found but its build id differs from the capture's.
+    BuildIdMismatch,
+    /// The file has no symbol covering the address (stripped, or a gap).
+    NoSymbol,
+    /// No kernel symbols are available (no kallsyms matching the capture).
+    NoKernelSymbols,
+    /// Anonymous or JIT memory without a symbol map.
+    Anonymous,
+}
+
+impl Unresolved {
+    /// A short name for reports: `no_mapping`, `binary_not_found`, ...
+    pub fn name(&self) -> &'static str {
+        match self {
+            Unresolved::NoMapping => "no_mapping",
+            Unresolved::BinaryNotFound => "binary_not_found",
+            Unresolved::BuildIdMismatch => "build_id_mismatch",
+            Unresolved::NoSymbol => "no_symbol",
+            Unresolved::NoKernelSymbols => "no_kernel_symbols",
+            Unresolved::Anonymous => "anonymous",
+        }
+    }
+}
+
+/// One inlining level at an address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InlineFrame {
+    /// Function name, demangled.
+    pub function: Option<String>,
+    /// Function name as stored.
+    pub raw_function: Option<String>,
+    /// Source file.
+    pub file: Option<String>,
+    /// Source line.
+    pub line: Option<u32>,
+}
+
+/// What an address resolved to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    /// The DSO's short name as perf shows it (`libc.so.6`, `[kernel.kallsyms]`, `[xfs]`, `[unknown]`).
+    pub dso: String,
+    /// The symbol (demangled), or `None` with `reason` set.
+    pub symbol: Option<String>,
+    /// The symbol as stored.
+    pub raw_symbol: Option<String>,
+    /// Why there is no symbol.
+    pub reason: Option<Unresolved>,
+    /// The address perf shows for unresolved entries: the file offset in a
+    /// DSO, the address itself otherwise.
+    pub addr: u64,
+    /// Inline chain, innermost first (only when asked for and DWARF exists).
+    pub inlined: Vec<InlineFrame>,
+}
+
+/// Symbolization settings.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// perf's `--symfs`.
+    pub symfs: Option<PathBuf>,
+    /// A kallsyms file to use instead of `/proc/kallsyms`.
+    pub kallsyms: Option<PathBuf>,
+    /// Resolve inline chains and file:line from DWARF.
+    pub inline: bool,
+}
+
+/// Resolves locations of one capture.
+pub struct Symbolizer {
+    locator: Locator,
+    kallsyms: Option<Kallsyms>,
+    inline: bool,
+    binaries: Mutex<FxHashMap<DsoId, Result<Arc<Binary>, Unresolved>>>,
+    /// Notes about what could not be used (build-id mismatches, kallsyms).
+    pub notes: Mutex<Vec<String>>,
+}
+
+impl Symbolizer {
+    /// A symbolizer. Kernel symbols come from `config.kallsyms`, else from
+    /// `/proc/kallsyms` when the running kernel's build id equals
+    /// `kernel_build_id` (or the capture recorded none).
+    pub fn new(config: &Config, kernel_build_id: Option<&[u8]>) -> Symbolizer {
+        let mut notes = Vec::new();
+        let kallsyms = match &config.kallsyms {
+            Some(p) => match Kallsyms::load(p) {
+                Ok(k) => Some(k),
+                Err(e) => {
+                    notes.push(format!("kallsyms {}: {e}", p.display()));
+                    None
+                }
+            },
+            None => {
+                let running = crate::kallsyms::running_kernel_build_id();
+                let matches = match (kernel_build_id, running.as_deref()) {
+                    (Some(want), Some(have)) => crate::locate::same_build_id(want, have),
+                    (Some(_), None) => false,
+                    (None, _) => true,
+                };
+                if matches {
+                    Kallsyms::load(std::path::Path::new("/proc/kallsyms"))
+                        .ok()
+                        .filter(|k| !k.is_empty())
+                } else {
+                    notes.push("the running kernel is not the one recorded: kernel symbols unresolved (give --kallsyms)".into());
+                    None
+                }
+            }
+        };
+        Symbolizer {
+            locator: Locator::with_defaults(config.symfs.clone()),
+            kallsyms,
+            inline: config.inline,
+            binaries: Mutex::new(FxHashMap::default()),
+            notes: Mutex::new(notes),
+        }
+    }
+
+    /// Whether kernel symbols are available.
+    pub fn has_kernel_symbols(&self) -> bool {
+        self.kallsyms.is_some()
+    }
+
+    fn binary(&self, dsos: &Dsos, id: DsoId) -> Result<Arc<Binary>, Unresolved> {
+        if let Some(b) = self.binaries.lock().ok().and_then(|m| m.get(&id).cloned()) {
+            return b;
+        }
+        let dso = dsos.get(id);
+        let r = match self.locator.open(dso) {
+            Ok(b) => Ok(Arc::new(b)),
+            Err(LocateError::NotFound) => Err(Unresolved::BinaryNotFound),
+            Err(LocateError::BuildIdMismatch { path }) => {
+                if let Ok(mut n) = self.notes.lock() {
+                    n.push(format!(
+                        "{}: build id differs from the capture's; not used",
+                        path.display()
+                    ));
+                }
+                Err(Unresolved::BuildIdMismatch)
+            }
+        };
+        if let Ok(mut m) = self.binaries.lock() {
+            m.insert(id, r.clone());
+        }
+        r
+    }
+
+    /// Resolves unique locations, DSOs in parallel.
+    pub fn resolve_all(&self, dsos: &Dsos, locations: &[Location]) -> Vec<Resolved> {
+        // Group by DSO so each binary (and its DWARF) is handled by one task.
+        let mut by_dso: FxHashMap<Option<DsoId>, Vec<usize>> = FxHashMap::default();
+        for (i, l) in locations.iter().enumerate() {
+            let key = match l {
+                Location::Dso { dso, .. } => Some(*dso),
+                _ => None,
+            };
+            by_dso.entry(key).or_default().push(i);
+        }
+        let groups: Vec<(Option<DsoId>, Vec<usize>)> = by_dso.into_iter().collect();
+        let parts: Vec<Vec<(usize, Resolved)>> = groups
+            .par_iter()
+            .map(|(dso, idx)| match dso {
+                Some(d) => self.resolve_dso(dsos, *d, idx, locations),
+                None => idx
+                    .iter()
+                    .map(|&i| (i, self.resolve_other(locations[i])))
+                    .collect(),
+            })
+            .collect();
+        let mut out: Vec<Option<Resolved>> = vec![None; locations.len()];
+        for (i, r) in parts.into_iter().flatten() {
+            out[i] = Some(r);
+        }
+        out.into_iter()
+            .map(|r| r.unwrap_or_else(|| unresolved("[unknown]", 0, Unresolved::NoMapping)))
+            .collect()
+    }
+
+    fn resolve_other(&self, l: Location) -> Resolved {
+        match l {
+            Location::Kernel { addr } => match &self.kallsyms {
+                Some(k) => match k.find(addr) {
+                    Some((name, module)) => Resolved {
+                        dso: module
+                            .map_or_else(|| "[kernel.kallsyms]".to_string(), |m| format!("[{m}]")),
+                        symbol: Some(name.to_string()),
+                        raw_symbol: Some(name.to_string()),
+                        reason: None,
+                        addr,
+                        inlined: Vec::new(),
+                    },
+                    None => unresolved("[kernel.kallsyms]", addr, Unresolved::NoSymbol),
+                },
+                None => unresolved("[kernel.kallsyms]", addr, Unresolved::NoKernelSymbols),
+            },
+            Location::Unmapped { addr } => unresolved("[unknown]", addr, Unresolved::NoMapping),
+            Location::Dso { offset, .. } => unresolved("[unknown]", offset, Unresolved::NoMapping),
+        }
+    }
+
+    fn resolve_dso(
+        &self,
+        dsos: &Dsos,
+        id: DsoId,
+        idx: &[usize],
+        locations: &[Location],
+    ) -> Vec<(usize, Resolved)> {
+        let dso = dsos.get(id);
+        let name = dso.short_name().to_string();
+        let offset_of = |i: usize| match locations[i] {
+            Location::Dso { offset, .. } => offset,
+            _ => 0,
+        };
+        if matches!(dso.kind, DsoKind::Anon | DsoKind::Jit) {
+            return idx
+                .iter()
+                .map(|&i| (i, unresolved(&name, offset_of(i), Unresolved::Anonymous)))
+                .collect();
+        }
+        let bin = match self.binary(dsos, id) {
+            Ok(b) => b,
+            Err(why) => {
+                return idx
+                    .iter()
+                    .map(|&i| (i, unresolved(&name, offset_of(i), why.clone())))
+                    .collect()
+            }
+        };
+        let ctx = if self.inline { bin.dwarf() } else { None };
+        idx.iter()
+            .map(|&i| {
+                let off = offset_of(i);
+                let vaddr = bin.vaddr_of_offset(off);
+                let r = match bin.symbols().find(vaddr) {
+                    Some(s) => Resolved {
+                        dso: name.clone(),
+                        symbol: Some(display_name(&s.name)),
+                        raw_symbol: Some(s.name.clone()),
+                        reason: None,
+                        addr: off,
+                        inlined: ctx
+                            .as_ref()
+                            .map(|c| inline_frames(c, vaddr))
+                            .unwrap_or_default(),
+                    },
+                    None => Resolved {
+                        inlined: ctx
+                            .as_ref()
+                            .map(|c| inline_frames(c, vaddr))
+                            .unwrap_or_default(),
+                        ..unresolved(&name, off, Unresolved::NoSymbol)
+                    },
+                };
+                (i, r)
+            })
+            .collect()
+    }
+}
+
+fn unresolved(dso: &str, addr: u64, why: Unresolved) -> Resolved {
+    Resolved {
+        dso: dso.to_string(),
+        symbol: None,
+        raw_symbol: None,
+        reason: Some(why),
+        addr,
+        inlined: Vec::new(),
+    }
+}
+
+/// The inline chain at `vaddr`, innermost first.
+fn inline_frames(ctx: &addr2line::Context<crate::binary::Reader>, vaddr: u64) -> Vec<InlineFrame> {
+    let mut out = Vec::new();
+    let Ok(mut frames) = ctx.find_frames(vaddr).skip_all_loads() else {
+        return out;
+    };
+    while let Ok(Some(f)) = frames.next() {
+        let raw = f
+            .function
+            .as_ref()
+            .and_then(|n| n.raw_name().ok())
+            .map(|n| n.to_string());
+        let function = f
+            .function
+            .as_ref()
+            .and_then(|n| n.demangle().ok())
+            .map(|n| n.to_string());
+        let (file, line) = f
+            .location
+            .map_or((None, None), |l| (l.file.map(str::to_string), l.line));
+        out.push(InlineFrame {
+            function,
+            raw_function: raw,
+            file,
+            line,
+        });
+        if out.len() > 256 {
+            break;
+        }
+    }
+    out
+}

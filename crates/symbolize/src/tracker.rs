@@ -1,0 +1,131 @@
+//! Following a capture's sideband in time order to know, at each sample,
+//! which DSO every address belongs to.
+
+use rustc_hash::FxHashMap;
+
+use perfq_reader::{Capture, MmapFileId, RecordData};
+
+use crate::dso::{kind_of, Dso, DsoId, DsoKind, Dsos};
+use crate::maps::{AddressSpaces, Mapping};
+
+/// Where an address lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Location {
+    /// In a mapped DSO, at this file offset (perf's `map_ip`).
+    Dso {
+        /// The DSO.
+        dso: DsoId,
+        /// File offset of the address.
+        offset: u64,
+    },
+    /// A kernel address (resolved through kallsyms).
+    Kernel {
+        /// The address.
+        addr: u64,
+    },
+    /// No mapping contains it.
+    Unmapped {
+        /// The address.
+        addr: u64,
+    },
+}
+
+/// Lowest kernel address on the 64-bit architectures perf supports; used
+/// when neither the cpu mode nor a callchain marker says.
+const KERNEL_START: u64 = 0xffff_0000_0000_0000;
+
+/// Address spaces and DSOs as of the last record observed.
+#[derive(Debug, Default)]
+pub struct Tracker {
+    spaces: AddressSpaces,
+    dsos: Dsos,
+    /// Build ids from the BUILD_ID feature, by path.
+    feature_build_ids: FxHashMap<String, Vec<u8>>,
+}
+
+impl Tracker {
+    /// A tracker for `capture`, knowing the build ids its header recorded.
+    pub fn new(capture: &Capture) -> Tracker {
+        let mut feature_build_ids = FxHashMap::default();
+        for b in &capture.meta().build_ids {
+            feature_build_ids
+                .entry(b.filename.clone())
+                .or_insert_with(|| b.build_id.clone());
+        }
+        Tracker {
+            feature_build_ids,
+            ..Tracker::default()
+        }
+    }
+
+    /// The DSOs seen so far.
+    pub fn dsos(&self) -> &Dsos {
+        &self.dsos
+    }
+
+    /// The kernel's build id as the capture recorded it.
+    pub fn kernel_build_id(&self) -> Option<&[u8]> {
+        self.feature_build_ids
+            .get("[kernel.kallsyms]")
+            .map(Vec::as_slice)
+    }
+
+    /// Updates the address spaces with a sideband record.
+    pub fn observe(&mut self, data: &RecordData<'_>) {
+        match data {
+            RecordData::Mmap(m) => {
+                if m.is_data {
+                    return;
+                }
+                let build_id = match m.file_id {
+                    Some(MmapFileId::BuildId(b)) => Some(b.to_vec()),
+                    _ => self.feature_build_ids.get(&m.filename).cloned(),
+                };
+                let kernel = m.pid == u32::MAX;
+                let dso = self.dsos.intern(Dso {
+                    path: m.filename.clone(),
+                    build_id,
+                    kind: kind_of(&m.filename, kernel),
+                });
+                let end = m.addr.saturating_add(m.len);
+                self.spaces.mmap(
+                    m.pid,
+                    Mapping {
+                        start: m.addr,
+                        end,
+                        pgoff: m.pgoff,
+                        dso,
+                    },
+                );
+            }
+            RecordData::Fork(f) => self.spaces.fork(f.pid, f.ppid),
+            RecordData::Comm(c) if c.is_exec => self.spaces.exec(c.pid),
+            _ => {}
+        }
+    }
+
+    /// Where `addr` of process `pid` lies; `kernel` says which address space
+    /// (from the cpu mode or callchain context), `None` to guess by address.
+    pub fn locate(&self, pid: u32, addr: u64, kernel: Option<bool>) -> Location {
+        let kernel = kernel.unwrap_or(addr >= KERNEL_START);
+        if kernel {
+            // Kernel and module text resolve through kallsyms; a module
+            // mapping still tells that it is mapped.
+            return Location::Kernel { addr };
+        }
+        match self.spaces.find_user(pid, addr) {
+            Some(m) => {
+                let dso = self.dsos.get(m.dso);
+                if matches!(dso.kind, DsoKind::Kernel | DsoKind::KernelModule) {
+                    Location::Kernel { addr }
+                } else {
+                    Location::Dso {
+                        dso: m.dso,
+                        offset: m.file_offset(addr),
+                    }
+                }
+            }
+            None => Location::Unmapped { addr },
+        }
+    }
+}
