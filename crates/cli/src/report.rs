@@ -188,6 +188,7 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
             inline: false,
         },
         tracker.kernel_build_id(),
+        capture.meta().os_release.as_deref(),
     );
     let resolved = symbolizer.resolve_all(tracker.dsos(), &locations);
     let key_of = |(r, show): (&Resolved, &Option<u64>)| -> (String, String) {

@@ -155,3 +155,64 @@ fn corpus_counts_match_perf() {
         failures.join("\n")
     );
 }
+
+/// Captures from other machines, whose binaries are absent here, still
+/// report: per-DSO rows whose self percentages add up to 100 for each event,
+/// with the unresolved ones saying why, and no error.
+#[test]
+fn corpus_reports_per_dso_without_binaries() {
+    let Some(corpus) = common::corpus() else {
+        eprintln!("SKIPPED: ../shared/corpus is absent; corpus reports not checked");
+        return;
+    };
+    let catalog: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(corpus.join("catalog.json")).expect("read catalog"),
+    )
+    .expect("parse catalog");
+    let mut reported = 0;
+    let mut unresolved_rows = 0;
+    for entry in catalog
+        .iter()
+        .filter(|e| e["script612"].as_str().is_some_and(|s| s.starts_with("OK")))
+    {
+        let rel = entry["path"].as_str().expect("path");
+        let path = corpus.join(rel);
+        let out = common::perfq(&[
+            "report",
+            "--sort",
+            "dso",
+            "--format",
+            "json",
+            path.to_str().expect("path"),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{rel}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let rows: Vec<Value> = serde_json::from_slice(&out.stdout).expect("json");
+        if entry["samples"].as_u64().unwrap_or(0) > 0 {
+            assert!(!rows.is_empty(), "{rel}: samples but no rows");
+        }
+        let mut sums: BTreeMap<String, f64> = BTreeMap::new();
+        for r in &rows {
+            *sums
+                .entry(r["event"].as_str().unwrap_or("").to_string())
+                .or_default() += r["self_percent"].as_f64().unwrap_or(0.0);
+            unresolved_rows += r.get("unresolved").is_some() as usize;
+        }
+        for (event, sum) in sums {
+            assert!(
+                (sum - 100.0).abs() < 0.01,
+                "{rel}: {event}: self percentages add up to {sum}"
+            );
+        }
+        reported += 1;
+    }
+    assert!(
+        unresolved_rows > 0,
+        "some corpus DSOs are absent here and must be reported unresolved"
+    );
+    println!("corpus: {reported} captures report per DSO ({unresolved_rows} unresolved rows)");
+}

@@ -28,7 +28,7 @@ while let Some(r) = records.next_record()? {
         (other, _) => tracker.observe(&other),
     }
 }
-let symbolizer = Symbolizer::new(&Config::default(), tracker.kernel_build_id());
+let symbolizer = Symbolizer::new(&Config::default(), tracker.kernel_build_id(), capture.meta().os_release.as_deref());
 for r in symbolizer.resolve_all(tracker.dsos(), &locations) {
     println!("{} {:?}", r.dso, r.symbol);
 }

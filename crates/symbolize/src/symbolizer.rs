@@ -100,9 +100,14 @@ pub struct Symbolizer {
 
 impl Symbolizer {
     /// A symbolizer. Kernel symbols come from `config.kallsyms`, else from
-    /// `/proc/kallsyms` when the running kernel's build id equals
-    /// `kernel_build_id` (or the capture recorded none).
-    pub fn new(config: &Config, kernel_build_id: Option<&[u8]>) -> Symbolizer {
+    /// `/proc/kallsyms` when the running kernel is the recorded one: its
+    /// build id equals `kernel_build_id`, or, when the capture recorded no
+    /// kernel build id, its release equals `os_release`.
+    pub fn new(
+        config: &Config,
+        kernel_build_id: Option<&[u8]>,
+        os_release: Option<&str>,
+    ) -> Symbolizer {
         let mut notes = Vec::new();
         let kallsyms = match &config.kallsyms {
             Some(p) => match Kallsyms::load(p) {
@@ -117,7 +122,10 @@ impl Symbolizer {
                 let matches = match (kernel_build_id, running.as_deref()) {
                     (Some(want), Some(have)) => crate::locate::same_build_id(want, have),
                     (Some(_), None) => false,
-                    (None, _) => true,
+                    (None, _) => {
+                        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok();
+                        os_release.is_some_and(|r| release.is_some_and(|have| have.trim() == r))
+                    }
                 };
                 if matches {
                     Kallsyms::load(std::path::Path::new("/proc/kallsyms"))
