@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use perfq_reader::{misc, CallchainContext, Capture, MemberDelta, ReadDeltas, RecordType};
+use perfq_reader::{
+    misc, CallchainContext, Capture, MemberDelta, ReadDeltas, RecordData, RecordType,
+};
 use perfq_symbolize::{Config, Location, Resolved, Symbolizer, Tracker};
 use rustc_hash::FxHashMap;
 use serde_json::json;
@@ -98,6 +100,7 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
     // --children, its callchain's locations (flat, with start offsets).
     let mut samples: Vec<(usize, u64, u32, u32, u32)> = Vec::new();
     let mut chain_locs: Vec<u32> = Vec::new();
+    let mut frame_cache: FxHashMap<(u32, u64, u8), u32> = FxHashMap::default();
     let mut deltas = ReadDeltas::new();
     let mut members: Vec<MemberDelta> = Vec::new();
     let mut bad = 0u64;
@@ -114,6 +117,12 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
         };
         if r.kind != RecordType::SAMPLE {
             if let Ok((data, _)) = capture.parse(&r) {
+                if matches!(
+                    data,
+                    RecordData::Mmap(_) | RecordData::Fork(_) | RecordData::Comm(_)
+                ) {
+                    frame_cache.clear();
+                }
                 tracker.observe(&data);
             }
             continue;
@@ -149,13 +158,26 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
                         let first_in_context = i == 0 || f.context != prev_context;
                         prev_context = f.context;
                         let ret = !first_in_context && f.addr != 0;
-                        let addr = if ret { f.addr - 1 } else { f.addr };
-                        chain_locs.push(intern(
-                            tracker.locate(pid, addr, kernel.or(Some(kernel_mode && i == 0))),
-                            Some(f.addr),
-                            &mut locations,
-                            &mut shown,
-                        ));
+                        let hint = kernel.or(Some(kernel_mode && i == 0));
+                        // Most frames recur: remember what (pid, address, how
+                        // looked up) gave until the address spaces change.
+                        let flags =
+                            ret as u8 | (hint == Some(true)) as u8 * 2 | hint.is_none() as u8 * 4;
+                        let id = match frame_cache.get(&(pid, f.addr, flags)) {
+                            Some(&id) => id,
+                            None => {
+                                let addr = if ret { f.addr - 1 } else { f.addr };
+                                let id = intern(
+                                    tracker.locate(pid, addr, hint),
+                                    Some(f.addr),
+                                    &mut locations,
+                                    &mut shown,
+                                );
+                                frame_cache.insert((pid, f.addr, flags), id);
+                                id
+                            }
+                        };
+                        chain_locs.push(id);
                     }
                 }
                 _ => chain_locs.push(leaf),
@@ -202,7 +224,23 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
             SortKey::Dso => (r.dso.clone(), String::new()),
         }
     };
-    let keys: Vec<(String, String)> = resolved.iter().zip(&shown).map(key_of).collect();
+    // Each location gets the id of its row key; rows are dense per event.
+    let mut key_ids: FxHashMap<(String, String), u32> = FxHashMap::default();
+    let mut keys: Vec<(String, String)> = Vec::new();
+    let mut key_loc: Vec<u32> = Vec::new();
+    let loc_key: Vec<u32> = resolved
+        .iter()
+        .zip(&shown)
+        .enumerate()
+        .map(|(loc, x)| {
+            let k = key_of(x);
+            *key_ids.entry(k.clone()).or_insert_with(|| {
+                keys.push(k);
+                key_loc.push(loc as u32);
+                (keys.len() - 1) as u32
+            })
+        })
+        .collect();
 
     let wanted = |e: usize| -> bool {
         match &opt.event {
@@ -215,48 +253,55 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
             anyhow::bail!("no event named {name:?} in {}", path.display());
         }
     }
-    let mut acc: BTreeMap<(usize, (String, String)), (Acc, u32)> = BTreeMap::new();
+    let nev = events.len().max(1);
+    let mut acc: Vec<Acc> = vec![Acc::default(); keys.len() * nev];
     let mut totals: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
-    let mut seen: Vec<u32> = Vec::new();
-    for &(e, period, leaf, cs, ce) in &samples {
-        if !wanted(e) {
+    // stamp[key] = the last sample that counted it, so each key counts once
+    // per sample however often it recurs in the chain.
+    let mut stamp: Vec<usize> = vec![usize::MAX; keys.len()];
+    for (si, &(e, period, leaf, cs, ce)) in samples.iter().enumerate() {
+        if !wanted(e) || e >= nev {
             continue;
         }
         let t = totals.entry(e).or_default();
         t.0 += 1;
         t.1 += period;
-        let a = acc
-            .entry((e, keys[leaf as usize].clone()))
-            .or_insert((Acc::default(), leaf));
-        a.0.samples += 1;
-        a.0.period += period;
+        let a = &mut acc[loc_key[leaf as usize] as usize * nev + e];
+        a.samples += 1;
+        a.period += period;
         if opt.children {
-            seen.clear();
-            // The sample's own entry and every callchain entry, each key once.
+            // The sample's own entry and every callchain entry.
             for &l in std::iter::once(&leaf).chain(&chain_locs[cs as usize..ce as usize]) {
-                // Each key counts once per sample, however often it recurs.
-                let k = &keys[l as usize];
-                if seen.iter().any(|s| &keys[*s as usize] == k) {
+                let k = loc_key[l as usize] as usize;
+                if stamp[k] == si {
                     continue;
                 }
-                seen.push(l);
-                let a = acc.entry((e, k.clone())).or_insert((Acc::default(), l));
-                a.0.total_samples += 1;
-                a.0.total_period += period;
+                stamp[k] = si;
+                let a = &mut acc[k * nev + e];
+                a.total_samples += 1;
+                a.total_period += period;
             }
         }
     }
     let mut rows: Vec<Row> = acc
-        .into_iter()
-        .map(|((e, (dso, symbol)), (acc, loc))| Row {
-            event: events
-                .list()
-                .get(e)
-                .map_or_else(String::new, |ev| ev.name.clone()),
-            dso,
-            symbol,
-            reason: resolved[loc as usize].reason.as_ref().map(|r| r.name()),
-            acc,
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.period > 0 || a.total_period > 0 || a.samples > 0)
+        .map(|(i, a)| {
+            let (k, e) = (i / nev, i % nev);
+            Row {
+                event: events
+                    .list()
+                    .get(e)
+                    .map_or_else(String::new, |ev| ev.name.clone()),
+                dso: keys[k].0.clone(),
+                symbol: keys[k].1.clone(),
+                reason: resolved[key_loc[k] as usize]
+                    .reason
+                    .as_ref()
+                    .map(|r| r.name()),
+                acc: *a,
+            }
         })
         .collect();
     let event_index: FxHashMap<String, usize> = events
