@@ -161,8 +161,9 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
                         let hint = kernel.or(Some(kernel_mode && i == 0));
                         // Most frames recur: remember what (pid, address, how
                         // looked up) gave until the address spaces change.
-                        let flags =
-                            ret as u8 | (hint == Some(true)) as u8 * 2 | hint.is_none() as u8 * 4;
+                        let flags = u8::from(ret)
+                            | (u8::from(hint == Some(true)) << 1)
+                            | (u8::from(hint.is_none()) << 2);
                         let id = match frame_cache.get(&(pid, f.addr, flags)) {
                             Some(&id) => id,
                             None => {
