@@ -9,13 +9,64 @@ use serde_json::json;
 
 use crate::jsonw::Obj;
 use crate::{sideband, DumpFormat, DumpRecords, Outcome};
+use perfq_symbolize::{
+    chain_lookups, Config, FrameLookup, Location, Resolved, Symbolizer, Tracker,
+};
+use rustc_hash::FxHashMap;
 
 const CSV_HEADER: &str = "offset,event,time,pid,tid,cpu,cpumode,ip,addr,id,stream_id,period,weight,data_src,phys_addr,cgroup,callchain,read";
+
+/// Symbolization of `perfq dump --symbols`: every sample location resolved
+/// up front (one pass over the capture), so the output pass only looks up.
+struct Symbols {
+    ids: FxHashMap<Location, u32>,
+    resolved: Vec<Resolved>,
+    tracker: Tracker,
+}
+
+impl Symbols {
+    fn collect(capture: &Capture, config: &Config) -> anyhow::Result<Symbols> {
+        let mut tracker = Tracker::new(capture);
+        let mut ids: FxHashMap<Location, u32> = FxHashMap::default();
+        let mut locations = Vec::new();
+        let mut records = capture.records_by_time();
+        // Errors are reported by the output pass.
+        while let Ok(Some(r)) = records.next_record() {
+            if r.kind != perfq_reader::RecordType::SAMPLE {
+                if let Ok((data, _)) = capture.parse(&r) {
+                    tracker.observe(&data);
+                }
+                continue;
+            }
+            let Ok(s) = capture.sample(&r) else { continue };
+            let Some(pid) = s.pid else { continue };
+            for f in chain_lookups(&s) {
+                let l = tracker.locate(pid, f.lookup, f.kernel);
+                ids.entry(l).or_insert_with(|| {
+                    locations.push(l);
+                    (locations.len() - 1) as u32
+                });
+            }
+        }
+        let symbolizer = Symbolizer::new(
+            config,
+            tracker.kernel_build_id(),
+            capture.meta().os_release.as_deref(),
+        );
+        let resolved = symbolizer.resolve_all(tracker.dsos(), &locations);
+        Ok(Symbols {
+            ids,
+            resolved,
+            tracker: Tracker::new(capture),
+        })
+    }
+}
 
 pub fn run(
     path: &Path,
     format: DumpFormat,
     which: DumpRecords,
+    symbols: Option<Config>,
     out: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
     if which == DumpRecords::All && matches!(format, DumpFormat::Csv) {
@@ -25,6 +76,11 @@ pub fn run(
     }
     let capture = Capture::open(path)?;
     let events = capture.events();
+    let mut symbols = match &symbols {
+        Some(config) => Some(Symbols::collect(&capture, config)?),
+        None => None,
+    };
+    let mut frames: Vec<(FrameLookup, u32)> = Vec::new();
     let mut records = capture.records_by_time();
     let mut deltas = ReadDeltas::new();
     let mut members: Vec<MemberDelta> = Vec::new();
@@ -46,6 +102,11 @@ pub fn run(
             }
         };
         if r.kind != perfq_reader::RecordType::SAMPLE {
+            if let Some(sym) = symbols.as_mut() {
+                if let Ok((data, _)) = capture.parse(&r) {
+                    sym.tracker.observe(&data);
+                }
+            }
             if which == DumpRecords::All {
                 match capture.parse(&r) {
                     Ok((data, sample_id)) => {
@@ -100,10 +161,28 @@ pub fn run(
         members.clear();
         deltas.apply(events, ev, &sample, &mut members);
         let name = events.get(ev).map_or("", |e| e.name.as_str());
+        frames.clear();
+        if let (Some(sym), Some(pid)) = (symbols.as_ref(), sample.pid) {
+            for f in chain_lookups(&sample) {
+                let l = sym.tracker.locate(pid, f.lookup, f.kernel);
+                if let Some(&id) = sym.ids.get(&l) {
+                    frames.push((f, id));
+                }
+            }
+        }
+        let resolved = symbols.as_ref().map(|s| s.resolved.as_slice());
         match format {
             DumpFormat::Jsonl => {
                 line.clear();
-                write_sample(&mut line, r.offset.0, name, &sample, &members, &capture);
+                write_sample(
+                    &mut line,
+                    r.offset.0,
+                    name,
+                    &sample,
+                    &members,
+                    &capture,
+                    resolved.map(|r| (r, frames.as_slice())),
+                );
                 line.push(b'\n');
                 out.write_all(&line)?;
             }
@@ -160,6 +239,7 @@ fn write_sample(
     s: &Sample<'_>,
     members: &[MemberDelta],
     capture: &Capture,
+    frames: Option<(&[Resolved], &[(FrameLookup, u32)])>,
 ) {
     let mut o = Obj::new(buf);
     o.hex("offset", offset)
@@ -253,7 +333,59 @@ fn write_sample(
     o.opt_num("data_page_size", s.data_page_size);
     o.opt_num("code_page_size", s.code_page_size);
     o.opt_num("aux_size", s.aux.map(<[u8]>::len));
+    if let Some((resolved, frames)) = frames {
+        o.array("frames", |a| {
+            for (f, id) in frames {
+                let Some(r) = resolved.get(*id as usize) else {
+                    continue;
+                };
+                a.object(|o| write_frame(o, f, r));
+            }
+        });
+    }
     o.end();
+}
+
+/// One symbolized frame: where it is, what function, the inline chain with
+/// file:line (innermost first), or why it has no symbol.
+fn write_frame(o: &mut Obj<'_>, f: &FrameLookup, r: &Resolved) {
+    o.hex("addr", f.addr);
+    if let Some(c) = f.context {
+        o.str("context", c.name());
+    }
+    o.str("dso", &r.dso);
+    match &r.symbol {
+        Some(sym) => o.str("symbol", sym),
+        None => o.raw("symbol", "null"),
+    };
+    if let Some(raw) = &r.raw_symbol {
+        o.str("raw_symbol", raw);
+    }
+    o.hex("dso_offset", r.addr);
+    if let Some((path, vaddr)) = &r.binary {
+        o.str("binary", &path.to_string_lossy())
+            .hex("vaddr", *vaddr);
+    }
+    if let Some(why) = &r.reason {
+        o.str("unresolved", why.name());
+    }
+    if !r.inlined.is_empty() {
+        o.array("inlined", |a| {
+            for i in &r.inlined {
+                a.object(|o| {
+                    match &i.function {
+                        Some(n) => o.str("function", n),
+                        None => o.raw("function", "null"),
+                    };
+                    match &i.file {
+                        Some(n) => o.str("file", n),
+                        None => o.raw("file", "null"),
+                    };
+                    o.num_or_null("line", i.line);
+                });
+            }
+        });
+    }
 }
 
 fn bool_str(b: bool) -> &'static str {

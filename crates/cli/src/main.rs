@@ -41,6 +41,16 @@ enum Command {
         /// Which records: samples only, or every record (JSON lines only).
         #[arg(long, value_enum, default_value_t = DumpRecords::Samples)]
         records: DumpRecords,
+        /// Symbolize every frame: DSO, function, inline chain, file:line
+        /// (JSON lines only).
+        #[arg(long)]
+        symbols: bool,
+        /// A root directory prefixed to binary paths (perf's --symfs).
+        #[arg(long)]
+        symfs: Option<PathBuf>,
+        /// Kernel symbols from this kallsyms file instead of /proc/kallsyms.
+        #[arg(long)]
+        kallsyms: Option<PathBuf>,
     },
     /// Per-function self (and with --children, total) samples, periods and
     /// percentages, like `perf report --stdio`.
@@ -104,7 +114,17 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             file,
             format,
             records,
-        } => dump::run(&file, format, records, &mut out)?,
+            symbols,
+            symfs,
+            kallsyms,
+        } => {
+            let config = symbols.then(|| perfq_symbolize::Config {
+                symfs,
+                kallsyms,
+                inline: true,
+            });
+            dump::run(&file, format, records, config, &mut out)?
+        }
         Command::Report {
             file,
             children,

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use perfq_reader::{
-    misc, CallchainContext, Capture, MemberDelta, ReadDeltas, RecordData, RecordType,
+use perfq_reader::{Capture, MemberDelta, ReadDeltas, RecordData, RecordType};
+use perfq_symbolize::{
+    chain_lookups, leaf_lookup, Config, Location, Resolved, Symbolizer, Tracker,
 };
-use perfq_symbolize::{Config, Location, Resolved, Symbolizer, Tracker};
 use rustc_hash::FxHashMap;
 use serde_json::json;
 
@@ -132,56 +132,33 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
             bad += 1;
             continue;
         };
-        let (Some(pid), Some(ip)) = (s.pid, s.ip) else {
+        let (Some(pid), Some(leaf_frame)) = (s.pid, leaf_lookup(&s)) else {
             continue;
         };
-        let kernel_mode = matches!(s.cpu_mode(), misc::KERNEL | misc::GUEST_KERNEL);
         let leaf = intern(
-            tracker.locate(pid, ip, Some(kernel_mode)),
+            tracker.locate(pid, leaf_frame.lookup, leaf_frame.kernel),
             None,
             &mut locations,
             &mut shown,
         );
         let chain_start = chain_locs.len() as u32;
         if opt.children {
-            match s.callchain {
-                Some(c) if c.frames().next().is_some() => {
-                    let mut prev_context = None;
-                    for (i, f) in c.frames().enumerate() {
-                        let kernel = f.context.map(|c| {
-                            matches!(c, CallchainContext::Kernel | CallchainContext::GuestKernel)
-                        });
-                        // Return addresses point after the call: look up the
-                        // call. The first address of each context is an exact
-                        // pc (the sample ip; the user pc where the kernel was
-                        // entered), and 0 ends broken frame-pointer chains.
-                        let first_in_context = i == 0 || f.context != prev_context;
-                        prev_context = f.context;
-                        let ret = !first_in_context && f.addr != 0;
-                        let hint = kernel.or(Some(kernel_mode && i == 0));
-                        // Most frames recur: remember what (pid, address, how
-                        // looked up) gave until the address spaces change.
-                        let flags = u8::from(ret)
-                            | (u8::from(hint == Some(true)) << 1)
-                            | (u8::from(hint.is_none()) << 2);
-                        let id = match frame_cache.get(&(pid, f.addr, flags)) {
-                            Some(&id) => id,
-                            None => {
-                                let addr = if ret { f.addr - 1 } else { f.addr };
-                                let id = intern(
-                                    tracker.locate(pid, addr, hint),
-                                    Some(f.addr),
-                                    &mut locations,
-                                    &mut shown,
-                                );
-                                frame_cache.insert((pid, f.addr, flags), id);
-                                id
-                            }
-                        };
-                        chain_locs.push(id);
+            for f in chain_lookups(&s) {
+                // Most frames recur: remember what (pid, address, how looked
+                // up) gave until the address spaces change.
+                let flags = u8::from(f.is_return)
+                    | (u8::from(f.kernel == Some(true)) << 1)
+                    | (u8::from(f.kernel.is_none()) << 2);
+                let id = match frame_cache.get(&(pid, f.addr, flags)) {
+                    Some(&id) => id,
+                    None => {
+                        let l = tracker.locate(pid, f.lookup, f.kernel);
+                        let id = intern(l, Some(f.addr), &mut locations, &mut shown);
+                        frame_cache.insert((pid, f.addr, flags), id);
+                        id
                     }
-                }
-                _ => chain_locs.push(leaf),
+                };
+                chain_locs.push(id);
             }
         }
         let chain_end = chain_locs.len() as u32;

@@ -55,4 +55,4 @@ pub use crate::locate::{same_build_id, LocateError, Locator};
 pub use crate::maps::{AddressSpaces, Mapping, Maps};
 pub use crate::symbolizer::{Config, InlineFrame, Resolved, Symbolizer, Unresolved};
 pub use crate::symtab::{Rank, RawSymbol, Symbol, SymbolTable};
-pub use crate::tracker::{Location, Tracker};
+pub use crate::tracker::{chain_lookups, leaf_lookup, FrameLookup, Location, Tracker};

@@ -75,6 +75,8 @@ pub struct Resolved {
     pub addr: u64,
     /// Inline chain, innermost first (only when asked for and DWARF exists).
     pub inlined: Vec<InlineFrame>,
+    /// The binary that was used and the virtual address looked up in it.
+    pub binary: Option<(PathBuf, u64)>,
 }
 
 /// Symbolization settings.
@@ -218,6 +220,7 @@ impl Symbolizer {
                         reason: None,
                         addr,
                         inlined: Vec::new(),
+                        binary: None,
                     },
                     None => unresolved("[kernel.kallsyms]", addr, Unresolved::NoSymbol),
                 },
@@ -261,23 +264,35 @@ impl Symbolizer {
             .map(|&i| {
                 let off = offset_of(i);
                 let vaddr = bin.vaddr_of_offset(off);
-                let r = match bin.symbols().find(vaddr) {
+                let sym = bin.symbols().find(vaddr);
+                let mut inlined = ctx
+                    .as_ref()
+                    .map(|c| inline_frames(c, vaddr))
+                    .unwrap_or_default();
+                // Without DWARF for the address, the symbol is its only
+                // level, as binutils addr2line reports it.
+                if let (true, Some(_), Some(s)) = (inlined.is_empty(), &ctx, sym) {
+                    inlined.push(InlineFrame {
+                        function: Some(display_name(&s.name)),
+                        raw_function: Some(s.name.clone()),
+                        file: None,
+                        line: None,
+                    });
+                }
+                let binary = Some((bin.path().to_path_buf(), vaddr));
+                let r = match sym {
                     Some(s) => Resolved {
                         dso: name.clone(),
                         symbol: Some(display_name(&s.name)),
                         raw_symbol: Some(s.name.clone()),
                         reason: None,
                         addr: off,
-                        inlined: ctx
-                            .as_ref()
-                            .map(|c| inline_frames(c, vaddr))
-                            .unwrap_or_default(),
+                        inlined,
+                        binary,
                     },
                     None => Resolved {
-                        inlined: ctx
-                            .as_ref()
-                            .map(|c| inline_frames(c, vaddr))
-                            .unwrap_or_default(),
+                        inlined,
+                        binary,
                         ..unresolved(&name, off, Unresolved::NoSymbol)
                     },
                 };
@@ -295,6 +310,7 @@ fn unresolved(dso: &str, addr: u64, why: Unresolved) -> Resolved {
         reason: Some(why),
         addr,
         inlined: Vec::new(),
+        binary: None,
     }
 }
 
@@ -310,11 +326,9 @@ fn inline_frames(ctx: &addr2line::Context<crate::binary::Reader>, vaddr: u64) ->
             .as_ref()
             .and_then(|n| n.raw_name().ok())
             .map(|n| n.to_string());
-        let function = f
-            .function
-            .as_ref()
-            .and_then(|n| n.demangle().ok())
-            .map(|n| n.to_string());
+        // Demangled here (Rust without hash, C++ with parameters), as for
+        // symbols, so both spellings agree.
+        let function = raw.as_deref().map(display_name);
         let (file, line) = f
             .location
             .map_or((None, None), |l| (l.file.map(str::to_string), l.line));

@@ -3,7 +3,7 @@
 
 use rustc_hash::FxHashMap;
 
-use perfq_reader::{Capture, MmapFileId, RecordData};
+use perfq_reader::{misc, CallchainContext, Capture, MmapFileId, RecordData, Sample};
 
 use crate::dso::{kind_of, Dso, DsoId, DsoKind, Dsos};
 use crate::maps::{AddressSpaces, Mapping};
@@ -128,4 +128,73 @@ impl Tracker {
             None => Location::Unmapped { addr },
         }
     }
+}
+
+/// How one address of a sample is looked up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameLookup {
+    /// The address as recorded.
+    pub addr: u64,
+    /// The address to look up: a return address minus 1 (the call).
+    pub lookup: u64,
+    /// Whether it is a return address.
+    pub is_return: bool,
+    /// Kernel (`Some(true)`) or user (`Some(false)`) address space, from the
+    /// callchain context or the cpu mode.
+    pub kernel: Option<bool>,
+    /// The callchain context it came with.
+    pub context: Option<CallchainContext>,
+}
+
+/// The sample's own address (its ip), looked up in the space its cpu mode
+/// names.
+pub fn leaf_lookup(s: &Sample<'_>) -> Option<FrameLookup> {
+    let ip = s.ip?;
+    let kernel = matches!(s.cpu_mode(), misc::KERNEL | misc::GUEST_KERNEL);
+    Some(FrameLookup {
+        addr: ip,
+        lookup: ip,
+        is_return: false,
+        kernel: Some(kernel),
+        context: None,
+    })
+}
+
+/// The sample's callchain as lookups, leaf first; the ip alone when there
+/// is no callchain.
+///
+/// Return addresses point after their call, so they are looked up at pc - 1.
+/// The first address of each context is an exact pc (the sample ip; the
+/// user pc where the kernel was entered), and 0, which ends broken
+/// frame-pointer chains, is no call: those are looked up as they are.
+pub fn chain_lookups<'a>(s: &Sample<'a>) -> impl Iterator<Item = FrameLookup> + 'a {
+    let kernel_mode = matches!(s.cpu_mode(), misc::KERNEL | misc::GUEST_KERNEL);
+    let chain = s.callchain.filter(|c| c.frames().next().is_some());
+    let leaf = if chain.is_none() {
+        leaf_lookup(s)
+    } else {
+        None
+    };
+    let mut prev_context = None;
+    let frames = chain
+        .into_iter()
+        .flat_map(|c| c.frames())
+        .enumerate()
+        .map(move |(i, f)| {
+            let first_in_context = i == 0 || f.context != prev_context;
+            prev_context = f.context;
+            let is_return = !first_in_context && f.addr != 0;
+            let kernel = f
+                .context
+                .map(|c| matches!(c, CallchainContext::Kernel | CallchainContext::GuestKernel))
+                .or(Some(kernel_mode && i == 0));
+            FrameLookup {
+                addr: f.addr,
+                lookup: if is_return { f.addr - 1 } else { f.addr },
+                is_return,
+                kernel,
+                context: f.context,
+            }
+        });
+    leaf.into_iter().chain(frames)
 }
