@@ -16,6 +16,10 @@ use rustc_hash::FxHashMap;
 
 const CSV_HEADER: &str = "offset,event,time,pid,tid,cpu,cpumode,ip,addr,id,stream_id,period,weight,data_src,phys_addr,cgroup,callchain,read";
 
+/// The resolved locations and, per frame of one sample, its lookup and
+/// location index.
+type SymbolizedFrames<'a> = (&'a [Resolved], &'a [(FrameLookup, u32)]);
+
 /// Symbolization of `perfq dump --symbols`: every sample location resolved
 /// up front (one pass over the capture), so the output pass only looks up.
 struct Symbols {
@@ -239,7 +243,7 @@ fn write_sample(
     s: &Sample<'_>,
     members: &[MemberDelta],
     capture: &Capture,
-    frames: Option<(&[Resolved], &[(FrameLookup, u32)])>,
+    frames: Option<SymbolizedFrames<'_>>,
 ) {
     let mut o = Obj::new(buf);
     o.hex("offset", offset)

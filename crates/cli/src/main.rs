@@ -118,7 +118,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             symfs,
             kallsyms,
         } => {
-            let config = symbols.then(|| perfq_symbolize::Config {
+            let config = symbols.then_some(perfq_symbolize::Config {
                 symfs,
                 kallsyms,
                 inline: true,

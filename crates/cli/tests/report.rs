@@ -325,6 +325,17 @@ fn inline_chains_agree_with_addr2line(data: &Path, binaries: &[&str]) -> usize {
                     )
                 })
                 .collect();
+            // Without line information addr2line names a file from the
+            // symbol table (STT_FILE, e.g. crtstuff.c); only the function
+            // is compared there.
+            let expected: Vec<(String, String, Option<u64>)> = expected
+                .iter()
+                .enumerate()
+                .map(|(i, e)| match (e.2, got.get(i)) {
+                    (None, Some(g)) if g.2.is_none() => (e.0.clone(), g.1.clone(), None),
+                    _ => e.clone(),
+                })
+                .collect();
             assert_eq!(got, expected, "{bin} {vaddr}: inline chain");
         }
     }
