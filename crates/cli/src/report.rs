@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use perfq_reader::{Capture, MemberDelta, ReadDeltas, RecordData, RecordType};
 use perfq_symbolize::{
-    chain_lookups, leaf_lookup, Config, Location, Resolved, Symbolizer, Tracker,
+    chain_lookups, leaf_lookup, unwound_lookups, Config, FrameLookup, Location, Resolved,
+    StackUnwinder, Symbolizer, Tracker,
 };
 use rustc_hash::FxHashMap;
 use serde_json::json;
@@ -82,17 +83,20 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
     // offset in the DSO but a callchain entry as the address itself (for
     // return addresses: the return address, though it is looked up at
     // pc - 1, the call), so chain entries carry the address to show.
-    let mut loc_ids: FxHashMap<(Location, Option<u64>), u32> = FxHashMap::default();
+    // Frames perf unwound from a DWARF user stack also count every function
+    // inlined at their address ("name (inlined)"): those are expanded.
+    let mut loc_ids: FxHashMap<(Location, Option<u64>, bool), u32> = FxHashMap::default();
     let mut locations: Vec<Location> = Vec::new();
-    let mut shown: Vec<Option<u64>> = Vec::new();
+    let mut shown: Vec<(Option<u64>, bool)> = Vec::new();
     let mut intern = |l: Location,
                       show: Option<u64>,
+                      expand: bool,
                       locations: &mut Vec<Location>,
-                      shown: &mut Vec<Option<u64>>|
+                      shown: &mut Vec<(Option<u64>, bool)>|
      -> u32 {
-        *loc_ids.entry((l, show)).or_insert_with(|| {
+        *loc_ids.entry((l, show, expand)).or_insert_with(|| {
             locations.push(l);
-            shown.push(show);
+            shown.push((show, expand));
             (locations.len() - 1) as u32
         })
     };
@@ -105,6 +109,21 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
     let mut members: Vec<MemberDelta> = Vec::new();
     let mut bad = 0u64;
     let mut error = None;
+    let symbolizer = Symbolizer::new(
+        &Config {
+            symfs: opt.symfs.clone(),
+            kallsyms: opt.kallsyms.clone(),
+            inline: false,
+        },
+        tracker.kernel_build_id(),
+        capture.meta().os_release.as_deref(),
+    );
+    // User stacks recorded with --call-graph dwarf are unwound (x86_64).
+    let x86_64 = capture.meta().arch.as_deref().is_none_or(|a| a == "x86_64");
+    let mut unwinder = StackUnwinder::new();
+    let mut unwound: Vec<u64> = Vec::new();
+    let mut any_expanded = false;
+    let mut lookups: Vec<FrameLookup> = Vec::new();
     let mut records = capture.records_by_time();
     loop {
         let r = match records.next_record() {
@@ -138,22 +157,36 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
         let leaf = intern(
             tracker.locate(pid, leaf_frame.lookup, leaf_frame.kernel),
             None,
+            false,
             &mut locations,
             &mut shown,
         );
         let chain_start = chain_locs.len() as u32;
         if opt.children {
-            for f in chain_lookups(&s) {
+            unwound.clear();
+            if let (true, Some(regs), Some(stack)) = (x86_64, &s.regs_user, &s.stack_user) {
+                unwinder.unwind(&tracker, &symbolizer, pid, regs, stack, &mut unwound);
+            }
+            lookups.clear();
+            if unwound.is_empty() {
+                lookups.extend(chain_lookups(&s));
+            } else {
+                lookups.extend(unwound_lookups(&s, &unwound));
+            }
+            for &f in &lookups {
                 // Most frames recur: remember what (pid, address, how looked
                 // up) gave until the address spaces change.
+                let expand = !unwound.is_empty() && f.kernel == Some(false);
+                any_expanded |= expand;
                 let flags = u8::from(f.is_return)
                     | (u8::from(f.kernel == Some(true)) << 1)
-                    | (u8::from(f.kernel.is_none()) << 2);
+                    | (u8::from(f.kernel.is_none()) << 2)
+                    | (u8::from(expand) << 3);
                 let id = match frame_cache.get(&(pid, f.addr, flags)) {
                     Some(&id) => id,
                     None => {
                         let l = tracker.locate(pid, f.lookup, f.kernel);
-                        let id = intern(l, Some(f.addr), &mut locations, &mut shown);
+                        let id = intern(l, Some(f.addr), expand, &mut locations, &mut shown);
                         frame_cache.insert((pid, f.addr, flags), id);
                         id
                     }
@@ -181,17 +214,10 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
             samples.push((ev.0, period, leaf, chain_start, chain_end));
         }
     }
-    let symbolizer = Symbolizer::new(
-        &Config {
-            symfs: opt.symfs.clone(),
-            kallsyms: opt.kallsyms.clone(),
-            inline: false,
-        },
-        tracker.kernel_build_id(),
-        capture.meta().os_release.as_deref(),
-    );
+    let mut symbolizer = symbolizer;
+    symbolizer.set_inline(any_expanded);
     let resolved = symbolizer.resolve_all(tracker.dsos(), &locations);
-    let key_of = |(r, show): (&Resolved, &Option<u64>)| -> (String, String) {
+    let key_of = |(r, (show, _)): (&Resolved, &(Option<u64>, bool))| -> (String, String) {
         let sym = r
             .symbol
             .clone()
@@ -219,6 +245,34 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
             })
         })
         .collect();
+    // The keys a callchain entry counts for: its own, or for expanded
+    // frames one per inlining level, as perf's `append_inlines` names them
+    // (the function itself where the DWARF name is the symbol's).
+    let mut chain_key_start: Vec<u32> = Vec::with_capacity(resolved.len() + 1);
+    let mut chain_keys: Vec<u32> = Vec::new();
+    for (loc, (r, (_, expand))) in resolved.iter().zip(&shown).enumerate() {
+        chain_key_start.push(chain_keys.len() as u32);
+        if !*expand || r.inlined.is_empty() || r.symbol.is_none() {
+            chain_keys.push(loc_key[loc]);
+            continue;
+        }
+        for f in &r.inlined {
+            let name = f.function.as_deref().unwrap_or("??");
+            let (dso, sym) = key_of((r, &(None, false)));
+            let k = if Some(name) == r.symbol.as_deref() {
+                (dso, sym)
+            } else {
+                (dso, format!("{name} (inlined)"))
+            };
+            let id = *key_ids.entry(k.clone()).or_insert_with(|| {
+                keys.push(k);
+                key_loc.push(loc as u32);
+                (keys.len() - 1) as u32
+            });
+            chain_keys.push(id);
+        }
+    }
+    chain_key_start.push(chain_keys.len() as u32);
 
     let wanted = |e: usize| -> bool {
         match &opt.event {
@@ -249,8 +303,13 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
         a.period += period;
         if opt.children {
             // The sample's own entry and every callchain entry.
-            for &l in std::iter::once(&leaf).chain(&chain_locs[cs as usize..ce as usize]) {
-                let k = loc_key[l as usize] as usize;
+            let own = loc_key[leaf as usize];
+            let chain = chain_locs[cs as usize..ce as usize].iter().flat_map(|&l| {
+                let (a, b) = (chain_key_start[l as usize], chain_key_start[l as usize + 1]);
+                chain_keys[a as usize..b as usize].iter().copied()
+            });
+            for k in std::iter::once(own).chain(chain) {
+                let k = k as usize;
                 if stamp[k] == si {
                     continue;
                 }

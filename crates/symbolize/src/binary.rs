@@ -67,6 +67,64 @@ pub struct Binary {
     dwarf_file: Option<Arc<memmap2::Mmap>>,
     /// The debug file used for symbols or DWARF, if any.
     debug_path: Option<PathBuf>,
+    /// Call-frame information for unwinding user stacks.
+    unwind: UnwindSections,
+}
+
+/// A byte range of a mapped file, shared.
+#[derive(Clone)]
+pub struct FileBytes {
+    map: Arc<memmap2::Mmap>,
+    range: std::ops::Range<usize>,
+}
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.map.get(self.range.clone()).unwrap_or(&[])
+    }
+}
+
+/// One section for unwinding: its address range and bytes.
+#[derive(Clone)]
+pub struct SectionBytes {
+    /// Stated virtual address range.
+    pub svma: std::ops::Range<u64>,
+    /// Its bytes.
+    pub data: FileBytes,
+}
+
+/// The sections a CFI unwinder needs.
+#[derive(Clone, Default)]
+pub struct UnwindSections {
+    /// The address the first PT_LOAD segment is linked at.
+    pub base_svma: u64,
+    /// `.text`.
+    pub text: Option<SectionBytes>,
+    /// `.eh_frame`.
+    pub eh_frame: Option<SectionBytes>,
+    /// `.eh_frame_hdr`.
+    pub eh_frame_hdr: Option<SectionBytes>,
+    /// `.debug_frame` (from the debug file when it has one).
+    pub debug_frame: Option<SectionBytes>,
+}
+
+fn section_bytes(
+    obj: &object::File<'_>,
+    map: &Arc<memmap2::Mmap>,
+    name: &str,
+) -> Option<SectionBytes> {
+    let s = obj.section_by_name(name)?;
+    let (off, size) = s.file_range()?;
+    let range = usize::try_from(off).ok()?..usize::try_from(off.checked_add(size)?).ok()?;
+    map.get(range.clone())?;
+    Some(SectionBytes {
+        svma: s.address()..s.address() + s.size(),
+        data: FileBytes {
+            map: map.clone(),
+            range,
+        },
+    })
 }
 
 impl std::fmt::Debug for Binary {
@@ -137,6 +195,24 @@ impl Binary {
             _ if has_dwarf(&obj) => Some(data.clone()),
             _ => None,
         };
+        let base_svma = obj
+            .segments()
+            .filter(|s| s.file_range().1 > 0)
+            .map(|s| s.address())
+            .min()
+            .unwrap_or(0);
+        let debug_frame = match (&debug_obj, &debug_data) {
+            (Some(o), Some(d)) => section_bytes(o, d, ".debug_frame"),
+            _ => None,
+        }
+        .or_else(|| section_bytes(&obj, &data, ".debug_frame"));
+        let unwind = UnwindSections {
+            base_svma,
+            text: section_bytes(&obj, &data, ".text"),
+            eh_frame: section_bytes(&obj, &data, ".eh_frame"),
+            eh_frame_hdr: section_bytes(&obj, &data, ".eh_frame_hdr"),
+            debug_frame,
+        };
         Ok(Binary {
             path: path.into(),
             build_id,
@@ -144,6 +220,7 @@ impl Binary {
             symbols: SymbolTable::new(raw),
             dwarf_file,
             debug_path: debug.map(Path::to_path_buf),
+            unwind,
         })
     }
 
@@ -165,6 +242,11 @@ impl Binary {
     /// The function symbols.
     pub fn symbols(&self) -> &SymbolTable {
         &self.symbols
+    }
+
+    /// Call-frame information for unwinding.
+    pub fn unwind_sections(&self) -> &UnwindSections {
+        &self.unwind
     }
 
     /// Whether DWARF debug info is available.

@@ -46,8 +46,9 @@ mod maps;
 mod symbolizer;
 mod symtab;
 mod tracker;
+mod unwind;
 
-pub use crate::binary::{Binary, BinaryError};
+pub use crate::binary::{Binary, BinaryError, FileBytes, SectionBytes, UnwindSections};
 pub use crate::demangle::{demangle, display_name};
 pub use crate::dso::{Dso, DsoId, DsoKind, Dsos};
 pub use crate::kallsyms::{running_kernel_build_id, Kallsyms};
@@ -55,4 +56,7 @@ pub use crate::locate::{same_build_id, LocateError, Locator};
 pub use crate::maps::{AddressSpaces, Mapping, Maps};
 pub use crate::symbolizer::{Config, InlineFrame, Resolved, Symbolizer, Unresolved};
 pub use crate::symtab::{Rank, RawSymbol, Symbol, SymbolTable};
-pub use crate::tracker::{chain_lookups, leaf_lookup, FrameLookup, Location, Tracker};
+pub use crate::tracker::{
+    chain_lookups, leaf_lookup, unwound_lookups, FrameLookup, Location, Tracker,
+};
+pub use crate::unwind::StackUnwinder;

@@ -81,6 +81,11 @@ impl Maps {
         self.by_start.len()
     }
 
+    /// The mappings, by start address.
+    pub fn iter(&self) -> impl Iterator<Item = &Mapping> {
+        self.by_start.values()
+    }
+
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.by_start.is_empty()
@@ -92,6 +97,9 @@ impl Maps {
 pub struct AddressSpaces {
     processes: FxHashMap<u32, Maps>,
     kernel: Maps,
+    /// Bumped whenever a user address space changes, so that what was built
+    /// from one (unwinders) can tell it is stale.
+    generation: u64,
 }
 
 impl AddressSpaces {
@@ -101,7 +109,18 @@ impl AddressSpaces {
             self.kernel.insert(m);
         } else {
             self.processes.entry(pid).or_default().insert(m);
+            self.generation += 1;
         }
+    }
+
+    /// Changes so far to user address spaces.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The user mappings of `pid`.
+    pub fn user_maps(&self, pid: u32) -> Option<&Maps> {
+        self.processes.get(&pid)
     }
 
     /// A new process `pid` forked from `ppid` starts with its parent's
@@ -112,6 +131,7 @@ impl AddressSpaces {
         }
         if let Some(parent) = self.processes.get(&ppid).cloned() {
             self.processes.insert(pid, parent);
+            self.generation += 1;
         }
     }
 

@@ -148,12 +148,18 @@ impl Symbolizer {
         }
     }
 
+    /// Whether inline chains and file:line are resolved too.
+    pub fn set_inline(&mut self, inline: bool) {
+        self.inline = inline;
+    }
+
     /// Whether kernel symbols are available.
     pub fn has_kernel_symbols(&self) -> bool {
         self.kallsyms.is_some()
     }
 
-    fn binary(&self, dsos: &Dsos, id: DsoId) -> Result<Arc<Binary>, Unresolved> {
+    /// The binary of DSO `id`, opened once and shared.
+    pub fn binary(&self, dsos: &Dsos, id: DsoId) -> Result<Arc<Binary>, Unresolved> {
         if let Some(b) = self.binaries.lock().ok().and_then(|m| m.get(&id).cloned()) {
             return b;
         }

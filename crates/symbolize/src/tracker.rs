@@ -58,6 +58,11 @@ impl Tracker {
         }
     }
 
+    /// The address spaces as of the last record observed.
+    pub fn spaces(&self) -> &AddressSpaces {
+        &self.spaces
+    }
+
     /// The DSOs seen so far.
     pub fn dsos(&self) -> &Dsos {
         &self.dsos
@@ -197,4 +202,23 @@ pub fn chain_lookups<'a>(s: &Sample<'a>) -> impl Iterator<Item = FrameLookup> + 
             }
         });
     leaf.into_iter().chain(frames)
+}
+
+/// The lookups of a `--call-graph dwarf` sample whose user stack was
+/// unwound into `unwound` (the user ip, then return addresses minus 1):
+/// the kernel part of the recorded callchain, then the unwound frames, as
+/// perf joins them.
+pub fn unwound_lookups<'a>(
+    s: &Sample<'a>,
+    unwound: &'a [u64],
+) -> impl Iterator<Item = FrameLookup> + 'a {
+    let kernel = chain_lookups(s).filter(|f| f.kernel == Some(true) && f.context.is_some());
+    let user = unwound.iter().map(|&a| FrameLookup {
+        addr: a,
+        lookup: a,
+        is_return: false,
+        kernel: Some(false),
+        context: Some(CallchainContext::User),
+    });
+    kernel.chain(user)
 }

@@ -1,0 +1,158 @@
+//! Unwinding user stacks recorded with `--call-graph dwarf`: the sample's
+//! user registers and stack bytes, walked with the binaries' call-frame
+//! information (`.eh_frame`, `.debug_frame`) by framehop.
+//!
+//! Like perf's libunwind and libdw unwinders, every frame after the first
+//! is reported as its return address minus 1 (the call instruction), so
+//! that it names the calling function and line.
+
+use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
+use framehop::{ExplicitModuleSectionInfo, Module, Unwinder};
+use rustc_hash::FxHashMap;
+
+use perfq_reader::{Regs, StackUser};
+
+use crate::binary::FileBytes;
+use crate::dso::{DsoId, DsoKind};
+use crate::symbolizer::Symbolizer;
+use crate::tracker::Tracker;
+
+/// perf's x86_64 register numbers (`perf_regs.h`) for the registers the
+/// unwinder needs.
+const X86_BP: u32 = 6;
+const X86_SP: u32 = 7;
+const X86_IP: u32 = 8;
+
+/// Frames at most per stack, as perf's default `max_stack`.
+const MAX_FRAMES: usize = 127;
+
+/// Unwinds user stacks of x86_64 captures.
+#[derive(Default)]
+pub struct StackUnwinder {
+    modules: FxHashMap<(DsoId, u64, u64, u64), Option<Module<FileBytes>>>,
+    per_pid: FxHashMap<u32, (u64, UnwinderX86_64<FileBytes>)>,
+    cache: Option<CacheX86_64>,
+}
+
+/// The value of register `reg` in a perf register dump.
+fn reg(regs: &Regs<'_>, reg: u32) -> Option<u64> {
+    if regs.mask & (1 << reg) == 0 {
+        return None;
+    }
+    let index = (regs.mask & ((1u64 << reg) - 1)).count_ones() as usize;
+    regs.values.get(index)
+}
+
+impl StackUnwinder {
+    /// A new unwinder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Unwinds the user stack of a sample of process `pid`, appending the
+    /// frame addresses (the user ip, then each return address minus 1) to
+    /// `out`. Returns false when the sample has no usable registers or stack.
+    pub fn unwind(
+        &mut self,
+        tracker: &Tracker,
+        symbolizer: &Symbolizer,
+        pid: u32,
+        regs: &Regs<'_>,
+        stack: &StackUser<'_>,
+        out: &mut Vec<u64>,
+    ) -> bool {
+        if regs.abi != 2 {
+            return false;
+        }
+        let (Some(ip), Some(sp), Some(bp)) =
+            (reg(regs, X86_IP), reg(regs, X86_SP), reg(regs, X86_BP))
+        else {
+            return false;
+        };
+        let generation = tracker.spaces().generation();
+        let stale = self.per_pid.get(&pid).is_none_or(|(g, _)| *g != generation);
+        if stale {
+            let unwinder = self.build(tracker, symbolizer, pid);
+            self.per_pid.insert(pid, (generation, unwinder));
+        }
+        let Some((_, unwinder)) = self.per_pid.get(&pid) else {
+            return false;
+        };
+        let data = stack.valid();
+        let mut read_stack = |addr: u64| -> Result<u64, ()> {
+            let off = usize::try_from(addr.checked_sub(sp).ok_or(())?).map_err(|_| ())?;
+            let bytes = data.get(off..off.checked_add(8).ok_or(())?).ok_or(())?;
+            Ok(u64::from_le_bytes(bytes.try_into().map_err(|_| ())?))
+        };
+        let cache = self.cache.get_or_insert_with(CacheX86_64::new);
+        let mut frames = unwinder.iter_frames(
+            ip,
+            UnwindRegsX86_64::new(ip, sp, bp),
+            cache,
+            &mut read_stack,
+        );
+        while let Ok(Some(f)) = frames.next() {
+            out.push(f.address_for_lookup());
+            if out.len() >= MAX_FRAMES {
+                break;
+            }
+        }
+        true
+    }
+
+    fn build(
+        &mut self,
+        tracker: &Tracker,
+        symbolizer: &Symbolizer,
+        pid: u32,
+    ) -> UnwinderX86_64<FileBytes> {
+        let mut unwinder = UnwinderX86_64::new();
+        let Some(maps) = tracker.spaces().user_maps(pid) else {
+            return unwinder;
+        };
+        let dsos = tracker.dsos();
+        for m in maps.iter() {
+            if dsos.get(m.dso).kind != DsoKind::User {
+                continue;
+            }
+            let key = (m.dso, m.start, m.end, m.pgoff);
+            let module = self
+                .modules
+                .entry(key)
+                .or_insert_with(|| {
+                    let bin = symbolizer.binary(dsos, m.dso).ok()?;
+                    let u = bin.unwind_sections();
+                    // The load bias: where the file offset pgoff is mapped
+                    // minus where it is linked.
+                    let bias = m.start.wrapping_sub(bin.vaddr_of_offset(m.pgoff));
+                    let info = ExplicitModuleSectionInfo {
+                        base_svma: u.base_svma,
+                        text_svma: u.text.as_ref().map(|s| s.svma.clone()),
+                        text: u.text.as_ref().map(|s| s.data.clone()),
+                        eh_frame_svma: u.eh_frame.as_ref().map(|s| s.svma.clone()),
+                        eh_frame: u.eh_frame.as_ref().map(|s| s.data.clone()),
+                        eh_frame_hdr_svma: u.eh_frame_hdr.as_ref().map(|s| s.svma.clone()),
+                        eh_frame_hdr: u.eh_frame_hdr.as_ref().map(|s| s.data.clone()),
+                        debug_frame: u.debug_frame.as_ref().map(|s| s.data.clone()),
+                        stubs_svma: None,
+                        stub_helper_svma: None,
+                        got_svma: None,
+                        unwind_info: None,
+                        text_segment_svma: None,
+                        text_segment: None,
+                    };
+                    Some(Module::new(
+                        dsos.get(m.dso).path.clone(),
+                        m.start..m.end,
+                        bias.wrapping_add(u.base_svma),
+                        info,
+                    ))
+                })
+                .clone();
+            if let Some(module) = module {
+                unwinder.add_module(module);
+            }
+        }
+        unwinder
+    }
+}
