@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::jsonw::Obj;
 use crate::{sideband, DumpFormat, DumpRecords, Outcome};
 use perfq_symbolize::{
-    chain_lookups, Config, FrameLookup, Location, Resolved, Symbolizer, Tracker,
+    Config, FrameLookup, Location, Resolved, StackUnwinder, Symbolizer, Tracker,
 };
 use rustc_hash::FxHashMap;
 
@@ -25,12 +25,22 @@ type SymbolizedFrames<'a> = (&'a [Resolved], &'a [(FrameLookup, u32)]);
 struct Symbols {
     ids: FxHashMap<Location, u32>,
     resolved: Vec<Resolved>,
+    /// The output pass's own view of the address spaces and stacks.
     tracker: Tracker,
+    symbolizer: Symbolizer,
+    unwinder: StackUnwinder,
 }
 
 impl Symbols {
     fn collect(capture: &Capture, config: &Config) -> anyhow::Result<Symbols> {
         let mut tracker = Tracker::new(capture);
+        let symbolizer = Symbolizer::new(
+            config,
+            tracker.kernel_build_id(),
+            capture.meta().os_release.as_deref(),
+        );
+        let mut unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
+        let mut lookups = Vec::new();
         let mut ids: FxHashMap<Location, u32> = FxHashMap::default();
         let mut locations = Vec::new();
         let mut records = capture.records_by_time();
@@ -44,7 +54,8 @@ impl Symbols {
             }
             let Ok(s) = capture.sample(&r) else { continue };
             let Some(pid) = s.pid else { continue };
-            for f in chain_lookups(&s) {
+            unwinder.sample_frames(&tracker, &symbolizer, &s, &mut lookups);
+            for f in &lookups {
                 let l = tracker.locate(pid, f.lookup, f.kernel);
                 ids.entry(l).or_insert_with(|| {
                     locations.push(l);
@@ -52,16 +63,14 @@ impl Symbols {
                 });
             }
         }
-        let symbolizer = Symbolizer::new(
-            config,
-            tracker.kernel_build_id(),
-            capture.meta().os_release.as_deref(),
-        );
         let resolved = symbolizer.resolve_all(tracker.dsos(), &locations);
+        let unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
         Ok(Symbols {
             ids,
             resolved,
             tracker: Tracker::new(capture),
+            symbolizer,
+            unwinder,
         })
     }
 }
@@ -85,6 +94,7 @@ pub fn run(
         None => None,
     };
     let mut frames: Vec<(FrameLookup, u32)> = Vec::new();
+    let mut lookups: Vec<FrameLookup> = Vec::new();
     let mut records = capture.records_by_time();
     let mut deltas = ReadDeltas::new();
     let mut members: Vec<MemberDelta> = Vec::new();
@@ -166,8 +176,10 @@ pub fn run(
         deltas.apply(events, ev, &sample, &mut members);
         let name = events.get(ev).map_or("", |e| e.name.as_str());
         frames.clear();
-        if let (Some(sym), Some(pid)) = (symbols.as_ref(), sample.pid) {
-            for f in chain_lookups(&sample) {
+        if let (Some(sym), Some(pid)) = (symbols.as_mut(), sample.pid) {
+            sym.unwinder
+                .sample_frames(&sym.tracker, &sym.symbolizer, &sample, &mut lookups);
+            for &f in &lookups {
                 let l = sym.tracker.locate(pid, f.lookup, f.kernel);
                 if let Some(&id) = sym.ids.get(&l) {
                     frames.push((f, id));

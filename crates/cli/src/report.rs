@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 
 use perfq_reader::{Capture, MemberDelta, ReadDeltas, RecordData, RecordType};
 use perfq_symbolize::{
-    chain_lookups, leaf_lookup, unwound_lookups, Config, FrameLookup, Location, Resolved,
-    StackUnwinder, Symbolizer, Tracker,
+    leaf_lookup, Config, FrameLookup, Location, Resolved, StackUnwinder, Symbolizer, Tracker,
 };
 use rustc_hash::FxHashMap;
 use serde_json::json;
@@ -119,9 +118,7 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
         capture.meta().os_release.as_deref(),
     );
     // User stacks recorded with --call-graph dwarf are unwound (x86_64).
-    let x86_64 = capture.meta().arch.as_deref().is_none_or(|a| a == "x86_64");
-    let mut unwinder = StackUnwinder::new();
-    let mut unwound: Vec<u64> = Vec::new();
+    let mut unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
     let mut any_expanded = false;
     let mut lookups: Vec<FrameLookup> = Vec::new();
     let mut records = capture.records_by_time();
@@ -163,20 +160,11 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
         );
         let chain_start = chain_locs.len() as u32;
         if opt.children {
-            unwound.clear();
-            if let (true, Some(regs), Some(stack)) = (x86_64, &s.regs_user, &s.stack_user) {
-                unwinder.unwind(&tracker, &symbolizer, pid, regs, stack, &mut unwound);
-            }
-            lookups.clear();
-            if unwound.is_empty() {
-                lookups.extend(chain_lookups(&s));
-            } else {
-                lookups.extend(unwound_lookups(&s, &unwound));
-            }
+            let unwound = unwinder.sample_frames(&tracker, &symbolizer, &s, &mut lookups);
             for &f in &lookups {
                 // Most frames recur: remember what (pid, address, how looked
                 // up) gave until the address spaces change.
-                let expand = !unwound.is_empty() && f.kernel == Some(false);
+                let expand = unwound && f.kernel == Some(false);
                 any_expanded |= expand;
                 let flags = u8::from(f.is_return)
                     | (u8::from(f.kernel == Some(true)) << 1)

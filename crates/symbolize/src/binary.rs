@@ -265,6 +265,23 @@ impl Binary {
         off
     }
 
+    /// The load bias of a mapping of this file that starts at address
+    /// `start` with file offset `pgoff`: runtime address minus linked
+    /// address. The kernel maps each PT_LOAD from its page-aligned offset,
+    /// so the segment whose offset rounds down to `pgoff` says where the
+    /// mapping's first byte is linked (offsets and addresses of a segment
+    /// can differ by more than the page, e.g. in Rust binaries).
+    pub fn load_bias(&self, start: u64, pgoff: u64) -> u64 {
+        const PAGE: u64 = 4096;
+        let linked = self
+            .segments
+            .iter()
+            .find(|&&(o, size, _)| size > 0 && o & !(PAGE - 1) == pgoff)
+            .map(|&(o, _, vaddr)| vaddr - (o - pgoff))
+            .unwrap_or_else(|| self.vaddr_of_offset(pgoff));
+        start.wrapping_sub(linked)
+    }
+
     /// A DWARF context for this binary's debug info, built on demand. It
     /// is not `Sync`: build one per thread that resolves this binary.
     pub fn dwarf(&self) -> Option<addr2line::Context<Reader>> {

@@ -10,12 +10,12 @@ use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, Module, Unwinder};
 use rustc_hash::FxHashMap;
 
-use perfq_reader::{Regs, StackUser};
+use perfq_reader::{Regs, Sample, StackUser};
 
 use crate::binary::FileBytes;
 use crate::dso::{DsoId, DsoKind};
 use crate::symbolizer::Symbolizer;
-use crate::tracker::Tracker;
+use crate::tracker::{chain_lookups, unwound_lookups, FrameLookup, Tracker};
 
 /// perf's x86_64 register numbers (`perf_regs.h`) for the registers the
 /// unwinder needs.
@@ -29,6 +29,9 @@ const MAX_FRAMES: usize = 127;
 /// Unwinds user stacks of x86_64 captures.
 #[derive(Default)]
 pub struct StackUnwinder {
+    /// Whether the capture's architecture is one this unwinder reads.
+    enabled: bool,
+    unwound: Vec<u64>,
     modules: FxHashMap<(DsoId, u64, u64, u64), Option<Module<FileBytes>>>,
     per_pid: FxHashMap<u32, (u64, UnwinderX86_64<FileBytes>)>,
     cache: Option<CacheX86_64>,
@@ -44,9 +47,45 @@ fn reg(regs: &Regs<'_>, reg: u32) -> Option<u64> {
 }
 
 impl StackUnwinder {
-    /// A new unwinder.
-    pub fn new() -> Self {
-        Self::default()
+    /// An unwinder for a capture of architecture `arch` (`uname -m`;
+    /// `None` when the capture does not say). Only x86_64 stacks are
+    /// unwound; for others [`StackUnwinder::sample_frames`] gives the
+    /// recorded callchain.
+    pub fn new(arch: Option<&str>) -> Self {
+        StackUnwinder {
+            enabled: arch.is_none_or(|a| a == "x86_64"),
+            ..Self::default()
+        }
+    }
+
+    /// The frames of a sample to look up, leaf first, into `out`: for a
+    /// `--call-graph dwarf` sample the kernel callchain then the unwound
+    /// user stack; otherwise the recorded callchain (or the ip alone).
+    /// Returns whether the user stack was unwound (its frames are then the
+    /// ones perf expands into inlined functions).
+    pub fn sample_frames(
+        &mut self,
+        tracker: &Tracker,
+        symbolizer: &Symbolizer,
+        s: &Sample<'_>,
+        out: &mut Vec<FrameLookup>,
+    ) -> bool {
+        out.clear();
+        let mut unwound = std::mem::take(&mut self.unwound);
+        unwound.clear();
+        if let (true, Some(pid), Some(regs), Some(stack)) =
+            (self.enabled, s.pid, &s.regs_user, &s.stack_user)
+        {
+            self.unwind(tracker, symbolizer, pid, regs, stack, &mut unwound);
+        }
+        let did = !unwound.is_empty();
+        if did {
+            out.extend(unwound_lookups(s, &unwound));
+        } else {
+            out.extend(chain_lookups(s));
+        }
+        self.unwound = unwound;
+        did
     }
 
     /// Unwinds the user stack of a sample of process `pid`, appending the
@@ -122,9 +161,7 @@ impl StackUnwinder {
                 .or_insert_with(|| {
                     let bin = symbolizer.binary(dsos, m.dso).ok()?;
                     let u = bin.unwind_sections();
-                    // The load bias: where the file offset pgoff is mapped
-                    // minus where it is linked.
-                    let bias = m.start.wrapping_sub(bin.vaddr_of_offset(m.pgoff));
+                    let bias = bin.load_bias(m.start, m.pgoff);
                     let info = ExplicitModuleSectionInfo {
                         base_svma: u.base_svma,
                         text_svma: u.text.as_ref().map(|s| s.svma.clone()),
