@@ -133,6 +133,9 @@ impl Symbolizer {
                     Kallsyms::load(std::path::Path::new("/proc/kallsyms"))
                         .ok()
                         .filter(|k| !k.is_empty())
+                } else if let Some(k) = kernel_build_id.and_then(cached_kallsyms) {
+                    // perf's build-id cache keeps the kallsyms of recorded kernels.
+                    Some(k)
                 } else {
                     notes.push("the running kernel is not the one recorded: kernel symbols unresolved (give --kallsyms)".into());
                     None
@@ -306,6 +309,22 @@ impl Symbolizer {
             })
             .collect()
     }
+}
+
+/// The kallsyms perf saved for the kernel with `build_id`:
+/// `~/.debug/[kernel.kallsyms]/<build id>/kallsyms`.
+fn cached_kallsyms(build_id: &[u8]) -> Option<Kallsyms> {
+    let home = std::env::var_os("HOME")?;
+    let n = build_id.len() - build_id.iter().rev().take_while(|b| **b == 0).count();
+    let hex: String = build_id[..n.max(16).min(build_id.len())]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let path = std::path::Path::new(&home)
+        .join(".debug/[kernel.kallsyms]")
+        .join(hex)
+        .join("kallsyms");
+    Kallsyms::load(&path).ok().filter(|k| !k.is_empty())
 }
 
 fn unresolved(dso: &str, addr: u64, why: Unresolved) -> Resolved {
