@@ -38,11 +38,20 @@ pub struct Dso {
 impl Dso {
     /// The short name perf's `--sort dso` shows: the file name for files,
     /// `[kernel.kallsyms]` for the kernel, `[name]` for modules.
-    pub fn short_name(&self) -> &str {
+    pub fn short_name(&self) -> std::borrow::Cow<'_, str> {
+        use std::borrow::Cow;
         match self.kind {
-            DsoKind::Kernel => "[kernel.kallsyms]",
-            _ if self.path.starts_with('[') => &self.path,
-            _ => self.path.rsplit('/').next().unwrap_or(&self.path),
+            DsoKind::Kernel => Cow::Borrowed("[kernel.kallsyms]"),
+            // perf names /tmp/perf-PID.map DSOs "[JIT] tid PID".
+            DsoKind::Jit => {
+                let pid = self
+                    .path
+                    .trim_start_matches("/tmp/perf-")
+                    .trim_end_matches(".map");
+                Cow::Owned(format!("[JIT] tid {pid}"))
+            }
+            _ if self.path.starts_with('[') => Cow::Borrowed(&self.path),
+            _ => Cow::Borrowed(self.path.rsplit('/').next().unwrap_or(&self.path)),
         }
     }
 }

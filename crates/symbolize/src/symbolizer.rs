@@ -253,7 +253,10 @@ impl Symbolizer {
             Location::Dso { offset, .. } => offset,
             _ => 0,
         };
-        if matches!(dso.kind, DsoKind::Anon | DsoKind::Jit) {
+        if dso.kind == DsoKind::Jit {
+            return self.resolve_jit(dsos, id, idx, locations);
+        }
+        if dso.kind == DsoKind::Anon {
             return idx
                 .iter()
                 .map(|&i| (i, unresolved(&name, offset_of(i), Unresolved::Anonymous)))
@@ -304,6 +307,66 @@ impl Symbolizer {
                         binary,
                         ..unresolved(&name, off, Unresolved::NoSymbol)
                     },
+                };
+                (i, r)
+            })
+            .collect()
+    }
+}
+
+impl Symbolizer {
+    /// JIT code: symbols from the `/tmp/perf-PID.map` text file (one
+    /// `START SIZE name` line per function, hex), under `--symfs`.
+    fn resolve_jit(
+        &self,
+        dsos: &Dsos,
+        id: DsoId,
+        idx: &[usize],
+        locations: &[Location],
+    ) -> Vec<(usize, Resolved)> {
+        let dso = dsos.get(id);
+        let name = dso.short_name().to_string();
+        let path = match &self.locator.symfs {
+            Some(root) => root.join(dso.path.trim_start_matches('/')),
+            None => PathBuf::from(&dso.path),
+        };
+        let table = std::fs::read_to_string(&path).ok().map(|text| {
+            let raw = text
+                .lines()
+                .filter_map(|l| {
+                    let mut it = l.splitn(3, ' ');
+                    let start =
+                        u64::from_str_radix(it.next()?.trim_start_matches("0x"), 16).ok()?;
+                    let size = u64::from_str_radix(it.next()?.trim_start_matches("0x"), 16).ok()?;
+                    let name = it.next()?.trim().to_string();
+                    Some(crate::symtab::RawSymbol {
+                        start,
+                        size,
+                        name,
+                        rank: crate::symtab::Rank { binding: 2 },
+                        module: false,
+                    })
+                })
+                .collect();
+            crate::symtab::SymbolTable::new(raw)
+        });
+        idx.iter()
+            .map(|&i| {
+                let addr = match locations[i] {
+                    Location::Dso { offset, .. } => offset,
+                    _ => 0,
+                };
+                let r = match table.as_ref().and_then(|t| t.find(addr)) {
+                    Some(s) => Resolved {
+                        dso: name.clone(),
+                        symbol: Some(display_name(&s.name)),
+                        raw_symbol: Some(s.name.clone()),
+                        reason: None,
+                        addr,
+                        inlined: Vec::new(),
+                        binary: None,
+                    },
+                    None => unresolved(&name, addr, Unresolved::Anonymous),
                 };
                 (i, r)
             })

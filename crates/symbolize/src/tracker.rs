@@ -87,18 +87,33 @@ impl Tracker {
                     _ => self.feature_build_ids.get(&m.filename).cloned(),
                 };
                 let kernel = m.pid == u32::MAX;
+                let mut kind = kind_of(&m.filename, kernel);
+                let mut path = m.filename.clone();
+                // Executable anonymous memory is JIT code: its symbols, if
+                // any, are in /tmp/perf-PID.map, which perf uses as the DSO.
+                let exec = m.prot.is_none_or(|p| p & 4 != 0);
+                if kind == DsoKind::Anon && exec && !kernel {
+                    path = format!("/tmp/perf-{}.map", m.pid);
+                    kind = DsoKind::Jit;
+                }
                 let dso = self.dsos.intern(Dso {
-                    path: m.filename.clone(),
+                    path,
                     build_id,
-                    kind: kind_of(&m.filename, kernel),
+                    kind,
                 });
+                // JIT addresses are their own offsets (perf's identity map).
+                let pgoff = if kind == DsoKind::Jit {
+                    m.addr
+                } else {
+                    m.pgoff
+                };
                 let end = m.addr.saturating_add(m.len);
                 self.spaces.mmap(
                     m.pid,
                     Mapping {
                         start: m.addr,
                         end,
-                        pgoff: m.pgoff,
+                        pgoff,
                         dso,
                     },
                 );
