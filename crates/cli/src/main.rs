@@ -6,6 +6,7 @@ mod info;
 mod jsonw;
 mod report;
 mod sideband;
+mod symbols;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -45,12 +46,8 @@ enum Command {
         /// (JSON lines only).
         #[arg(long)]
         symbols: bool,
-        /// A root directory prefixed to binary paths (perf's --symfs).
-        #[arg(long)]
-        symfs: Option<PathBuf>,
-        /// Kernel symbols from this kallsyms file instead of /proc/kallsyms.
-        #[arg(long)]
-        kallsyms: Option<PathBuf>,
+        #[command(flatten)]
+        sources: symbols::SymbolSources,
     },
     /// Per-function self (and with --children, total) samples, periods and
     /// percentages, like `perf report --stdio`.
@@ -69,12 +66,8 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = report::ReportFormat::Table)]
         format: report::ReportFormat,
-        /// A root directory prefixed to binary paths (perf's --symfs).
-        #[arg(long)]
-        symfs: Option<PathBuf>,
-        /// Kernel symbols from this kallsyms file instead of /proc/kallsyms.
-        #[arg(long)]
-        kallsyms: Option<PathBuf>,
+        #[command(flatten)]
+        sources: symbols::SymbolSources,
     },
 }
 
@@ -115,14 +108,14 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             format,
             records,
             symbols,
-            symfs,
-            kallsyms,
+            sources,
         } => {
-            let config = symbols.then_some(perfq_symbolize::Config {
-                symfs,
-                kallsyms,
-                inline: true,
-            });
+            let resolved = if symbols {
+                Some(sources.resolve()?)
+            } else {
+                None
+            };
+            let config = resolved.as_ref().map(|r| r.config(true));
             dump::run(&file, format, records, config, &mut out)?
         }
         Command::Report {
@@ -131,16 +124,15 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             sort,
             event,
             format,
-            symfs,
-            kallsyms,
+            sources,
         } => {
+            let sources = sources.resolve()?;
             let opt = report::Options {
                 children,
                 sort,
                 event,
                 format,
-                symfs,
-                kallsyms,
+                symbols: sources.config(false),
             };
             report::run(&file, &opt, &mut out)?
         }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use perfq_reader::{Capture, MemberDelta, ReadDeltas, RecordData, RecordType};
 use perfq_symbolize::{
@@ -43,8 +43,7 @@ pub struct Options {
     pub sort: SortKey,
     pub event: Option<String>,
     pub format: ReportFormat,
-    pub symfs: Option<PathBuf>,
-    pub kallsyms: Option<PathBuf>,
+    pub symbols: Config,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -109,11 +108,7 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
     let mut bad = 0u64;
     let mut error = None;
     let symbolizer = Symbolizer::new(
-        &Config {
-            symfs: opt.symfs.clone(),
-            kallsyms: opt.kallsyms.clone(),
-            inline: false,
-        },
+        &opt.symbols,
         tracker.kernel_build_id(),
         capture.meta().os_release.as_deref(),
     );

@@ -13,9 +13,10 @@ use std::process::Command;
 use serde_json::Value;
 
 /// Builds the C test program and its shared library into a temp dir.
-fn build_c_program() -> Option<PathBuf> {
+fn build_c_program(test: &str) -> Option<PathBuf> {
     let src = common::root().join("crates/cli/tests/programs");
-    let dir = std::env::temp_dir().join(format!("perfq-report-{}", std::process::id()));
+    // One directory per test: tests of this file run in parallel.
+    let dir = std::env::temp_dir().join(format!("perfq-report-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).ok()?;
     let cc = |args: &[&str]| {
         Command::new("gcc")
@@ -203,7 +204,7 @@ fn report_agrees_with_perf_report_on_a_c_program() {
         eprintln!("SKIPPED: perf cannot record here; report not compared");
         return;
     }
-    let Some(dir) = build_c_program() else {
+    let Some(dir) = build_c_program("programs") else {
         eprintln!("SKIPPED: gcc is not available; report not compared");
         return;
     };
@@ -478,5 +479,89 @@ fn jit_symbols_from_perf_map() {
         ours.keys().collect::<Vec<_>>()
     );
     compare("jit self", &perf_percentages(&data, false), &ours);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Binaries gone from where they ran are found in a `perf archive`
+/// tarball (`--archive`) or under a `--symfs` root; without either, the
+/// report says they were not found. perfq runs with an empty HOME so that
+/// perf's own ~/.debug cache cannot help it.
+#[test]
+fn archive_and_symfs_are_symbol_sources() {
+    if !common::have_perf() || !common::can_record() {
+        eprintln!("SKIPPED: perf cannot record here; symbol sources not checked");
+        return;
+    }
+    let Some(dir) = build_c_program("sources") else {
+        eprintln!("SKIPPED: gcc is not available; symbol sources not checked");
+        return;
+    };
+    let data = record(&dir, "fp.data", &["-g"]);
+    let expected = perf_percentages(&data, false);
+    let archive = Command::new("perf")
+        .args(["archive", data.to_str().expect("path")])
+        .output()
+        .expect("perf archive");
+    assert!(
+        archive.status.success(),
+        "{}",
+        String::from_utf8_lossy(&archive.stderr)
+    );
+    let tarball = dir.join("fp.data.tar.bz2");
+    assert!(
+        tarball.is_file(),
+        "perf archive wrote {}",
+        tarball.display()
+    );
+    // A symfs root holding the binaries at their recorded paths.
+    let symfs = dir.join("symfs");
+    for bin in ["prog", "libhot.so"] {
+        let at = symfs
+            .join(dir.strip_prefix("/").expect("absolute"))
+            .join(bin);
+        std::fs::create_dir_all(at.parent().expect("parent")).expect("mkdir");
+        std::fs::copy(dir.join(bin), &at).expect("copy");
+        std::fs::remove_file(dir.join(bin)).expect("remove the binary");
+    }
+    let home = dir.join("empty-home");
+    std::fs::create_dir_all(&home).expect("home");
+    let report = |extra: &[&str]| -> Percentages {
+        let mut args = vec!["report", "--format", "json"];
+        args.extend_from_slice(extra);
+        args.push(data.to_str().expect("path"));
+        let out = Command::new(env!("CARGO_BIN_EXE_perfq"))
+            .args(&args)
+            .env("HOME", &home)
+            .output()
+            .expect("perfq");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let rows: Vec<Value> = serde_json::from_slice(&out.stdout).expect("json");
+        rows.iter()
+            .map(|r| {
+                let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
+                let p = r["self_percent"].as_f64().unwrap_or(0.0);
+                ((s("event"), s("dso"), s("symbol")), (p, p))
+            })
+            .collect()
+    };
+    let missing = report(&[]);
+    assert!(
+        !missing.keys().any(|k| k.2 == "leaf_sum"),
+        "without the binaries leaf_sum cannot resolve: {:?}",
+        missing.keys().collect::<Vec<_>>()
+    );
+    let from_archive = report(&["--archive", tarball.to_str().expect("path")]);
+    compare("from perf archive", &expected, &from_archive);
+    let from_symfs = report(&["--symfs", symfs.to_str().expect("path")]);
+    for sym in ["leaf_sum", "other_work", "lib_inner"] {
+        assert!(
+            from_symfs.keys().any(|k| k.2 == sym),
+            "{sym} resolved under --symfs"
+        );
+    }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -12,8 +12,9 @@ use crate::dso::Dso;
 pub struct Locator {
     /// A root prefixed to every path (perf's `--symfs`).
     pub symfs: Option<PathBuf>,
-    /// perf's build-id cache (`~/.debug`).
-    pub buildid_cache: Option<PathBuf>,
+    /// perf build-id caches: directories given first (e.g. an extracted
+    /// `perf archive`), then `~/.debug`.
+    pub buildid_caches: Vec<PathBuf>,
     /// Directories of `.build-id/xx/rest.debug` files.
     pub debug_dirs: Vec<PathBuf>,
 }
@@ -35,11 +36,16 @@ fn hex(b: &[u8]) -> String {
 }
 
 impl Locator {
-    /// The usual places: `$HOME/.debug` and `/usr/lib/debug`.
-    pub fn with_defaults(symfs: Option<PathBuf>) -> Locator {
+    /// The usual places: `buildid_dirs`, then `$HOME/.debug`, and
+    /// `/usr/lib/debug`.
+    pub fn with_defaults(symfs: Option<PathBuf>, buildid_dirs: &[PathBuf]) -> Locator {
         Locator {
             symfs,
-            buildid_cache: std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".debug")),
+            buildid_caches: buildid_dirs
+                .iter()
+                .cloned()
+                .chain(std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".debug")))
+                .collect(),
             debug_dirs: vec![PathBuf::from("/usr/lib/debug")],
         }
     }
@@ -54,15 +60,16 @@ impl Locator {
                 None => c.push(path.to_path_buf()),
             }
         }
-        if let (Some(cache), Some(h)) = (&self.buildid_cache, build_id_hex(dso.build_id.as_deref()))
-        {
-            c.push(
-                cache
-                    .join(".build-id")
-                    .join(&h[..2])
-                    .join(&h[2..])
-                    .join("elf"),
-            );
+        if let Some(h) = build_id_hex(dso.build_id.as_deref()) {
+            for cache in &self.buildid_caches {
+                c.push(
+                    cache
+                        .join(".build-id")
+                        .join(&h[..2])
+                        .join(&h[2..])
+                        .join("elf"),
+                );
+            }
         }
         c
     }
@@ -88,7 +95,7 @@ impl Locator {
             }
         }
         if let Some(h) = build_id_hex(build_id) {
-            if let Some(cache) = &self.buildid_cache {
+            for cache in &self.buildid_caches {
                 c.push(
                     cache
                         .join(".build-id")

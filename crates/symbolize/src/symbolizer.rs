@@ -88,6 +88,9 @@ pub struct Config {
     pub kallsyms: Option<PathBuf>,
     /// Resolve inline chains and file:line from DWARF.
     pub inline: bool,
+    /// Build-id caches to search before `~/.debug` (an extracted
+    /// `perf archive`, perf's `--buildid-dir`).
+    pub buildid_dirs: Vec<PathBuf>,
 }
 
 /// Resolves locations of one capture.
@@ -133,7 +136,9 @@ impl Symbolizer {
                     Kallsyms::load(std::path::Path::new("/proc/kallsyms"))
                         .ok()
                         .filter(|k| !k.is_empty())
-                } else if let Some(k) = kernel_build_id.and_then(cached_kallsyms) {
+                } else if let Some(k) =
+                    kernel_build_id.and_then(|id| cached_kallsyms(&config.buildid_dirs, id))
+                {
                     // perf's build-id cache keeps the kallsyms of recorded kernels.
                     Some(k)
                 } else {
@@ -143,7 +148,7 @@ impl Symbolizer {
             }
         };
         Symbolizer {
-            locator: Locator::with_defaults(config.symfs.clone()),
+            locator: Locator::with_defaults(config.symfs.clone(), &config.buildid_dirs),
             kallsyms,
             inline: config.inline,
             binaries: Mutex::new(FxHashMap::default()),
@@ -376,18 +381,17 @@ impl Symbolizer {
 
 /// The kallsyms perf saved for the kernel with `build_id`:
 /// `~/.debug/[kernel.kallsyms]/<build id>/kallsyms`.
-fn cached_kallsyms(build_id: &[u8]) -> Option<Kallsyms> {
-    let home = std::env::var_os("HOME")?;
+fn cached_kallsyms(dirs: &[PathBuf], build_id: &[u8]) -> Option<Kallsyms> {
     let n = build_id.len() - build_id.iter().rev().take_while(|b| **b == 0).count();
     let hex: String = build_id[..n.max(16).min(build_id.len())]
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    let path = std::path::Path::new(&home)
-        .join(".debug/[kernel.kallsyms]")
-        .join(hex)
-        .join("kallsyms");
-    Kallsyms::load(&path).ok().filter(|k| !k.is_empty())
+    let home = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".debug"));
+    dirs.iter().cloned().chain(home).find_map(|d| {
+        let path = d.join("[kernel.kallsyms]").join(&hex).join("kallsyms");
+        Kallsyms::load(&path).ok().filter(|k| !k.is_empty())
+    })
 }
 
 fn unresolved(dso: &str, addr: u64, why: Unresolved) -> Resolved {
