@@ -452,11 +452,7 @@ fn write_csv(
         })
         .collect::<Vec<_>>()
         .join(" ");
-    let event = if event.contains([',', '"']) {
-        format!("\"{}\"", event.replace('"', "\"\""))
-    } else {
-        event.to_string()
-    };
+    let event = crate::csv::field(event);
     writeln!(
         out,
         "{offset},{event},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{callchain},{read}",

@@ -1,6 +1,7 @@
 //! `perfq`: the command line. Parses arguments, calls the library crates,
 //! prints. Errors become one line on stderr and exit status 1.
 
+mod csv;
 mod dump;
 mod info;
 mod jsonw;

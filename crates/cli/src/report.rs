@@ -395,13 +395,7 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
             )?;
             for r in &rows {
                 let t = total_of(r);
-                let q = |s: &str| {
-                    if s.contains([',', '"']) {
-                        format!("\"{}\"", s.replace('"', "\"\""))
-                    } else {
-                        s.to_string()
-                    }
-                };
+                let q = crate::csv::field;
                 write!(
                     out,
                     "{},{},{},{},{},{:.4}",

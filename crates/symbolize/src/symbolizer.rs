@@ -254,10 +254,7 @@ impl Symbolizer {
     ) -> Vec<(usize, Resolved)> {
         let dso = dsos.get(id);
         let name = dso.short_name().to_string();
-        let offset_of = |i: usize| match locations[i] {
-            Location::Dso { offset, .. } => offset,
-            _ => 0,
-        };
+        let offset_of = |i: usize| dso_offset(locations[i]);
         if dso.kind == DsoKind::Jit {
             return self.resolve_jit(dsos, id, idx, locations);
         }
@@ -357,10 +354,7 @@ impl Symbolizer {
         });
         idx.iter()
             .map(|&i| {
-                let addr = match locations[i] {
-                    Location::Dso { offset, .. } => offset,
-                    _ => 0,
-                };
+                let addr = dso_offset(locations[i]);
                 let r = match table.as_ref().and_then(|t| t.find(addr)) {
                     Some(s) => Resolved {
                         dso: name.clone(),
@@ -392,6 +386,14 @@ fn cached_kallsyms(dirs: &[PathBuf], build_id: &[u8]) -> Option<Kallsyms> {
         let path = d.join("[kernel.kallsyms]").join(&hex).join("kallsyms");
         Kallsyms::load(&path).ok().filter(|k| !k.is_empty())
     })
+}
+
+/// The file offset of a DSO location (0 for others).
+fn dso_offset(l: Location) -> u64 {
+    match l {
+        Location::Dso { offset, .. } => offset,
+        _ => 0,
+    }
 }
 
 fn unresolved(dso: &str, addr: u64, why: Unresolved) -> Resolved {
