@@ -290,6 +290,12 @@ fn report_agrees_with_perf_report_on_a_c_program() {
 /// gives the inline chain (function, file, line; innermost first) that
 /// binutils `addr2line -f -i -C` gives. Returns how many addresses.
 fn inline_chains_agree_with_addr2line(data: &Path, binaries: &[&str]) -> usize {
+    inline_chains_agree_with("addr2line", data, binaries)
+}
+
+/// As [`inline_chains_agree_with_addr2line`], with another addr2line
+/// (`llvm-addr2line` reads split DWARF, binutils' does not).
+fn inline_chains_agree_with(tool: &str, data: &Path, binaries: &[&str]) -> usize {
     let out = common::perfq(&["dump", "--symbols", data.to_str().expect("path")]);
     assert!(
         out.status.success(),
@@ -309,7 +315,7 @@ fn inline_chains_agree_with_addr2line(data: &Path, binaries: &[&str]) -> usize {
             if !seen.insert((bin.to_string(), vaddr.to_string())) {
                 continue;
             }
-            let a2l = Command::new("addr2line")
+            let a2l = Command::new(tool)
                 .args(["-f", "-i", "-C", "-e", bin, vaddr])
                 .output()
                 .expect("addr2line");
@@ -563,5 +569,41 @@ fn archive_and_symfs_are_symbol_sources() {
             "{sym} resolved under --symfs"
         );
     }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Split DWARF: the inline chains live in `.dwo` files beside the binary.
+#[test]
+fn split_dwarf_inline_chains_agree_with_llvm_addr2line() {
+    if !common::have_perf() || !common::can_record() {
+        eprintln!("SKIPPED: perf cannot record here; split DWARF not checked");
+        return;
+    }
+    if Command::new("llvm-addr2line")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED: llvm-addr2line is not installed; split DWARF not checked");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("perfq-split-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let src = common::root().join("crates/cli/tests/programs");
+    let built = Command::new("gcc")
+        .args(["-O2", "-g", "-gsplit-dwarf", "-fno-omit-frame-pointer"])
+        .arg(src.join("prog.c"))
+        .arg(src.join("libhot.c"))
+        .args(["-o", "sprog"])
+        .current_dir(&dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !built {
+        eprintln!("SKIPPED: gcc cannot build split DWARF here");
+        return;
+    }
+    let data = record_program(&dir, "split.data", &["-g"], &["./sprog", "30000000"]);
+    let n = inline_chains_agree_with("llvm-addr2line", &data, &["sprog"]);
+    println!("split DWARF: {n} sampled addresses' inline chains agree with llvm-addr2line");
     std::fs::remove_dir_all(&dir).ok();
 }

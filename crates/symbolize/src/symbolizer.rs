@@ -388,6 +388,39 @@ fn cached_kallsyms(dirs: &[PathBuf], build_id: &[u8]) -> Option<Kallsyms> {
     })
 }
 
+/// Loads the `.dwo` file a skeleton unit names (`comp_dir/path`).
+fn load_dwo(
+    load: &addr2line::SplitDwarfLoad<crate::binary::Reader>,
+) -> Option<Arc<gimli::Dwarf<crate::binary::Reader>>> {
+    use gimli::Reader as _;
+    use object::{Object, ObjectSection};
+    let text = |r: &Option<crate::binary::Reader>| {
+        r.as_ref()
+            .and_then(|r| r.to_string_lossy().ok().map(|s| s.into_owned()))
+    };
+    let path = PathBuf::from(text(&load.comp_dir).unwrap_or_default()).join(text(&load.path)?);
+    let data = std::fs::read(&path).ok()?;
+    let obj = object::File::parse(&data[..]).ok()?;
+    let endian = if obj.is_little_endian() {
+        gimli::RunTimeEndian::Little
+    } else {
+        gimli::RunTimeEndian::Big
+    };
+    let mut dwarf = gimli::Dwarf::load(
+        |id: gimli::SectionId| -> Result<crate::binary::Reader, gimli::Error> {
+            let bytes: Arc<[u8]> = id
+                .dwo_name()
+                .and_then(|n| obj.section_by_name(n))
+                .and_then(|s| s.uncompressed_data().ok())
+                .map_or_else(|| Arc::from(&[][..]), |d| Arc::from(&d[..]));
+            Ok(gimli::EndianArcSlice::new(bytes, endian))
+        },
+    )
+    .ok()?;
+    dwarf.make_dwo(&load.parent);
+    Some(Arc::new(dwarf))
+}
+
 /// The file offset of a DSO location (0 for others).
 fn dso_offset(l: Location) -> u64 {
     match l {
@@ -408,12 +441,21 @@ fn unresolved(dso: &str, addr: u64, why: Unresolved) -> Resolved {
     }
 }
 
-/// The inline chain at `vaddr`, innermost first.
+/// The inline chain at `vaddr`, innermost first. Split DWARF (`.dwo`
+/// files named by the skeleton units) is loaded on demand.
 fn inline_frames(ctx: &addr2line::Context<crate::binary::Reader>, vaddr: u64) -> Vec<InlineFrame> {
+    use addr2line::LookupContinuation as _;
     let mut out = Vec::new();
-    let Ok(mut frames) = ctx.find_frames(vaddr).skip_all_loads() else {
-        return out;
+    let mut lookup = ctx.find_frames(vaddr);
+    let frames = loop {
+        match lookup {
+            addr2line::LookupResult::Output(r) => break r,
+            addr2line::LookupResult::Load { load, continuation } => {
+                lookup = continuation.resume(load_dwo(&load));
+            }
+        }
     };
+    let Ok(mut frames) = frames else { return out };
     while let Ok(Some(f)) = frames.next() {
         let raw = f
             .function
