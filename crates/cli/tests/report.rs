@@ -607,3 +607,72 @@ fn split_dwarf_inline_chains_agree_with_llvm_addr2line() {
     println!("split DWARF: {n} sampled addresses' inline chains agree with llvm-addr2line");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A binary rebuilt after the recording has another build id: its frames
+/// are reported unresolved with the reason, never symbolized with the
+/// wrong file.
+#[test]
+fn build_id_mismatch_is_reported_not_used() {
+    if !common::have_perf() || !common::can_record() {
+        eprintln!("SKIPPED: perf cannot record here; build-id mismatch not checked");
+        return;
+    }
+    let Some(dir) = build_c_program("mismatch") else {
+        eprintln!("SKIPPED: gcc is not available; build-id mismatch not checked");
+        return;
+    };
+    let data = record(&dir, "fp.data", &["-g"]);
+    // Rebuild prog from changed source: same path, new build id.
+    let src = common::root().join("crates/cli/tests/programs/prog.c");
+    let changed = dir.join("prog-changed.c");
+    let text = std::fs::read_to_string(&src).expect("read prog.c");
+    std::fs::write(&changed, text.replace("3000000", "3000001")).expect("write");
+    let ok = Command::new("gcc")
+        .args([
+            "-O2",
+            "-g",
+            "-fno-omit-frame-pointer",
+            "prog-changed.c",
+            "-L.",
+            "-lhot",
+            "-Wl,-rpath,$ORIGIN",
+            "-o",
+            "prog",
+        ])
+        .current_dir(&dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "rebuild prog");
+    let home = dir.join("empty-home");
+    std::fs::create_dir_all(&home).expect("home");
+    let out = Command::new(env!("CARGO_BIN_EXE_perfq"))
+        .args(["report", "--format", "json", data.to_str().expect("path")])
+        .env("HOME", &home)
+        .output()
+        .expect("perfq");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).expect("json");
+    let prog: Vec<&Value> = rows.iter().filter(|r| r["dso"] == "prog").collect();
+    assert!(!prog.is_empty(), "prog rows present");
+    for r in &prog {
+        assert_eq!(r["unresolved"], "build_id_mismatch", "{r}");
+        assert!(
+            r["symbol"].as_str().is_some_and(|s| s.starts_with("0x")),
+            "{r}"
+        );
+    }
+    // The shared library is unchanged and still resolves.
+    assert!(rows
+        .iter()
+        .any(|r| r["dso"] == "libhot.so" && r["symbol"] == "lib_inner"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("build id differs"),
+        "the mismatch is said: {stderr}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
