@@ -52,6 +52,8 @@ struct Acc {
     period: u64,
     total_samples: u64,
     total_period: u64,
+    /// Own samples whose symbol could not be resolved.
+    unresolved_samples: u64,
 }
 
 /// One row of the report.
@@ -269,6 +271,7 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
         }
     }
     let nev = events.len().max(1);
+    let mut unresolved_by_reason: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut acc: Vec<Acc> = vec![Acc::default(); keys.len() * nev];
     let mut totals: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
     // stamp[key] = the last sample that counted it, so each key counts once
@@ -284,6 +287,10 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
         let a = &mut acc[loc_key[leaf as usize] as usize * nev + e];
         a.samples += 1;
         a.period += period;
+        if let Some(why) = &resolved[leaf as usize].reason {
+            a.unresolved_samples += 1;
+            *unresolved_by_reason.entry(why.name()).or_default() += 1;
+        }
         if opt.children {
             // The sample's own entry and every callchain entry.
             let own = loc_key[leaf as usize];
@@ -316,10 +323,15 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
                     .map_or_else(String::new, |ev| ev.name.clone()),
                 dso: keys[k].0.clone(),
                 symbol: keys[k].1.clone(),
-                reason: resolved[key_loc[k] as usize]
-                    .reason
-                    .as_ref()
-                    .map(|r| r.name()),
+                // A DSO-only row may mix resolved and unresolved
+                // locations: it carries a count, not a reason.
+                reason: match opt.sort {
+                    SortKey::Dso => None,
+                    _ => resolved[key_loc[k] as usize]
+                        .reason
+                        .as_ref()
+                        .map(|r| r.name()),
+                },
                 acc: *a,
             }
         })
@@ -368,6 +380,7 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
                         "event": r.event, "dso": r.dso, "symbol": r.symbol,
                         "samples": r.acc.samples, "period": r.acc.period,
                         "self_percent": pct(r.acc.period, t),
+                        "unresolved_samples": r.acc.unresolved_samples,
                     });
                     if opt.children {
                         o["total_samples"] = json!(r.acc.total_samples);
@@ -470,12 +483,8 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
                 }
             }
             // What could not be resolved, by reason.
-            let mut unresolved: BTreeMap<&str, u64> = BTreeMap::new();
-            for r in rows.iter().filter(|r| r.reason.is_some()) {
-                *unresolved.entry(r.reason.unwrap_or("")).or_default() += r.acc.samples;
-            }
             let all: u64 = totals.values().map(|t| t.0).sum();
-            for (why, n) in unresolved {
+            for (why, n) in &unresolved_by_reason {
                 writeln!(out, "# unresolved: {n} of {all} samples ({why})")?;
             }
         }
