@@ -1,6 +1,7 @@
 //! `perfq`: the command line. Parses arguments, calls the library crates,
 //! prints. Errors become one line on stderr and exit status 1.
 
+mod convert;
 mod csv;
 mod dump;
 mod info;
@@ -47,6 +48,23 @@ enum Command {
         /// (JSON lines only).
         #[arg(long)]
         symbols: bool,
+        #[command(flatten)]
+        sources: symbols::SymbolSources,
+    },
+    /// Write captures as a normalized Parquet dataset (docs/schema.md).
+    Convert {
+        /// The perf.data files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The dataset folder; each capture becomes `capture=<id>/` in it.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Replace captures already in the dataset.
+        #[arg(long)]
+        force: bool,
+        /// Store addresses only: no binaries, kallsyms or DWARF are read.
+        #[arg(long)]
+        no_symbols: bool,
         #[command(flatten)]
         sources: symbols::SymbolSources,
     },
@@ -118,6 +136,22 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             };
             let config = resolved.as_ref().map(|r| r.config(true));
             dump::run(&file, format, records, config, &mut out)?
+        }
+        Command::Convert {
+            files,
+            output,
+            force,
+            no_symbols,
+            sources,
+        } => {
+            let sources = sources.resolve()?;
+            let opt = convert::Options {
+                files,
+                output,
+                force,
+                symbols: (!no_symbols).then(|| sources.config(true)),
+            };
+            convert::run(&opt, &mut out)?
         }
         Command::Report {
             file,

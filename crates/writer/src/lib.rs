@@ -1,0 +1,63 @@
+/*!
+Write a perf.data capture as a normalized Parquet dataset.
+
+A dataset is a directory; each capture is a Hive-style folder
+`capture=<id>/` of tables (see `docs/schema.md`). [`CaptureWriter`] writes
+one capture into a temporary folder beside it and renames it into place on
+[`CaptureWriter::finish`], so a dataset never shows a half-written capture.
+[`Table`] writes one Parquet file from typed column buffers, a row group at
+a time, zstd-compressed with dictionary encoding and statistics.
+*/
+#![deny(missing_docs)]
+
+mod dataset;
+mod table;
+
+pub use crate::dataset::CaptureWriter;
+pub use crate::table::{Cell, ColumnType, Table};
+
+use std::path::{Path, PathBuf};
+
+/// Why a dataset could not be written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file operation failed.
+    #[error("{path}: {err}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The error.
+        err: std::io::Error,
+    },
+    /// Parquet refused a setting or file.
+    #[error("{path}: {err}")]
+    Parquet {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        err: String,
+    },
+    /// Arrow could not build or write a batch.
+    #[error("writing a batch: {0}")]
+    Arrow(String),
+    /// The capture is already in the dataset.
+    #[error("{0} exists; use --force to replace it")]
+    Exists(PathBuf),
+}
+
+impl Error {
+    fn io(path: &Path, err: std::io::Error) -> Error {
+        Error::Io {
+            path: path.into(),
+            err,
+        }
+    }
+
+    fn parquet(path: &Path, err: impl std::fmt::Display) -> Error {
+        Error::Parquet {
+            path: path.into(),
+            err: err.to_string(),
+        }
+    }
+}
