@@ -1,0 +1,172 @@
+//! The dataset read by engines that are not perfq: DuckDB and pyarrow from
+//! PyPI, in a virtualenv this test creates. The example queries of
+//! docs/schema.md, run as written, give perfq report's numbers.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// The SQL blocks of docs/schema.md, in order.
+fn doc_queries() -> Vec<String> {
+    let doc =
+        std::fs::read_to_string(common::root().join("docs/schema.md")).expect("docs/schema.md");
+    let mut out = Vec::new();
+    let mut cur: Option<String> = None;
+    for line in doc.lines() {
+        match (&mut cur, line.trim_start()) {
+            (None, "```sql") => cur = Some(String::new()),
+            (Some(_), "```") => out.push(cur.take().unwrap_or_default()),
+            (Some(q), l) => {
+                q.push_str(l);
+                q.push('\n');
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn venv() -> Option<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join("perfq-test-venv");
+    let py = dir.join("bin/python");
+    if py.is_file()
+        && Command::new(&py)
+            .args(["-c", "import duckdb, pyarrow"])
+            .status()
+            .is_ok_and(|s| s.success())
+    {
+        return Some(py);
+    }
+    let made = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    let installed = made
+        && Command::new(&py)
+            .args(["-m", "pip", "install", "-q", "duckdb", "pyarrow"])
+            .status()
+            .is_ok_and(|s| s.success());
+    installed.then_some(py)
+}
+
+#[test]
+fn duckdb_and_pyarrow_read_the_dataset_and_the_doc_queries_agree_with_perfq() {
+    let Some(py) = venv() else {
+        eprintln!("SKIPPED: no python3 with a venv and PyPI access; engines not checked");
+        return;
+    };
+    let file = common::testdata("fp.data");
+    let out = std::env::temp_dir().join(format!("perfq-engines-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let o = common::perfq(&[
+        "convert",
+        "-o",
+        out.to_str().expect("path"),
+        file.to_str().expect("path"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let queries = doc_queries();
+    assert_eq!(
+        queries.len(),
+        4,
+        "docs/schema.md: views, self, total, group"
+    );
+    let script = format!(
+        r#"
+import duckdb, json, sys, pyarrow.parquet as pq, glob
+d = sys.argv[1]
+# pyarrow reads every table.
+for t in ["capture", "events", "samples", "stacks", "frames", "read_values"]:
+    for f in glob.glob(d + "/*/" + t + ".parquet"):
+        pq.read_table(f)
+con = duckdb.connect()
+views, top_self, total, group = json.loads(sys.argv[2])
+for stmt in views.replace("DATASET", d).strip().split(";"):
+    if stmt.strip():
+        con.sql(stmt)
+def rows(q):
+    q = q.strip().rstrip(";").replace("limit 20", "limit 100000")
+    return [list(map(lambda v: v if isinstance(v, (str, type(None))) else int(v), r)) for r in con.sql(q).fetchall()]
+print(json.dumps({{"self": rows(top_self), "total": rows(total), "group": rows(group)}}))
+"#
+    );
+    let run = Command::new(&py)
+        .args([
+            "-c",
+            &script,
+            out.to_str().expect("path"),
+            &serde_json::to_string(&queries).expect("json"),
+        ])
+        .output()
+        .expect("python");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let got: Value = serde_json::from_slice(&run.stdout).expect("json from python");
+
+    let report = |extra: &[&str]| -> Vec<Value> {
+        let mut args = vec!["report", "--format", "json"];
+        args.extend_from_slice(extra);
+        args.push(file.to_str().expect("path"));
+        serde_json::from_slice(&common::perfq(&args).stdout).expect("report json")
+    };
+    // Self: every (dso, symbol) row equals perfq report's period.
+    let mut ours: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for r in got["self"].as_array().expect("rows") {
+        ours.insert(
+            (
+                r[0].as_str().unwrap_or("").into(),
+                r[1].as_str().unwrap_or("").into(),
+            ),
+            r[2].as_u64().expect("period"),
+        );
+    }
+    for r in report(&[]) {
+        let key = (
+            r["dso"].as_str().unwrap_or("").to_string(),
+            r["symbol"].as_str().unwrap_or("").to_string(),
+        );
+        assert_eq!(
+            ours.get(&key).copied(),
+            r["period"].as_u64(),
+            "self {key:?}"
+        );
+    }
+    // Total: resolved functions equal perfq report --children.
+    let mut totals: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for r in got["total"].as_array().expect("rows") {
+        totals.insert(
+            (
+                r[0].as_str().unwrap_or("").into(),
+                r[1].as_str().unwrap_or("").into(),
+            ),
+            r[2].as_u64().expect("total"),
+        );
+    }
+    let mut checked = 0;
+    for r in report(&["--children"])
+        .iter()
+        .filter(|r| r.get("unresolved").is_none())
+    {
+        let key = (
+            r["dso"].as_str().unwrap_or("").to_string(),
+            r["symbol"].as_str().unwrap_or("").to_string(),
+        );
+        assert_eq!(
+            totals.get(&key).copied(),
+            r["total_period"].as_u64(),
+            "total {key:?}"
+        );
+        checked += 1;
+    }
+    assert!(checked > 20, "{checked} totals compared");
+    assert!(got["group"].as_array().is_some(), "group query runs");
+    std::fs::remove_dir_all(Path::new(&out)).ok();
+}
