@@ -76,8 +76,7 @@ fn duckdb_and_pyarrow_read_the_dataset_and_the_doc_queries_agree_with_perfq() {
         4,
         "docs/schema.md: views, self, total, group"
     );
-    let script = format!(
-        r#"
+    let script = r#"
 import duckdb, json, sys, pyarrow.parquet as pq, glob
 d = sys.argv[1]
 # pyarrow reads every table.
@@ -92,9 +91,8 @@ for stmt in views.replace("DATASET", d).strip().split(";"):
 def rows(q):
     q = q.strip().rstrip(";").replace("limit 20", "limit 100000")
     return [list(map(lambda v: v if isinstance(v, (str, type(None))) else int(v), r)) for r in con.sql(q).fetchall()]
-print(json.dumps({{"self": rows(top_self), "total": rows(total), "group": rows(group)}}))
-"#
-    );
+print(json.dumps({"self": rows(top_self), "total": rows(total), "group": rows(group)}))
+"#;
     let run = Command::new(&py)
         .args([
             "-c",
