@@ -96,7 +96,7 @@ print(json.dumps({"self": rows(top_self), "total": rows(total), "group": rows(gr
     let run = Command::new(&py)
         .args([
             "-c",
-            &script,
+            script,
             out.to_str().expect("path"),
             &serde_json::to_string(&queries).expect("json"),
         ])
