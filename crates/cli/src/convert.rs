@@ -9,7 +9,8 @@ use perfq_reader::{
     RecordType,
 };
 use perfq_symbolize::{
-    chain_lookups, Config, DsoKind, Location, Resolved, StackUnwinder, Symbolizer, Tracker,
+    chain_lookups, Config, DsoKind, Location, LocationInterner, Resolved, StackUnwinder,
+    Symbolizer, Tracker,
 };
 use perfq_writer::{CaptureWriter, Cell, ColumnType::*};
 use rustc_hash::FxHashMap;
@@ -104,8 +105,7 @@ fn convert_one(path: &Path, opt: &Options) -> anyhow::Result<Converted> {
     });
     let mut unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
     let mut lookups = Vec::new();
-    let mut loc_ids: FxHashMap<Location, u32> = FxHashMap::default();
-    let mut locations: Vec<Location> = Vec::new();
+    let mut interner = LocationInterner::new();
     let mut stack_ids: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
     let mut stacks: Vec<(Vec<u32>, Option<u32>)> = Vec::new();
     let mut deltas = ReadDeltas::new();
@@ -148,14 +148,7 @@ fn convert_one(path: &Path, opt: &Options) -> anyhow::Result<Converted> {
             }
         }
         if let Some(pid) = s.pid {
-            for f in &lookups {
-                let l = tracker.locate(pid, f.lookup, f.kernel);
-                let id = *loc_ids.entry(l).or_insert_with(|| {
-                    locations.push(l);
-                    (locations.len() - 1) as u32
-                });
-                frames.push(id);
-            }
+            frames.extend(lookups.iter().map(|f| interner.intern(&tracker, pid, f)));
         }
         let stack_id =
             (!frames.is_empty()).then(|| intern_stack(&frames, &mut stack_ids, &mut stacks));
@@ -218,11 +211,11 @@ fn convert_one(path: &Path, opt: &Options) -> anyhow::Result<Converted> {
     let resolved: Vec<Resolved> = match symbolizer.as_mut() {
         Some(s) => {
             s.set_inline(true);
-            s.resolve_all(tracker.dsos(), &locations)
+            s.resolve_all(tracker.dsos(), interner.locations())
         }
         None => Vec::new(),
     };
-    write_frames(&w, &tracker, &locations, &resolved)?;
+    write_frames(&w, &tracker, interner.locations(), &resolved)?;
     write_events(&w, &capture)?;
     let stats = records.stats().clone();
     let mut warnings: Vec<String> = capture.warnings().iter().map(|w| w.to_string()).collect();

@@ -10,9 +10,8 @@ use serde_json::json;
 use crate::jsonw::Obj;
 use crate::{sideband, DumpFormat, DumpRecords, Outcome};
 use perfq_symbolize::{
-    Config, FrameLookup, Location, Resolved, StackUnwinder, Symbolizer, Tracker,
+    Config, FrameLookup, LocationInterner, Resolved, StackUnwinder, Symbolizer, Tracker,
 };
-use rustc_hash::FxHashMap;
 
 const CSV_HEADER: &str = "offset,event,time,pid,tid,cpu,cpumode,ip,addr,id,stream_id,period,weight,data_src,phys_addr,cgroup,callchain,read";
 
@@ -23,7 +22,7 @@ type SymbolizedFrames<'a> = (&'a [Resolved], &'a [(FrameLookup, u32)]);
 /// Symbolization of `perfq dump --symbols`: every sample location resolved
 /// up front (one pass over the capture), so the output pass only looks up.
 struct Symbols {
-    ids: FxHashMap<Location, u32>,
+    interner: LocationInterner,
     resolved: Vec<Resolved>,
     /// The output pass's own view of the address spaces and stacks.
     tracker: Tracker,
@@ -41,8 +40,7 @@ impl Symbols {
         );
         let mut unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
         let mut lookups = Vec::new();
-        let mut ids: FxHashMap<Location, u32> = FxHashMap::default();
-        let mut locations = Vec::new();
+        let mut interner = LocationInterner::new();
         let mut records = capture.records_by_time();
         // Errors are reported by the output pass.
         while let Ok(Some(r)) = records.next_record() {
@@ -56,17 +54,13 @@ impl Symbols {
             let Some(pid) = s.pid else { continue };
             unwinder.sample_frames(&tracker, &symbolizer, &s, &mut lookups);
             for f in &lookups {
-                let l = tracker.locate(pid, f.lookup, f.kernel);
-                ids.entry(l).or_insert_with(|| {
-                    locations.push(l);
-                    (locations.len() - 1) as u32
-                });
+                interner.intern(&tracker, pid, f);
             }
         }
-        let resolved = symbolizer.resolve_all(tracker.dsos(), &locations);
+        let resolved = symbolizer.resolve_all(tracker.dsos(), interner.locations());
         let unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
         Ok(Symbols {
-            ids,
+            interner,
             resolved,
             tracker: Tracker::new(capture),
             symbolizer,
@@ -181,7 +175,7 @@ pub fn run(
                 .sample_frames(&sym.tracker, &sym.symbolizer, &sample, &mut lookups);
             for &f in &lookups {
                 let l = sym.tracker.locate(pid, f.lookup, f.kernel);
-                if let Some(&id) = sym.ids.get(&l) {
+                if let Some(id) = sym.interner.get(&l) {
                     frames.push((f, id));
                 }
             }

@@ -237,3 +237,54 @@ pub fn unwound_lookups<'a>(
     });
     kernel.chain(user)
 }
+
+/// Gives each distinct [`Location`] of a capture's frames a dense id,
+/// remembering recent (pid, address) lookups so that recurring frames skip
+/// the address-space search until the address spaces change.
+#[derive(Debug, Default)]
+pub struct LocationInterner {
+    cache: FxHashMap<(u32, u64, u8), u32>,
+    ids: FxHashMap<Location, u32>,
+    locations: Vec<Location>,
+    generation: u64,
+}
+
+impl LocationInterner {
+    /// An empty interner.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The id of the location of frame `f` of a sample of process `pid`.
+    pub fn intern(&mut self, tracker: &Tracker, pid: u32, f: &FrameLookup) -> u32 {
+        let generation = tracker.spaces().generation();
+        if generation != self.generation {
+            self.cache.clear();
+            self.generation = generation;
+        }
+        let flags = u8::from(f.is_return)
+            | (u8::from(f.kernel == Some(true)) << 1)
+            | (u8::from(f.kernel.is_none()) << 2);
+        if let Some(&id) = self.cache.get(&(pid, f.addr, flags)) {
+            return id;
+        }
+        let l = tracker.locate(pid, f.lookup, f.kernel);
+        let locations = &mut self.locations;
+        let id = *self.ids.entry(l).or_insert_with(|| {
+            locations.push(l);
+            (locations.len() - 1) as u32
+        });
+        self.cache.insert((pid, f.addr, flags), id);
+        id
+    }
+
+    /// The id of location `l`, if it was interned.
+    pub fn get(&self, l: &Location) -> Option<u32> {
+        self.ids.get(l).copied()
+    }
+
+    /// The locations, by id.
+    pub fn locations(&self) -> &[Location] {
+        &self.locations
+    }
+}
