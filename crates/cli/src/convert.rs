@@ -50,10 +50,9 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
 
 /// The capture's id: a hash of its bytes, so the same capture converts to
 /// the same folder.
-fn capture_id(path: &Path) -> anyhow::Result<(String, u64)> {
-    let bytes = std::fs::read(path)?;
-    let h = xxhash_rust::xxh3::xxh3_64(&bytes);
-    Ok((format!("{h:016x}"), h))
+fn capture_id(capture: &Capture) -> (String, u64) {
+    let h = xxhash_rust::xxh3::xxh3_64(capture.bytes());
+    (format!("{h:016x}"), h)
 }
 
 /// The capture folder written, warnings, and the error that ended reading
@@ -62,7 +61,7 @@ type Converted = (PathBuf, Vec<String>, Option<String>);
 
 fn convert_one(path: &Path, opt: &Options) -> anyhow::Result<Converted> {
     let capture = Capture::open(path)?;
-    let (id, hash) = capture_id(path)?;
+    let (id, hash) = capture_id(&capture);
     let w = CaptureWriter::create(&opt.output, &id, opt.force)?;
     let events = capture.events();
 

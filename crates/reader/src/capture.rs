@@ -183,6 +183,11 @@ impl Capture {
         &self.warnings
     }
 
+    /// The whole capture's bytes (mapped, not copied).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
     /// Size of the file in bytes.
     pub fn file_len(&self) -> u64 {
         self.bytes.len() as u64
