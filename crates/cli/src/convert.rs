@@ -105,8 +105,9 @@ fn convert_one(path: &Path, opt: &Options) -> anyhow::Result<Converted> {
     let mut unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
     let mut lookups = Vec::new();
     let mut interner = LocationInterner::new();
-    let mut stack_ids: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
-    let mut stacks: Vec<(Vec<u32>, Option<u32>)> = Vec::new();
+    // Stacks as a parent-pointer tree: (leaf frame, caller stack) → id.
+    let mut stack_ids: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+    let mut stacks: Vec<(u32, Option<u32>)> = Vec::new();
     let mut deltas = ReadDeltas::new();
     let mut members: Vec<MemberDelta> = Vec::new();
     let mut frames: Vec<u32> = Vec::new();
@@ -197,10 +198,19 @@ fn convert_one(path: &Path, opt: &Options) -> anyhow::Result<Converted> {
             ("parent_stack_id", U32, true),
         ],
     )?;
-    for (i, (f, parent)) in stacks.iter().enumerate() {
+    // Each stack's frames, leaf first, by walking its callers.
+    let mut frame_ids = Vec::new();
+    for (i, &(_, parent)) in stacks.iter().enumerate() {
+        frame_ids.clear();
+        let mut at = Some(i as u32);
+        while let Some(s) = at {
+            let (frame, up) = stacks[s as usize];
+            frame_ids.push(frame);
+            at = up;
+        }
         t.push(&[
             Cell::U(i as u64),
-            Cell::L(f),
+            Cell::L(&frame_ids),
             parent.map_or(Cell::Null, |p| Cell::U(u64::from(p))),
         ])?;
     }
@@ -291,20 +301,24 @@ fn convert_one(path: &Path, opt: &Options) -> anyhow::Result<Converted> {
     Ok((dir, warnings, error.map(|e| e.to_string())))
 }
 
-/// Interns a leaf-first stack and, recursively, its callers' stacks.
+/// Interns a leaf-first stack, root first, as a parent-pointer tree: each
+/// stack is its leaf frame and its callers' stack.
 fn intern_stack(
     frames: &[u32],
-    ids: &mut FxHashMap<Vec<u32>, u32>,
-    stacks: &mut Vec<(Vec<u32>, Option<u32>)>,
+    ids: &mut FxHashMap<(u32, u32), u32>,
+    stacks: &mut Vec<(u32, Option<u32>)>,
 ) -> u32 {
-    if let Some(&id) = ids.get(frames) {
-        return id;
+    let mut parent: Option<u32> = None;
+    for &f in frames.iter().rev() {
+        // u32::MAX stands for "no parent" in the key.
+        let key = (f, parent.unwrap_or(u32::MAX));
+        let id = *ids.entry(key).or_insert_with(|| {
+            stacks.push((f, parent));
+            (stacks.len() - 1) as u32
+        });
+        parent = Some(id);
     }
-    let parent = (frames.len() > 1).then(|| intern_stack(&frames[1..], ids, stacks));
-    let id = stacks.len() as u32;
-    stacks.push((frames.to_vec(), parent));
-    ids.insert(frames.to_vec(), id);
-    id
+    parent.unwrap_or(0)
 }
 
 fn write_frames(
