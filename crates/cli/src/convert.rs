@@ -94,6 +94,7 @@ fn convert_one(path: &Path, opt: &Options) -> anyhow::Result<Converted> {
         ],
     )?;
 
+    let mut sideband = Sideband::create(&w)?;
     let mut tracker = Tracker::new(&capture);
     let mut symbolizer = opt.symbols.as_ref().map(|c| {
         Symbolizer::new(
@@ -125,7 +126,8 @@ fn convert_one(path: &Path, opt: &Options) -> anyhow::Result<Converted> {
             }
         };
         if r.kind != RecordType::SAMPLE {
-            if let Ok((data, _)) = capture.parse(&r) {
+            if let Ok((data, sid)) = capture.parse(&r) {
+                sideband.push(r.time, r.event.index().map(|e| e.0 as u64), &data, sid)?;
                 tracker.observe(&data);
             }
             continue;
@@ -188,6 +190,7 @@ fn convert_one(path: &Path, opt: &Options) -> anyhow::Result<Converted> {
     }
     samples.finish()?;
     read_values.finish()?;
+    sideband.finish()?;
 
     // Stacks: leaf-first frame ids and the stack of the caller frames.
     let mut t = w.table(
@@ -469,4 +472,148 @@ fn write_events(w: &CaptureWriter, capture: &Capture) -> anyhow::Result<()> {
     }
     t.finish()?;
     Ok(())
+}
+
+/// The sideband tables: threads (comm, fork, exit), mappings, and data
+/// quality (lost records and samples, throttling), streamed as read.
+struct Sideband {
+    threads: perfq_writer::Table,
+    mappings: perfq_writer::Table,
+    quality: perfq_writer::Table,
+}
+
+impl Sideband {
+    fn create(w: &CaptureWriter) -> anyhow::Result<Sideband> {
+        Ok(Sideband {
+            threads: w.table(
+                "threads",
+                &[
+                    ("time", U64, true),
+                    ("kind", Str, false),
+                    ("pid", I32, false),
+                    ("tid", I32, false),
+                    ("ppid", I32, true),
+                    ("ptid", I32, true),
+                    ("comm", Str, true),
+                ],
+            )?,
+            mappings: w.table(
+                "mappings",
+                &[
+                    ("time", U64, true),
+                    ("pid", I32, false),
+                    ("tid", I32, false),
+                    ("start", U64, false),
+                    ("end", U64, false),
+                    ("pgoff", U64, false),
+                    ("path", Str, false),
+                    ("build_id", Str, true),
+                    ("prot", U32, true),
+                    ("flags", U32, true),
+                    ("executable", U16, false),
+                ],
+            )?,
+            quality: w.table(
+                "quality",
+                &[
+                    ("time", U64, true),
+                    ("kind", Str, false),
+                    ("event_id", U32, true),
+                    ("id", U64, true),
+                    ("count", U64, false),
+                ],
+            )?,
+        })
+    }
+
+    fn push(
+        &mut self,
+        time: Option<u64>,
+        event: Option<u64>,
+        data: &perfq_reader::RecordData<'_>,
+        sid: Option<perfq_reader::SampleId>,
+    ) -> anyhow::Result<()> {
+        use perfq_reader::{MmapFileId, RecordData};
+        let t = time.map_or(Cell::Null, Cell::U);
+        let i = |v: u32| Cell::I(i64::from(v as i32));
+        match data {
+            RecordData::Comm(c) => self.threads.push(&[
+                t,
+                Cell::S(if c.is_exec { "exec" } else { "comm" }),
+                i(c.pid),
+                i(c.tid),
+                Cell::Null,
+                Cell::Null,
+                Cell::S(&c.comm),
+            ])?,
+            RecordData::Fork(f) | RecordData::Exit(f) => self.threads.push(&[
+                Cell::U(f.time),
+                Cell::S(if matches!(data, RecordData::Fork(_)) {
+                    "fork"
+                } else {
+                    "exit"
+                }),
+                i(f.pid),
+                i(f.tid),
+                i(f.ppid),
+                i(f.ptid),
+                Cell::Null,
+            ])?,
+            RecordData::Mmap(m) => {
+                let build_id = match m.file_id {
+                    Some(MmapFileId::BuildId(b)) => {
+                        Some(b.iter().map(|x| format!("{x:02x}")).collect::<String>())
+                    }
+                    _ => None,
+                };
+                self.mappings.push(&[
+                    t,
+                    i(m.pid),
+                    i(m.tid),
+                    Cell::U(m.addr),
+                    Cell::U(m.addr.saturating_add(m.len)),
+                    Cell::U(m.pgoff),
+                    Cell::S(&m.filename),
+                    build_id.as_deref().map_or(Cell::Null, Cell::S),
+                    m.prot.map_or(Cell::Null, |p| Cell::U(u64::from(p))),
+                    m.flags.map_or(Cell::Null, |f| Cell::U(u64::from(f))),
+                    Cell::U(u64::from(!m.is_data)),
+                ])?
+            }
+            RecordData::Lost { id, lost } => self.quality.push(&[
+                t,
+                Cell::S("lost_records"),
+                event.map_or(Cell::Null, Cell::U),
+                Cell::U(*id),
+                Cell::U(*lost),
+            ])?,
+            RecordData::LostSamples { lost } => self.quality.push(&[
+                t,
+                Cell::S("lost_samples"),
+                event.map_or(Cell::Null, Cell::U),
+                sid.and_then(|s| s.id).map_or(Cell::Null, Cell::U),
+                Cell::U(*lost),
+            ])?,
+            RecordData::Throttle { unthrottle, id, .. } => self.quality.push(&[
+                t,
+                Cell::S(if *unthrottle {
+                    "unthrottle"
+                } else {
+                    "throttle"
+                }),
+                event.map_or(Cell::Null, Cell::U),
+                Cell::U(*id),
+                Cell::U(1),
+            ])?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> anyhow::Result<()> {
+        self.threads.finish()?;
+        self.mappings.finish()?;
+        self.quality.finish()?;
+        Ok(())
+    }
 }

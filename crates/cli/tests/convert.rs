@@ -78,6 +78,30 @@ fn parquet_round_trip_matches_info_and_report() {
             "{name}: sample rows"
         );
 
+        // Sideband tables hold every COMM/FORK/EXIT and MMAP/MMAP2.
+        let count = |t: &str| -> u64 {
+            read(&dir.join(format!("{t}.parquet")))
+                .iter()
+                .map(|b| b.num_rows() as u64)
+                .sum()
+        };
+        let rec = |k: &str| info["records"][k].as_u64().unwrap_or(0);
+        assert_eq!(
+            count("threads"),
+            rec("COMM") + rec("FORK") + rec("EXIT"),
+            "{name}: threads"
+        );
+        assert_eq!(
+            count("mappings"),
+            rec("MMAP") + rec("MMAP2"),
+            "{name}: mappings"
+        );
+        assert_eq!(
+            count("quality"),
+            rec("LOST") + rec("LOST_SAMPLES") + rec("THROTTLE") + rec("UNTHROTTLE"),
+            "{name}: quality"
+        );
+
         // Stacks and frames: leaf frame of each stack, depth-0 symbol.
         let mut leaf_of_stack: BTreeMap<u32, u32> = BTreeMap::new();
         for b in read(&dir.join("stacks.parquet")) {
