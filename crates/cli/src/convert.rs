@@ -116,7 +116,18 @@ fn convert_one(path: &Path, opt: &Options) -> anyhow::Result<Converted> {
     let mut decode_errors = 0u64;
     let mut records = capture.records_by_time();
     let mut error = None;
+    // Progress by bytes of the capture; drawn only when stderr is a terminal.
+    let progress = indicatif::ProgressBar::new(capture.file_len()).with_style(
+        indicatif::ProgressStyle::with_template("{msg} {wide_bar} {bytes}/{total_bytes} {eta}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    progress.set_message(path.display().to_string());
+    let mut seen = 0u64;
     loop {
+        seen += 1;
+        if seen.is_multiple_of(65_536) {
+            progress.set_position(records.stats().data_bytes);
+        }
         let r = match records.next_record() {
             Ok(Some(r)) => r,
             Ok(None) => break,
@@ -188,6 +199,7 @@ fn convert_one(path: &Path, opt: &Options) -> anyhow::Result<Converted> {
         }
         sample_id += 1;
     }
+    progress.finish_and_clear();
     samples.finish()?;
     read_values.finish()?;
     sideband.finish()?;
