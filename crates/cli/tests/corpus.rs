@@ -216,3 +216,98 @@ fn corpus_reports_per_dso_without_binaries() {
     );
     println!("corpus: {reported} captures report per DSO ({unresolved_rows} unresolved rows)");
 }
+
+/// Branch stacks (LBR) of every corpus capture that has them and perf
+/// reads: each sample's entries — from, to, mispredicted/predicted, in
+/// transaction, abort, cycles — equal `perf script -F brstack`.
+#[test]
+fn corpus_branch_stacks_agree_with_perf_script() {
+    let Some(corpus) = common::corpus() else {
+        eprintln!("SKIPPED: ../shared/corpus is absent; branch stacks not checked");
+        return;
+    };
+    if !common::have_perf() {
+        eprintln!("SKIPPED: perf is not installed; branch stacks not checked");
+        return;
+    }
+    let catalog: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(corpus.join("catalog.json")).expect("read catalog"),
+    )
+    .expect("parse catalog");
+    let mut files = 0;
+    let mut samples = 0;
+    for entry in &catalog {
+        let features = entry["features"].to_string();
+        // perf 6.1 (installed) must read it too.
+        if !features.contains("branch-stack")
+            || !entry["script61"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("OK"))
+        {
+            continue;
+        }
+        let path = corpus.join(entry["path"].as_str().expect("path"));
+        let Some(script) = common::perf(&[
+            "script",
+            "-i",
+            path.to_str().expect("path"),
+            "-F",
+            "brstack",
+        ]) else {
+            continue;
+        };
+        let perf: Vec<String> = script
+            .lines()
+            .map(|l| {
+                l.split_whitespace()
+                    .map(|t| t.split('/').take(6).collect::<Vec<_>>().join("/"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        let ours: Vec<String> = common::perfq_dump(&path)
+            .iter()
+            .filter_map(|s| s.get("branch_stack"))
+            .map(|b| {
+                b["entries"]
+                    .as_array()
+                    .expect("entries")
+                    .iter()
+                    .map(|e| {
+                        let flag = |k: &str, c: &'static str| if e[k] == true { c } else { "-" };
+                        let pred = if e["mispred"] == true {
+                            "M"
+                        } else {
+                            flag("predicted", "P")
+                        };
+                        let h = |k: &str| common::hex_field(&e[k]).unwrap_or(0);
+                        format!(
+                            "{:#x}/{:#x}/{pred}/{}/{}/{}",
+                            h("from"),
+                            h("to"),
+                            flag("in_tx", "X"),
+                            flag("abort", "A"),
+                            e["cycles"]
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        assert_eq!(
+            ours.len(),
+            perf.len(),
+            "{}: samples with branch stacks",
+            path.display()
+        );
+        for (i, (o, p)) in ours.iter().zip(&perf).enumerate() {
+            assert_eq!(o, p, "{}: sample {i}", path.display());
+        }
+        files += 1;
+        samples += ours.len();
+    }
+    assert!(files >= 10, "only {files} branch-stack captures compared");
+    println!(
+        "corpus: branch stacks of {samples} samples in {files} captures agree with perf script"
+    );
+}
