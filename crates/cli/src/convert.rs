@@ -180,7 +180,7 @@ fn convert_one(path: &Path, opt: &Options) -> anyhow::Result<Converted> {
             opt_u(stack_id.map(u64::from)),
             opt_u(s.ip),
             opt_u(s.addr),
-            opt_u(s.weight),
+            opt_u(s.weight_value()),
             opt_u(s.data_src),
         ])?;
         if s.read.is_some() {

@@ -335,7 +335,9 @@ fn write_sample(
                 .num_or_null("dyn_size", st.dyn_size);
         });
     }
-    o.opt_num("weight", s.weight);
+    o.opt_num("weight", s.weight_value());
+    o.opt_num("weight_var2", s.weight_var2());
+    o.opt_num("weight_var3", s.weight_var3());
     o.opt_hex("data_src", s.data_src);
     o.opt_hex("transaction", s.transaction);
     o.opt_hex("phys_addr", s.phys_addr);
@@ -460,7 +462,7 @@ fn write_csv(
         opt(s.id),
         opt(s.stream_id),
         opt(s.period),
-        opt(s.weight),
+        opt(s.weight_value()),
         oh(s.data_src),
         oh(s.phys_addr),
         opt(s.cgroup),

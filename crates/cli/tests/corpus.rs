@@ -311,3 +311,93 @@ fn corpus_branch_stacks_agree_with_perf_script() {
         "corpus: branch stacks of {samples} samples in {files} captures agree with perf script"
     );
 }
+
+/// Memory-sampling fields of corpus captures that record them (PEBS-style
+/// DATA_SRC, WEIGHT and WEIGHT_STRUCT, ADDR) equal `perf script`'s, sample
+/// by sample.
+#[test]
+fn corpus_addr_data_src_weight_agree_with_perf_script() {
+    let Some(corpus) = common::corpus() else {
+        eprintln!("SKIPPED: ../shared/corpus is absent; memory fields not checked");
+        return;
+    };
+    if !common::have_perf() {
+        eprintln!("SKIPPED: perf is not installed; memory fields not checked");
+        return;
+    }
+    let catalog: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(corpus.join("catalog.json")).expect("read catalog"),
+    )
+    .expect("parse catalog");
+    let mut files = 0;
+    for entry in &catalog {
+        let types = entry["sample_types"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let (Some(first), true) = (types.first().and_then(Value::as_str), types.len() == 1) else {
+            continue;
+        };
+        let has = |f: &str| first.split('|').any(|x| x == f);
+        let weight = has("WEIGHT") || has("WEIGHT_STRUCT");
+        if !has("ADDR")
+            || !(has("DATA_SRC") || weight)
+            || !entry["script61"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("OK"))
+        {
+            continue;
+        }
+        let mut fields = vec!["addr"];
+        if has("DATA_SRC") {
+            fields.push("data_src");
+        }
+        if weight {
+            fields.push("weight");
+        }
+        let path = corpus.join(entry["path"].as_str().expect("path"));
+        // -G: no call graphs between the sample lines.
+        let Some(script) = common::perf(&[
+            "script",
+            "-G",
+            "-i",
+            path.to_str().expect("path"),
+            "-F",
+            &fields.join(","),
+        ]) else {
+            continue;
+        };
+        let perf: Vec<Vec<u64>> = script
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                let t: Vec<&str> = l.split_whitespace().collect();
+                let mut v = vec![u64::from_str_radix(t[0], 16).expect("addr")];
+                if has("DATA_SRC") {
+                    v.push(u64::from_str_radix(t[1], 16).expect("data_src"));
+                }
+                if weight {
+                    v.push(t[t.len() - 1].parse().expect("weight"));
+                }
+                v
+            })
+            .collect();
+        let ours: Vec<Vec<u64>> = common::perfq_dump(&path)
+            .iter()
+            .map(|s| {
+                let mut v = vec![common::hex_field(&s["addr"]).expect("addr")];
+                if has("DATA_SRC") {
+                    v.push(common::hex_field(&s["data_src"]).expect("data_src"));
+                }
+                if weight {
+                    v.push(s["weight"].as_u64().expect("weight"));
+                }
+                v
+            })
+            .collect();
+        assert_eq!(ours, perf, "{}", path.display());
+        files += 1;
+    }
+    assert!(files >= 5, "only {files} captures compared");
+    println!("corpus: addr/data_src/weight agree with perf script in {files} captures");
+}

@@ -45,8 +45,11 @@ pub struct Sample<'a> {
     pub regs_user: Option<Regs<'a>>,
     /// User stack dump.
     pub stack_user: Option<StackUser<'a>>,
-    /// `WEIGHT` or `WEIGHT_STRUCT` as the raw 64-bit word.
+    /// `WEIGHT` or `WEIGHT_STRUCT` as the raw 64-bit word (see
+    /// [`Sample::weight_value`]).
     pub weight: Option<u64>,
+    /// Whether `weight` is a `WEIGHT_STRUCT` (three fields in one word).
+    pub weight_struct: bool,
     /// Data source (`perf_mem_data_src`).
     pub data_src: Option<u64>,
     /// Transaction flags.
@@ -71,6 +74,32 @@ impl Sample<'_> {
     /// The event instance id, from `IDENTIFIER` or `ID`.
     pub fn event_id(&self) -> Option<u64> {
         self.identifier.or(self.id)
+    }
+
+    /// The weight as perf reports it: the whole word for `WEIGHT`, the low
+    /// 32 bits (`var1_dw`) for `WEIGHT_STRUCT`.
+    pub fn weight_value(&self) -> Option<u64> {
+        let w = self.weight?;
+        Some(if self.weight_struct {
+            w & 0xffff_ffff
+        } else {
+            w
+        })
+    }
+
+    /// `WEIGHT_STRUCT`'s second field (`var2_w`: instruction latency on x86).
+    pub fn weight_var2(&self) -> Option<u16> {
+        self.weight
+            .filter(|_| self.weight_struct)
+            .map(|w| (w >> 32) as u16)
+    }
+
+    /// `WEIGHT_STRUCT`'s third field (`var3_w`: retire latency or pipeline
+    /// stage cycles, by architecture).
+    pub fn weight_var3(&self) -> Option<u16> {
+        self.weight
+            .filter(|_| self.weight_struct)
+            .map(|w| (w >> 48) as u16)
     }
 
     /// The cpu mode (`PERF_RECORD_MISC_*`, low three bits of misc).
@@ -498,6 +527,7 @@ pub fn parse_sample<'a>(
     }
     if t.intersects(SampleType::WEIGHT | SampleType::WEIGHT_STRUCT) {
         s.weight = Some(u64f!("weight"));
+        s.weight_struct = t.contains(SampleType::WEIGHT_STRUCT);
     }
     if t.contains(SampleType::DATA_SRC) {
         s.data_src = Some(u64f!("data_src"));
