@@ -128,13 +128,8 @@ fn convert_one(path: &Path, opt: &Options) -> anyhow::Result<Converted> {
         if seen.is_multiple_of(65_536) {
             progress.set_position(records.stats().data_bytes);
         }
-        let r = match records.next_record() {
-            Ok(Some(r)) => r,
-            Ok(None) => break,
-            Err(e) => {
-                error = Some(e);
-                break;
-            }
+        let Some(r) = records.next_ok(&mut error) else {
+            break;
         };
         if r.kind != RecordType::SAMPLE {
             if let Ok((data, sid)) = capture.parse(&r) {

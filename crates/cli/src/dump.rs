@@ -100,15 +100,7 @@ pub fn run(
     if let DumpFormat::Csv = format {
         writeln!(out, "{CSV_HEADER}")?;
     }
-    loop {
-        let r = match records.next_record() {
-            Ok(Some(r)) => r,
-            Ok(None) => break,
-            Err(e) => {
-                error = Some(e.with_path(path).to_string());
-                break;
-            }
-        };
+    while let Some(r) = records.next_ok(&mut error) {
         if r.kind != perfq_reader::RecordType::SAMPLE {
             if let Some(sym) = symbols.as_mut() {
                 if let Ok((data, _)) = capture.parse(&r) {
@@ -211,7 +203,7 @@ pub fn run(
         ));
     }
     if let Some(e) = error {
-        problems.push(e);
+        problems.push(e.with_path(path).to_string());
     }
     Ok(if problems.is_empty() {
         Outcome::Ok

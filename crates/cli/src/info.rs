@@ -18,28 +18,20 @@ pub fn run(path: &Path, as_json: bool, out: &mut dyn Write) -> anyhow::Result<Ou
     // Every record is decoded, not only framed, so that a record whose body
     // does not fit its event's layout is reported here.
     let mut undecodable: std::collections::BTreeMap<String, (u64, String)> = Default::default();
-    loop {
-        match records.next_record() {
-            Ok(Some(r)) => {
-                let decoded = if r.kind == RecordType::SAMPLE && r.event.index().is_some() {
-                    capture.sample(&r).map(|_| ())
-                } else {
-                    capture.parse(&r).map(|_| ())
-                };
-                if let Err(e) = decoded {
-                    let entry = undecodable
-                        .entry(r.kind.name())
-                        .or_insert((0, e.to_string()));
-                    entry.0 += 1;
-                }
-            }
-            Ok(None) => break,
-            Err(e) => {
-                error = Some(e.with_path(path).to_string());
-                break;
-            }
+    while let Some(r) = records.next_ok(&mut error) {
+        let decoded = if r.kind == RecordType::SAMPLE && r.event.index().is_some() {
+            capture.sample(&r).map(|_| ())
+        } else {
+            capture.parse(&r).map(|_| ())
+        };
+        if let Err(e) = decoded {
+            let entry = undecodable
+                .entry(r.kind.name())
+                .or_insert((0, e.to_string()));
+            entry.0 += 1;
         }
     }
+    let error = error.map(|e| e.with_path(path).to_string());
     let stats = records.stats().clone();
     let mut warnings: Vec<Warning> = capture.warnings().to_vec();
     warnings.extend(records.warnings().iter().cloned());

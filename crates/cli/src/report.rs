@@ -119,15 +119,7 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
     let mut any_expanded = false;
     let mut lookups: Vec<FrameLookup> = Vec::new();
     let mut records = capture.records_by_time();
-    loop {
-        let r = match records.next_record() {
-            Ok(Some(r)) => r,
-            Ok(None) => break,
-            Err(e) => {
-                error = Some(e.with_path(path).to_string());
-                break;
-            }
-        };
+    while let Some(r) = records.next_ok(&mut error) {
         if r.kind != RecordType::SAMPLE {
             if let Ok((data, _)) = capture.parse(&r) {
                 if matches!(
@@ -499,7 +491,7 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
         problems.push(format!("{bad} samples could not be decoded"));
     }
     if let Some(e) = error {
-        problems.push(e);
+        problems.push(e.with_path(path).to_string());
     }
     Ok(if problems.is_empty() {
         Outcome::Ok

@@ -207,6 +207,18 @@ impl<'f> FileRecords<'f> {
         self.endian
     }
 
+    /// The next record; at the end, or at an error (stored in `error`, for
+    /// the caller to report after it has used what came before), `None`.
+    pub fn next_ok(&mut self, error: &mut Option<Error>) -> Option<RawRecord<'_>> {
+        match self.next_record() {
+            Ok(r) => r,
+            Err(e) => {
+                *error = Some(e);
+                None
+            }
+        }
+    }
+
     /// The next record, or `None` at the end (or after an error).
     pub fn next_record(&mut self) -> Result<Option<RawRecord<'_>>> {
         if self.done {
