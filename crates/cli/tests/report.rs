@@ -62,6 +62,20 @@ fn build_rust_program(dir: &Path) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// The C test program built for `test`, or `None` after saying why `what`
+/// is not checked (perf cannot record, or no gcc).
+fn c_program_or_skip(test: &str, what: &str) -> Option<PathBuf> {
+    if !common::have_perf() || !common::can_record() {
+        eprintln!("SKIPPED: perf cannot record here; {what} not checked");
+        return None;
+    }
+    let dir = build_c_program(test);
+    if dir.is_none() {
+        eprintln!("SKIPPED: gcc is not available; {what} not checked");
+    }
+    dir
+}
+
 fn record(dir: &Path, out: &str, callgraph: &[&str]) -> PathBuf {
     record_program(dir, out, callgraph, &["./prog", "30000000"])
 }
@@ -200,12 +214,7 @@ fn compare(what: &str, perf: &Percentages, ours: &Percentages) {
 
 #[test]
 fn report_agrees_with_perf_report_on_a_c_program() {
-    if !common::have_perf() || !common::can_record() {
-        eprintln!("SKIPPED: perf cannot record here; report not compared");
-        return;
-    }
-    let Some(dir) = build_c_program("programs") else {
-        eprintln!("SKIPPED: gcc is not available; report not compared");
+    let Some(dir) = c_program_or_skip("programs", "report") else {
         return;
     };
     let fp = record(&dir, "fp.data", &["-g"]);
@@ -494,12 +503,7 @@ fn jit_symbols_from_perf_map() {
 /// perf's own ~/.debug cache cannot help it.
 #[test]
 fn archive_and_symfs_are_symbol_sources() {
-    if !common::have_perf() || !common::can_record() {
-        eprintln!("SKIPPED: perf cannot record here; symbol sources not checked");
-        return;
-    }
-    let Some(dir) = build_c_program("sources") else {
-        eprintln!("SKIPPED: gcc is not available; symbol sources not checked");
+    let Some(dir) = c_program_or_skip("sources", "symbol sources") else {
         return;
     };
     let data = record(&dir, "fp.data", &["-g"]);
@@ -613,12 +617,7 @@ fn split_dwarf_inline_chains_agree_with_llvm_addr2line() {
 /// wrong file.
 #[test]
 fn build_id_mismatch_is_reported_not_used() {
-    if !common::have_perf() || !common::can_record() {
-        eprintln!("SKIPPED: perf cannot record here; build-id mismatch not checked");
-        return;
-    }
-    let Some(dir) = build_c_program("mismatch") else {
-        eprintln!("SKIPPED: gcc is not available; build-id mismatch not checked");
+    let Some(dir) = c_program_or_skip("mismatch", "build-id mismatch") else {
         return;
     };
     let data = record(&dir, "fp.data", &["-g"]);
