@@ -401,3 +401,96 @@ fn corpus_addr_data_src_weight_agree_with_perf_script() {
     assert!(files >= 5, "only {files} captures compared");
     println!("corpus: addr/data_src/weight agree with perf script in {files} captures");
 }
+
+/// Every sample of every corpus capture perf 6.12 reads (AUX traces aside:
+/// perf synthesizes samples from them) has the tid, time and ip that perf
+/// 6.12's `perf script` prints, one line per group member with a non-zero
+/// delta. Compared as sorted lists: perf does not time-order captures
+/// without round marks (hiperf), perfq does.
+#[test]
+fn corpus_samples_agree_with_perf_612_script() {
+    let Some(corpus) = common::corpus() else {
+        eprintln!("SKIPPED: ../shared/corpus is absent; samples not compared with perf 6.12");
+        return;
+    };
+    if common::perf612().is_none() {
+        eprintln!(
+            "SKIPPED: perf 6.12 is not unpacked (.ci/perf612.sh); samples not compared with it"
+        );
+        return;
+    }
+    let catalog: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(corpus.join("catalog.json")).expect("read catalog"),
+    )
+    .expect("parse catalog");
+    let mut files = 0;
+    let mut samples = 0;
+    for entry in &catalog {
+        let ok = entry["script612"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("OK"));
+        if !ok || entry["features"].to_string().contains("AUX trace") {
+            continue;
+        }
+        let path = corpus.join(entry["path"].as_str().expect("path"));
+        let Some(mut perf) = common::perf612() else {
+            return;
+        };
+        let out = perf
+            .args([
+                "script",
+                "-G",
+                "-i",
+                path.to_str().expect("path"),
+                "-F",
+                "tid,time,ip",
+                "--ns",
+            ])
+            .output()
+            .expect("perf 6.12");
+        if !out.status.success() {
+            continue;
+        }
+        let mut theirs: Vec<(i64, u64, u64)> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| {
+                let t: Vec<&str> = l.split_whitespace().collect();
+                let (s, ns) = t.get(1)?.trim_end_matches(':').split_once('.')?;
+                let ns: u64 = format!("{ns:0<9}")[..9].parse().ok()?;
+                Some((
+                    t[0].parse().ok()?,
+                    s.parse::<u64>().ok()? * 1_000_000_000 + ns,
+                    u64::from_str_radix(t.get(2)?, 16).ok()?,
+                ))
+            })
+            .collect();
+        let mut ours: Vec<(i64, u64, u64)> = Vec::new();
+        for s in common::perfq_dump(&path) {
+            let (Some(tid), Some(time), Some(ip)) = (
+                s["tid"].as_i64(),
+                s["time"].as_u64(),
+                common::hex_field(&s["ip"]),
+            ) else {
+                continue;
+            };
+            let lines = match s["read"]["values"].as_array() {
+                Some(v) => v
+                    .iter()
+                    .filter(|m| m["delta"].as_u64().unwrap_or(0) != 0)
+                    .count(),
+                None => 1,
+            };
+            ours.extend(std::iter::repeat_n((tid, time, ip), lines));
+        }
+        theirs.sort_unstable();
+        ours.sort_unstable();
+        assert_eq!(ours.len(), theirs.len(), "{}: sample lines", path.display());
+        assert!(ours == theirs, "{}: tid/time/ip differ", path.display());
+        files += 1;
+        samples += ours.len();
+    }
+    assert!(files >= 100, "only {files} captures compared");
+    println!(
+        "corpus: tid/time/ip of {samples} sample lines in {files} captures agree with perf 6.12"
+    );
+}

@@ -246,3 +246,20 @@ pub fn perfq_dump(file: &Path) -> Vec<serde_json::Value> {
 pub fn hex_field(v: &serde_json::Value) -> Option<u64> {
     v.as_str().and_then(hex_u64)
 }
+
+/// perf 6.12 unpacked by `.ci/perf612.sh`, if present: it reads captures of
+/// perf >= 6.3 that the installed perf refuses.
+pub fn perf612() -> Option<Command> {
+    let dir = std::env::var_os("PERFQ_PERF612_DIR")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/perfq-perf612"))
+        })?;
+    let bin = dir.join("root/usr/bin/perf");
+    if !bin.is_file() {
+        return None;
+    }
+    let mut c = Command::new(bin);
+    c.env("LD_LIBRARY_PATH", dir.join("root/usr/lib/x86_64-linux-gnu"));
+    Some(c)
+}
