@@ -403,9 +403,9 @@ fn corpus_addr_data_src_weight_agree_with_perf_script() {
 }
 
 /// Every sample of every corpus capture perf 6.12 reads (AUX traces aside:
-/// perf synthesizes samples from them) has the tid, time and ip that perf
-/// 6.12's `perf script` prints, one line per group member with a non-zero
-/// delta. Compared as sorted lists: perf does not time-order captures
+/// perf synthesizes samples from them) has the tid, time, ip and period
+/// that perf 6.12's `perf script` prints, one line per group member with a
+/// non-zero delta (its period). Compared as sorted lists: perf does not time-order captures
 /// without round marks (hiperf), perfq does.
 #[test]
 fn corpus_samples_agree_with_perf_612_script() {
@@ -443,7 +443,7 @@ fn corpus_samples_agree_with_perf_612_script() {
                 "-i",
                 path.to_str().expect("path"),
                 "-F",
-                "tid,time,ip",
+                "tid,time,ip,period",
                 "--ns",
             ])
             .output()
@@ -451,7 +451,8 @@ fn corpus_samples_agree_with_perf_612_script() {
         if !out.status.success() {
             continue;
         }
-        let mut theirs: Vec<(i64, u64, u64)> = String::from_utf8_lossy(&out.stdout)
+        // "tid time: period ip"
+        let mut theirs: Vec<(i64, u64, u64, u64)> = String::from_utf8_lossy(&out.stdout)
             .lines()
             .filter_map(|l| {
                 let t: Vec<&str> = l.split_whitespace().collect();
@@ -460,11 +461,23 @@ fn corpus_samples_agree_with_perf_612_script() {
                 Some((
                     t[0].parse().ok()?,
                     s.parse::<u64>().ok()? * 1_000_000_000 + ns,
-                    u64::from_str_radix(t.get(2)?, 16).ok()?,
+                    u64::from_str_radix(t.get(3)?, 16).ok()?,
+                    t.get(2)?.parse().ok()?,
                 ))
             })
             .collect();
-        let mut ours: Vec<(i64, u64, u64)> = Vec::new();
+        // Samples without PERIOD have their event's attr period, as in perf.
+        let info: Value = serde_json::from_slice(
+            &common::perfq(&["info", "--json", path.to_str().expect("path")]).stdout,
+        )
+        .expect("info");
+        let attr_period = |event: &Value| {
+            info["events"]
+                .as_array()
+                .and_then(|evs| evs.iter().find(|e| &e["name"] == event))
+                .and_then(|e| e["sample_period"].as_u64())
+        };
+        let mut ours: Vec<(i64, u64, u64, u64)> = Vec::new();
         for s in common::perfq_dump(&path) {
             let (Some(tid), Some(time), Some(ip)) = (
                 s["tid"].as_i64(),
@@ -473,24 +486,30 @@ fn corpus_samples_agree_with_perf_612_script() {
             ) else {
                 continue;
             };
-            let lines = match s["read"]["values"].as_array() {
-                Some(v) => v
-                    .iter()
-                    .filter(|m| m["delta"].as_u64().unwrap_or(0) != 0)
-                    .count(),
-                None => 1,
-            };
-            ours.extend(std::iter::repeat_n((tid, time, ip), lines));
+            match s["read"]["values"].as_array() {
+                Some(values) => {
+                    let deltas = values.iter().filter_map(|m| m["delta"].as_u64());
+                    ours.extend(deltas.filter(|d| *d != 0).map(|d| (tid, time, ip, d)));
+                }
+                None => {
+                    let period = s["period"].as_u64().or_else(|| attr_period(&s["event"]));
+                    ours.push((tid, time, ip, period.unwrap_or(0)));
+                }
+            }
         }
         theirs.sort_unstable();
         ours.sort_unstable();
         assert_eq!(ours.len(), theirs.len(), "{}: sample lines", path.display());
-        assert!(ours == theirs, "{}: tid/time/ip differ", path.display());
+        assert!(
+            ours == theirs,
+            "{}: tid/time/ip/period differ",
+            path.display()
+        );
         files += 1;
         samples += ours.len();
     }
     assert!(files >= 100, "only {files} captures compared");
     println!(
-        "corpus: tid/time/ip of {samples} sample lines in {files} captures agree with perf 6.12"
+        "corpus: tid/time/ip/period of {samples} sample lines in {files} captures agree with perf 6.12"
     );
 }
