@@ -110,6 +110,11 @@ fn record_program(dir: &Path, out: &str, callgraph: &[&str], cmd: &[&str]) -> Pa
 
 /// (event, dso, symbol) → (children %, self %) from `perf report --stdio`.
 fn perf_percentages(data: &Path, children: bool) -> Percentages {
+    perf_percentages_by(data, children, "dso,sym")
+}
+
+/// As [`perf_percentages`] with another `--sort` key (`sym`, `dso`).
+fn perf_percentages_by(data: &Path, children: bool, sort: &str) -> Percentages {
     let mode = if children {
         "--children"
     } else {
@@ -122,7 +127,7 @@ fn perf_percentages(data: &Path, children: bool) -> Percentages {
         "--stdio",
         mode,
         "--sort",
-        "dso,sym",
+        sort,
         "-g",
         "none",
     ])
@@ -137,7 +142,7 @@ fn perf_percentages(data: &Path, children: bool) -> Percentages {
         }
         let t: Vec<&str> = line.split_whitespace().collect();
         let npct = if children { 2 } else { 1 };
-        if t.len() < npct + 3 || !t[..npct].iter().all(|x| x.ends_with('%')) {
+        if t.len() < npct + 1 || !t[..npct].iter().all(|x| x.ends_with('%')) {
             continue;
         }
         let p: Vec<f64> = t[..npct]
@@ -145,15 +150,17 @@ fn perf_percentages(data: &Path, children: bool) -> Percentages {
             .map(|x| x.trim_end_matches('%').parse().expect("percent"))
             .collect();
         // The DSO runs up to the [.] / [k] marker ("[JIT] tid 123" has spaces).
-        let Some(marker) = t[npct..]
+        // The DSO runs up to the [.] / [k] marker ("[JIT] tid 123" has
+        // spaces); with --sort dso there is no marker and no symbol.
+        let marker = t[npct..]
             .iter()
             .position(|x| x.len() == 3 && x.starts_with('[') && x.ends_with(']'))
-            .map(|i| i + npct)
-        else {
-            continue;
+            .map(|i| i + npct);
+        let (dso, sym) = match marker {
+            Some(m) => (t[npct..m].join(" "), t[m + 1..].join(" ")),
+            None if sort == "dso" => (t[npct..].join(" "), String::new()),
+            None => continue,
         };
-        let dso = t[npct..marker].join(" ");
-        let sym = t[marker + 1..].join(" ");
         let (total, own) = if children { (p[0], p[1]) } else { (p[0], p[0]) };
         let e = m.entry((event.clone(), dso, sym)).or_insert((0.0, 0.0));
         e.0 += total;
@@ -163,7 +170,19 @@ fn perf_percentages(data: &Path, children: bool) -> Percentages {
 }
 
 fn perfq_percentages(data: &Path, children: bool) -> Percentages {
-    let mut args = vec!["report", "--format", "json", data.to_str().expect("path")];
+    perfq_percentages_by(data, children, "dso,sym")
+}
+
+/// As [`perfq_percentages`] with another `--sort` key.
+fn perfq_percentages_by(data: &Path, children: bool, sort: &str) -> Percentages {
+    let mut args = vec![
+        "report",
+        "--format",
+        "json",
+        "--sort",
+        sort,
+        data.to_str().expect("path"),
+    ];
     if children {
         args.push("--children");
     }
@@ -450,6 +469,13 @@ fn report_agrees_with_perf_report_on_testdata() {
             &perf_percentages(&file, false),
             &perfq_percentages(&file, false),
         );
+        for sort in ["sym", "dso"] {
+            compare(
+                &format!("{name} self --sort {sort}"),
+                &perf_percentages_by(&file, false, sort),
+                &perfq_percentages_by(&file, false, sort),
+            );
+        }
         // Totals of this system-wide dwarf capture are not compared: where
         // unwinding through stripped system binaries goes wrong, perf's
         // libunwind and perfq's framehop go wrong differently. perf report
