@@ -41,11 +41,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             Err(e) => problems.push(format!("{}: {e:#}", file.display())),
         }
     }
-    Ok(if problems.is_empty() {
-        Outcome::Ok
-    } else {
-        Outcome::Failed(problems.join("; "))
-    })
+    Ok(Outcome::from_problems(problems))
 }
 
 /// The capture's id: a hash of its bytes, so the same capture converts to

@@ -205,11 +205,7 @@ pub fn run(
     if let Some(e) = error {
         problems.push(e.with_path(path).to_string());
     }
-    Ok(if problems.is_empty() {
-        Outcome::Ok
-    } else {
-        Outcome::Failed(problems.join("; "))
-    })
+    Ok(Outcome::from_problems(problems))
 }
 
 pub(crate) fn hex(v: u64) -> String {

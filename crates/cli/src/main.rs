@@ -117,6 +117,17 @@ pub enum Outcome {
     Failed(String),
 }
 
+impl Outcome {
+    /// Success when nothing went wrong, else one line naming every problem.
+    pub fn from_problems(problems: Vec<String>) -> Outcome {
+        if problems.is_empty() {
+            Outcome::Ok
+        } else {
+            Outcome::Failed(problems.join("; "))
+        }
+    }
+}
+
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());

@@ -493,9 +493,5 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
     if let Some(e) = error {
         problems.push(e.with_path(path).to_string());
     }
-    Ok(if problems.is_empty() {
-        Outcome::Ok
-    } else {
-        Outcome::Failed(problems.join("; "))
-    })
+    Ok(Outcome::from_problems(problems))
 }

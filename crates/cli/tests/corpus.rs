@@ -56,10 +56,7 @@ fn corpus_counts_match_perf() {
         eprintln!("SKIPPED: ../shared/corpus is absent; the corpus conformance test did not run");
         return;
     };
-    let catalog: Vec<Value> = serde_json::from_str(
-        &std::fs::read_to_string(corpus.join("catalog.json")).expect("read catalog"),
-    )
-    .expect("parse catalog");
+    let catalog = common::catalog(&corpus);
     let mut matched = 0;
     let mut failures = Vec::new();
     let mut notes = Vec::new();
@@ -165,10 +162,7 @@ fn corpus_reports_per_dso_without_binaries() {
         eprintln!("SKIPPED: ../shared/corpus is absent; corpus reports not checked");
         return;
     };
-    let catalog: Vec<Value> = serde_json::from_str(
-        &std::fs::read_to_string(corpus.join("catalog.json")).expect("read catalog"),
-    )
-    .expect("parse catalog");
+    let catalog = common::catalog(&corpus);
     let mut reported = 0;
     let mut unresolved_rows = 0;
     for entry in catalog
@@ -230,10 +224,7 @@ fn corpus_branch_stacks_agree_with_perf_script() {
         eprintln!("SKIPPED: perf is not installed; branch stacks not checked");
         return;
     }
-    let catalog: Vec<Value> = serde_json::from_str(
-        &std::fs::read_to_string(corpus.join("catalog.json")).expect("read catalog"),
-    )
-    .expect("parse catalog");
+    let catalog = common::catalog(&corpus);
     let mut files = 0;
     let mut samples = 0;
     for entry in &catalog {
@@ -325,10 +316,7 @@ fn corpus_addr_data_src_weight_agree_with_perf_script() {
         eprintln!("SKIPPED: perf is not installed; memory fields not checked");
         return;
     }
-    let catalog: Vec<Value> = serde_json::from_str(
-        &std::fs::read_to_string(corpus.join("catalog.json")).expect("read catalog"),
-    )
-    .expect("parse catalog");
+    let catalog = common::catalog(&corpus);
     let mut files = 0;
     for entry in &catalog {
         let types = entry["sample_types"]
@@ -419,10 +407,7 @@ fn corpus_samples_agree_with_perf_612_script() {
         );
         return;
     }
-    let catalog: Vec<Value> = serde_json::from_str(
-        &std::fs::read_to_string(corpus.join("catalog.json")).expect("read catalog"),
-    )
-    .expect("parse catalog");
+    let catalog = common::catalog(&corpus);
     let mut files = 0;
     let mut samples = 0;
     for entry in &catalog {

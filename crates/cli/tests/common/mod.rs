@@ -19,6 +19,12 @@ pub fn corpus() -> Option<PathBuf> {
     dir.join("catalog.json").is_file().then_some(dir)
 }
 
+/// The corpus catalog's entries.
+pub fn catalog(corpus: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(corpus.join("catalog.json")).expect("read catalog");
+    serde_json::from_str(&text).expect("parse catalog")
+}
+
 /// A capture in `testdata/`.
 pub fn testdata(name: &str) -> PathBuf {
     root().join("testdata").join(name)
