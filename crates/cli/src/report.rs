@@ -155,10 +155,7 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
                 // up) gave until the address spaces change.
                 let expand = unwound && f.kernel == Some(false);
                 any_expanded |= expand;
-                let flags = u8::from(f.is_return)
-                    | (u8::from(f.kernel == Some(true)) << 1)
-                    | (u8::from(f.kernel.is_none()) << 2)
-                    | (u8::from(expand) << 3);
+                let flags = f.lookup_bits() | (u8::from(expand) << 3);
                 let id = match frame_cache.get(&(pid, f.addr, flags)) {
                     Some(&id) => id,
                     None => {

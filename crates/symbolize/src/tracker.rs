@@ -166,6 +166,16 @@ pub struct FrameLookup {
     pub context: Option<CallchainContext>,
 }
 
+impl FrameLookup {
+    /// How the address is looked up, as bits (return address, kernel, no
+    /// space known): with the pid and address, a cache key for its location.
+    pub fn lookup_bits(&self) -> u8 {
+        u8::from(self.is_return)
+            | (u8::from(self.kernel == Some(true)) << 1)
+            | (u8::from(self.kernel.is_none()) << 2)
+    }
+}
+
 /// The sample's own address (its ip), looked up in the space its cpu mode
 /// names.
 pub fn leaf_lookup(s: &Sample<'_>) -> Option<FrameLookup> {
@@ -262,9 +272,7 @@ impl LocationInterner {
             self.cache.clear();
             self.generation = generation;
         }
-        let flags = u8::from(f.is_return)
-            | (u8::from(f.kernel == Some(true)) << 1)
-            | (u8::from(f.kernel.is_none()) << 2);
+        let flags = f.lookup_bits();
         if let Some(&id) = self.cache.get(&(pid, f.addr, flags)) {
             return id;
         }
