@@ -106,11 +106,16 @@ fn parquet_round_trip_matches_info_and_report() {
         let mut leaf_of_stack: BTreeMap<u32, u32> = BTreeMap::new();
         for b in read(&dir.join("stacks.parquet")) {
             let ids = col::<UInt32Array>(&b, "stack_id");
+            let leaf = col::<UInt32Array>(&b, "frame_id");
             let frames = col::<ListArray>(&b, "frame_ids");
             for i in 0..b.num_rows() {
-                let f = frames.value(i);
-                let f = f.as_any().downcast_ref::<UInt32Array>().expect("u32 list");
-                leaf_of_stack.insert(ids.value(i), f.value(0));
+                // Listed frames, where given, start with the leaf frame.
+                if !frames.is_null(i) {
+                    let f = frames.value(i);
+                    let f = f.as_any().downcast_ref::<UInt32Array>().expect("u32 list");
+                    assert_eq!(f.value(0), leaf.value(i), "{name}: leaf frame");
+                }
+                leaf_of_stack.insert(ids.value(i), leaf.value(i));
             }
         }
         let mut name_of_frame: BTreeMap<u32, (String, String)> = BTreeMap::new();

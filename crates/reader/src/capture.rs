@@ -126,6 +126,27 @@ impl Capture {
         Self::from_backing(bytes, path.to_path_buf()).map_err(with_path)
     }
 
+    /// Lets the OS take back the mapped pages of the file's first `upto`
+    /// bytes: a capture read once from front to back then keeps only a
+    /// window of itself resident, whatever its length. The bytes stay
+    /// readable (touched again, they are paged in from the file). Does
+    /// nothing for captures held in memory.
+    pub fn release_before(&self, upto: u64) {
+        if let Backing::Mapped(m) = &self.bytes {
+            // Whole 64 KiB blocks: a multiple of every page size Linux uses.
+            let len = (upto.min(m.len() as u64) & !0xffff) as usize;
+            if len > 0 {
+                // SAFETY: the map is a read-only shared mapping of a file
+                // perfq does not write; MADV_DONTNEED only drops this
+                // process's page table entries, and the next access reads
+                // the same bytes from the page cache or the file. No
+                // reference into the map is invalidated.
+                let _ =
+                    unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, len) };
+            }
+        }
+    }
+
     /// Reads a capture held in memory.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<Capture> {
         Self::from_backing(Backing::Owned(bytes), PathBuf::from("<memory>"))

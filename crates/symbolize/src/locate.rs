@@ -166,7 +166,12 @@ fn build_id_hex(id: Option<&[u8]>) -> Option<String> {
 
 /// The `.gnu_debuglink` file name of the ELF file at `path`.
 fn debuglink(path: &Path) -> Option<String> {
-    let data = std::fs::read(path).ok()?;
+    // Mapped, not read: binaries run to hundreds of MB and only the section
+    // headers and one small section are looked at.
+    let file = std::fs::File::open(path).ok()?;
+    // SAFETY: read-only map of a binary perfq does not write; see
+    // `Binary::open` for the trade-off on files changed underneath.
+    let data = unsafe { memmap2::Mmap::map(&file) }.ok()?;
     use object::Object;
     let obj = object::File::parse(&data[..]).ok()?;
     let (name, _crc) = obj.gnu_debuglink().ok()??;

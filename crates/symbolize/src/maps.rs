@@ -100,6 +100,10 @@ pub struct AddressSpaces {
     /// Bumped whenever a user address space changes, so that what was built
     /// from one (unwinders) can tell it is stale.
     generation: u64,
+    /// Per process, the generation of its last change: equal stamps mean
+    /// the same mappings, so lookups cached under a stamp stay valid
+    /// while other processes map and fork.
+    stamps: FxHashMap<u32, u64>,
 }
 
 impl AddressSpaces {
@@ -110,7 +114,15 @@ impl AddressSpaces {
         } else {
             self.processes.entry(pid).or_default().insert(m);
             self.generation += 1;
+            self.stamps.insert(pid, self.generation);
         }
+    }
+
+    /// A number that changes whenever the mappings of `pid` change (and is
+    /// never reused for another state of any process); 0 for a process
+    /// with no mappings yet.
+    pub fn stamp(&self, pid: u32) -> u64 {
+        self.stamps.get(&pid).copied().unwrap_or(0)
     }
 
     /// Changes so far to user address spaces.
@@ -132,6 +144,7 @@ impl AddressSpaces {
         if let Some(parent) = self.processes.get(&ppid).cloned() {
             self.processes.insert(pid, parent);
             self.generation += 1;
+            self.stamps.insert(pid, self.generation);
         }
     }
 

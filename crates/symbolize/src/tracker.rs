@@ -248,15 +248,18 @@ pub fn unwound_lookups<'a>(
     kernel.chain(user)
 }
 
+/// (pid, address) lookups remembered at most by [`LocationInterner`].
+const LOOKUP_CACHE_LIMIT: usize = 1 << 20;
+
 /// Gives each distinct [`Location`] of a capture's frames a dense id,
-/// remembering recent (pid, address) lookups so that recurring frames skip
-/// the address-space search until the address spaces change.
+/// remembering (pid, address) lookups so that recurring frames skip the
+/// address-space search while their process's mappings stay the same.
 #[derive(Debug, Default)]
 pub struct LocationInterner {
-    cache: FxHashMap<(u32, u64, u8), u32>,
+    /// (pid, address, lookup bits) → (location id, the process's stamp).
+    cache: FxHashMap<(u32, u64, u8), (u32, u64)>,
     ids: FxHashMap<Location, u32>,
     locations: Vec<Location>,
-    generation: u64,
 }
 
 impl LocationInterner {
@@ -267,23 +270,32 @@ impl LocationInterner {
 
     /// The id of the location of frame `f` of a sample of process `pid`.
     pub fn intern(&mut self, tracker: &Tracker, pid: u32, f: &FrameLookup) -> u32 {
-        let generation = tracker.spaces().generation();
-        if generation != self.generation {
-            self.cache.clear();
-            self.generation = generation;
-        }
-        let flags = f.lookup_bits();
-        if let Some(&id) = self.cache.get(&(pid, f.addr, flags)) {
-            return id;
+        let stamp = tracker.spaces().stamp(pid);
+        let key = (pid, f.addr, f.lookup_bits());
+        if let Some(&(id, at)) = self.cache.get(&key) {
+            if at == stamp {
+                return id;
+            }
         }
         let l = tracker.locate(pid, f.lookup, f.kernel);
+        let id = self.intern_location(l);
+        // A system-wide capture brings new processes, hence new keys, all
+        // the time: the cache starts over rather than grow with the capture.
+        if self.cache.len() >= LOOKUP_CACHE_LIMIT {
+            self.cache.clear();
+        }
+        self.cache.insert(key, (id, stamp));
+        id
+    }
+
+    /// The id of location `l`, added if new (branch targets and other
+    /// addresses that are not callchain frames).
+    pub fn intern_location(&mut self, l: Location) -> u32 {
         let locations = &mut self.locations;
-        let id = *self.ids.entry(l).or_insert_with(|| {
+        *self.ids.entry(l).or_insert_with(|| {
             locations.push(l);
             (locations.len() - 1) as u32
-        });
-        self.cache.insert((pid, f.addr, flags), id);
-        id
+        })
     }
 
     /// The id of location `l`, if it was interned.
@@ -294,5 +306,10 @@ impl LocationInterner {
     /// The locations, by id.
     pub fn locations(&self) -> &[Location] {
         &self.locations
+    }
+
+    /// The locations, by id, the lookup cache freed.
+    pub fn into_locations(self) -> Vec<Location> {
+        self.locations
     }
 }

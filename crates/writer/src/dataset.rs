@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::table::{ColumnType, Table};
+use crate::table::{Column, Table};
 use crate::Error;
 
 /// Writes the tables of one capture.
@@ -38,7 +38,7 @@ impl CaptureWriter {
     }
 
     /// Starts table `name` (`name.parquet`) with the given columns.
-    pub fn table(&self, name: &str, columns: &[(&str, ColumnType, bool)]) -> Result<Table, Error> {
+    pub fn table(&self, name: &str, columns: &[Column<'_>]) -> Result<Table, Error> {
         Table::create(&self.tmp.join(format!("{name}.parquet")), columns)
     }
 

@@ -10,11 +10,12 @@ a time, zstd-compressed with dictionary encoding and statistics.
 */
 #![deny(missing_docs)]
 
+pub mod convert;
 mod dataset;
 mod table;
 
 pub use crate::dataset::CaptureWriter;
-pub use crate::table::{Cell, ColumnType, Table};
+pub use crate::table::{Cell, Column, ColumnType, Table};
 
 use std::path::{Path, PathBuf};
 
@@ -41,6 +42,9 @@ pub enum Error {
     /// Arrow could not build or write a batch.
     #[error("writing a batch: {0}")]
     Arrow(String),
+    /// The capture could not be read.
+    #[error(transparent)]
+    Read(#[from] perfq_reader::Error),
     /// The capture is already in the dataset.
     #[error("{0} exists; use --force to replace it")]
     Exists(PathBuf),

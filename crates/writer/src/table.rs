@@ -1,17 +1,27 @@
-//! One Parquet file written in row groups from typed column buffers.
+//! One Parquet file written in row groups from Arrow column builders.
+//!
+//! Rows are appended to builders on the caller's thread; each full row
+//! group is handed to a thread of its own that encodes and compresses it,
+//! so decoding the capture and writing Parquet overlap. At most one row
+//! group waits between the two, which bounds a table's memory to about
+//! three row groups whatever the capture's length.
 
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
-use arrow_array::builder::{ListBuilder, UInt32Builder};
-use arrow_array::{
-    ArrayRef, Int32Array, RecordBatch, StringArray, UInt16Array, UInt32Array, UInt64Array,
+use arrow_array::builder::{
+    BinaryBuilder, BooleanBuilder, Int32Builder, ListBuilder, StringBuilder, UInt16Builder,
+    UInt32Builder, UInt64Builder, UInt8Builder,
 };
+use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
 
 use crate::Error;
 
@@ -21,6 +31,10 @@ const ROWS_PER_GROUP: usize = 64 * 1024;
 /// A column's type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ColumnType {
+    /// `bool` (cells `U(0)` false, any other `U` true).
+    Bool,
+    /// `uint8`.
+    U8,
     /// `uint16`.
     U16,
     /// `uint32`.
@@ -29,20 +43,101 @@ pub enum ColumnType {
     U64,
     /// `int32`.
     I32,
-    /// `utf8`, dictionary-encoded by Parquet where it pays.
+    /// `utf8`.
     Str,
+    /// `binary`.
+    Bytes,
     /// `list<uint32>`.
     ListU32,
 }
 
-/// Buffered values of one column.
-enum Buffer {
-    U16(Vec<Option<u16>>),
-    U32(Vec<Option<u32>>),
-    U64(Vec<Option<u64>>),
-    I32(Vec<Option<i32>>),
-    Str(Vec<Option<String>>),
-    ListU32(Vec<Vec<u32>>),
+/// One column of a table: its name, type, whether it may be null, and
+/// whether Parquet should try dictionary encoding.
+#[derive(Clone, Copy, Debug)]
+pub struct Column<'a> {
+    /// Column name.
+    pub name: &'a str,
+    /// Value type.
+    pub ty: ColumnType,
+    /// Whether nulls are allowed.
+    pub nullable: bool,
+    /// Whether to try dictionary encoding. Columns of (nearly) unique
+    /// values such as times and row ids turn it off: interning every
+    /// value only to fall back to plain encoding costs time and nothing
+    /// is gained.
+    pub dictionary: bool,
+}
+
+impl<'a> Column<'a> {
+    /// A column that is never null, dictionary-encoded where it pays.
+    pub const fn new(name: &'a str, ty: ColumnType) -> Column<'a> {
+        Column {
+            name,
+            ty,
+            nullable: false,
+            dictionary: true,
+        }
+    }
+
+    /// The same column, allowing nulls.
+    pub const fn nullable(self) -> Column<'a> {
+        Column {
+            nullable: true,
+            ..self
+        }
+    }
+
+    /// The same column, plain-encoded (values are mostly distinct).
+    pub const fn plain(self) -> Column<'a> {
+        Column {
+            dictionary: false,
+            ..self
+        }
+    }
+}
+
+/// Values of one column being built.
+enum Builder {
+    Bool(BooleanBuilder),
+    U8(UInt8Builder),
+    U16(UInt16Builder),
+    U32(UInt32Builder),
+    U64(UInt64Builder),
+    I32(Int32Builder),
+    Str(StringBuilder),
+    Bytes(BinaryBuilder),
+    ListU32(ListBuilder<UInt32Builder>),
+}
+
+impl Builder {
+    fn new(ty: ColumnType) -> Builder {
+        let n = ROWS_PER_GROUP;
+        match ty {
+            ColumnType::Bool => Builder::Bool(BooleanBuilder::with_capacity(n)),
+            ColumnType::U8 => Builder::U8(UInt8Builder::with_capacity(n)),
+            ColumnType::U16 => Builder::U16(UInt16Builder::with_capacity(n)),
+            ColumnType::U32 => Builder::U32(UInt32Builder::with_capacity(n)),
+            ColumnType::U64 => Builder::U64(UInt64Builder::with_capacity(n)),
+            ColumnType::I32 => Builder::I32(Int32Builder::with_capacity(n)),
+            ColumnType::Str => Builder::Str(StringBuilder::new()),
+            ColumnType::Bytes => Builder::Bytes(BinaryBuilder::new()),
+            ColumnType::ListU32 => Builder::ListU32(ListBuilder::new(UInt32Builder::new())),
+        }
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        match self {
+            Builder::Bool(b) => Arc::new(b.finish()),
+            Builder::U8(b) => Arc::new(b.finish()),
+            Builder::U16(b) => Arc::new(b.finish()),
+            Builder::U32(b) => Arc::new(b.finish()),
+            Builder::U64(b) => Arc::new(b.finish()),
+            Builder::I32(b) => Arc::new(b.finish()),
+            Builder::Str(b) => Arc::new(b.finish()),
+            Builder::Bytes(b) => Arc::new(b.finish()),
+            Builder::ListU32(b) => Arc::new(b.finish()),
+        }
+    }
 }
 
 /// A value for one cell.
@@ -56,84 +151,119 @@ pub enum Cell<'a> {
     I(i64),
     /// Text.
     S(&'a str),
+    /// Bytes.
+    B(&'a [u8]),
     /// A list of u32.
     L(&'a [u32]),
 }
 
+impl<'a> Cell<'a> {
+    /// Text, or null.
+    pub fn str(v: Option<&'a str>) -> Cell<'a> {
+        v.map_or(Cell::Null, Cell::S)
+    }
+
+    /// A number, or null.
+    pub fn num(v: Option<u64>) -> Cell<'a> {
+        v.map_or(Cell::Null, Cell::U)
+    }
+}
+
 /// A Parquet table being written.
 pub struct Table {
+    path: PathBuf,
     schema: SchemaRef,
-    columns: Vec<Buffer>,
+    builders: Vec<Builder>,
     rows: usize,
-    writer: ArrowWriter<File>,
+    /// Full row groups go to the encoding thread through here.
+    batches: Option<SyncSender<RecordBatch>>,
+    encoder: Option<JoinHandle<Result<(), Error>>>,
 }
 
 impl Table {
-    /// Creates `path` with the given columns `(name, type, nullable)`.
-    pub fn create(path: &Path, columns: &[(&str, ColumnType, bool)]) -> Result<Table, Error> {
+    /// Creates `path` with the given columns.
+    pub fn create(path: &Path, columns: &[Column<'_>]) -> Result<Table, Error> {
         let fields: Vec<Field> = columns
             .iter()
-            .map(|&(name, ty, nullable)| {
-                let dt = match ty {
+            .map(|c| {
+                let dt = match c.ty {
+                    ColumnType::Bool => DataType::Boolean,
+                    ColumnType::U8 => DataType::UInt8,
                     ColumnType::U16 => DataType::UInt16,
                     ColumnType::U32 => DataType::UInt32,
                     ColumnType::U64 => DataType::UInt64,
                     ColumnType::I32 => DataType::Int32,
                     ColumnType::Str => DataType::Utf8,
+                    ColumnType::Bytes => DataType::Binary,
                     ColumnType::ListU32 => {
                         DataType::List(Arc::new(Field::new("item", DataType::UInt32, true)))
                     }
                 };
-                Field::new(name, dt, nullable)
+                Field::new(c.name, dt, c.nullable)
             })
             .collect();
         let schema: SchemaRef = Arc::new(Schema::new(fields));
-        let props = WriterProperties::builder()
+        let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(
                 ZstdLevel::try_new(3).map_err(|e| Error::parquet(path, e))?,
             ))
             .set_statistics_enabled(EnabledStatistics::Chunk)
-            .set_dictionary_enabled(true)
-            .build();
+            .set_dictionary_enabled(true);
+        for c in columns.iter().filter(|c| !c.dictionary) {
+            props = props.set_column_dictionary_enabled(ColumnPath::from(c.name), false);
+        }
         let file = File::create(path).map_err(|e| Error::io(path, e))?;
-        let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
+        let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props.build()))
             .map_err(|e| Error::parquet(path, e))?;
-        let columns = columns
-            .iter()
-            .map(|&(_, ty, _)| match ty {
-                ColumnType::U16 => Buffer::U16(Vec::new()),
-                ColumnType::U32 => Buffer::U32(Vec::new()),
-                ColumnType::U64 => Buffer::U64(Vec::new()),
-                ColumnType::I32 => Buffer::I32(Vec::new()),
-                ColumnType::Str => Buffer::Str(Vec::new()),
-                ColumnType::ListU32 => Buffer::ListU32(Vec::new()),
+        let (tx, rx) = sync_channel::<RecordBatch>(1);
+        let at = path.to_path_buf();
+        let encoder = std::thread::Builder::new()
+            .name("parquet-encode".into())
+            .spawn(move || -> Result<(), Error> {
+                for batch in rx {
+                    writer.write(&batch).map_err(|e| Error::parquet(&at, e))?;
+                    writer.flush().map_err(|e| Error::parquet(&at, e))?;
+                }
+                writer.close().map_err(|e| Error::parquet(&at, e))?;
+                Ok(())
             })
-            .collect();
+            .map_err(|e| Error::io(path, e))?;
         Ok(Table {
+            path: path.to_path_buf(),
             schema,
-            columns,
+            builders: columns.iter().map(|c| Builder::new(c.ty)).collect(),
             rows: 0,
-            writer,
+            batches: Some(tx),
+            encoder: Some(encoder),
         })
     }
 
     /// Appends one row; `cells` are in column order. A cell of the wrong
     /// kind for its column is written as null (a caller bug, not input).
     pub fn push(&mut self, cells: &[Cell<'_>]) -> Result<(), Error> {
-        for (buf, cell) in self.columns.iter_mut().zip(cells) {
-            match (buf, cell) {
-                (Buffer::U16(v), Cell::U(x)) => v.push(u16::try_from(*x).ok()),
-                (Buffer::U32(v), Cell::U(x)) => v.push(u32::try_from(*x).ok()),
-                (Buffer::U64(v), Cell::U(x)) => v.push(Some(*x)),
-                (Buffer::I32(v), Cell::I(x)) => v.push(i32::try_from(*x).ok()),
-                (Buffer::Str(v), Cell::S(x)) => v.push(Some((*x).to_string())),
-                (Buffer::ListU32(v), Cell::L(x)) => v.push(x.to_vec()),
-                (Buffer::U16(v), _) => v.push(None),
-                (Buffer::U32(v), _) => v.push(None),
-                (Buffer::U64(v), _) => v.push(None),
-                (Buffer::I32(v), _) => v.push(None),
-                (Buffer::Str(v), _) => v.push(None),
-                (Buffer::ListU32(v), _) => v.push(Vec::new()),
+        for (b, cell) in self.builders.iter_mut().zip(cells) {
+            match (b, cell) {
+                (Builder::Bool(b), Cell::U(x)) => b.append_value(*x != 0),
+                (Builder::U8(b), Cell::U(x)) => b.append_option(u8::try_from(*x).ok()),
+                (Builder::U16(b), Cell::U(x)) => b.append_option(u16::try_from(*x).ok()),
+                (Builder::U32(b), Cell::U(x)) => b.append_option(u32::try_from(*x).ok()),
+                (Builder::U64(b), Cell::U(x)) => b.append_value(*x),
+                (Builder::I32(b), Cell::I(x)) => b.append_option(i32::try_from(*x).ok()),
+                (Builder::Str(b), Cell::S(x)) => b.append_value(x),
+                (Builder::Bytes(b), Cell::B(x)) => b.append_value(x),
+                (Builder::ListU32(b), Cell::L(x)) => {
+                    b.values().append_slice(x);
+                    b.append(true);
+                }
+                (Builder::Bool(b), _) => b.append_null(),
+                (Builder::U8(b), _) => b.append_null(),
+                (Builder::U16(b), _) => b.append_null(),
+                (Builder::U32(b), _) => b.append_null(),
+                (Builder::U64(b), _) => b.append_null(),
+                (Builder::I32(b), _) => b.append_null(),
+                (Builder::Str(b), _) => b.append_null(),
+                (Builder::Bytes(b), _) => b.append_null(),
+                (Builder::ListU32(b), _) => b.append(false),
             }
         }
         self.rows += 1;
@@ -147,45 +277,40 @@ impl Table {
         if self.rows == 0 {
             return Ok(());
         }
-        let arrays: Vec<ArrayRef> = self
-            .columns
-            .iter_mut()
-            .map(|b| -> ArrayRef {
-                match b {
-                    Buffer::U16(v) => Arc::new(UInt16Array::from(std::mem::take(v))),
-                    Buffer::U32(v) => Arc::new(UInt32Array::from(std::mem::take(v))),
-                    Buffer::U64(v) => Arc::new(UInt64Array::from(std::mem::take(v))),
-                    Buffer::I32(v) => Arc::new(Int32Array::from(std::mem::take(v))),
-                    Buffer::Str(v) => Arc::new(StringArray::from(std::mem::take(v))),
-                    Buffer::ListU32(v) => {
-                        let mut lb = ListBuilder::new(UInt32Builder::new());
-                        for list in std::mem::take(v) {
-                            lb.values().append_slice(&list);
-                            lb.append(true);
-                        }
-                        Arc::new(lb.finish())
-                    }
-                }
-            })
-            .collect();
-        let batch = RecordBatch::try_new(self.schema.clone(), arrays)
-            .map_err(|e| Error::Arrow(e.to_string()))?;
-        self.writer
-            .write(&batch)
-            .map_err(|e| Error::Arrow(e.to_string()))?;
-        self.writer
-            .flush()
-            .map_err(|e| Error::Arrow(e.to_string()))?;
+        let arrays: Vec<ArrayRef> = self.builders.iter_mut().map(Builder::finish).collect();
         self.rows = 0;
-        Ok(())
+        let batch = RecordBatch::try_new(self.schema.clone(), arrays)
+            .map_err(|e| Error::parquet(&self.path, e))?;
+        let sent = self.batches.as_ref().map(|tx| tx.send(batch));
+        match sent {
+            Some(Ok(())) => Ok(()),
+            // The encoder stopped: its error says why.
+            _ => Err(self.join().err().unwrap_or_else(|| {
+                Error::parquet(&self.path, "the Parquet encoder stopped early")
+            })),
+        }
+    }
+
+    /// Waits for the encoder, which ends once the sender is dropped.
+    fn join(&mut self) -> Result<(), Error> {
+        self.batches = None;
+        match self.encoder.take().map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(Error::parquet(&self.path, "the Parquet encoder panicked")),
+            None => Ok(()),
+        }
     }
 
     /// Writes what is buffered and closes the file.
     pub fn finish(mut self) -> Result<(), Error> {
         self.flush()?;
-        self.writer
-            .close()
-            .map_err(|e| Error::Arrow(e.to_string()))?;
-        Ok(())
+        self.join()
+    }
+}
+
+impl Drop for Table {
+    /// An abandoned table still stops its encoder thread.
+    fn drop(&mut self) {
+        let _ = self.join();
     }
 }

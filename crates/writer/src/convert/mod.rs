@@ -1,0 +1,216 @@
+//! Converting one capture into a dataset's `capture=<id>/` folder.
+//!
+//! Records are read once, in time order. Samples, their read values,
+//! branch entries and raw data and the sideband are streamed into their
+//! tables as they come; only the interned stacks and locations (and the
+//! distinct data_src values) are kept until the end, when the locations
+//! are symbolized, each DSO once, in parallel, and the frames, stacks,
+//! DSOs, events and capture tables are written.
+
+mod data_src;
+mod dsos;
+mod frames;
+mod meta;
+mod samples;
+mod schema;
+mod sideband;
+mod stacks;
+
+use std::path::{Path, PathBuf};
+
+use perfq_reader::{Capture, RecordType};
+use perfq_symbolize::{
+    chain_lookups, Config, FrameLookup, LocationInterner, Resolved, StackUnwinder, Symbolizer,
+    Tracker,
+};
+
+use crate::{CaptureWriter, Error};
+use samples::{SampleRow, SampleTables};
+use sideband::Sideband;
+use stacks::Stacks;
+
+/// How to convert.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Replace a capture already in the dataset.
+    pub force: bool,
+    /// Where symbols come from; `None` writes frames without names (and
+    /// stores `--call-graph dwarf` samples' recorded kernel chain only,
+    /// as there are no binaries to unwind the user stack with).
+    pub symbols: Option<Config>,
+}
+
+/// What a conversion wrote.
+#[derive(Debug)]
+pub struct Converted {
+    /// The capture's folder in the dataset.
+    pub dir: PathBuf,
+    /// Rows of the samples table.
+    pub samples: u64,
+    /// What was odd about the capture (also in the capture table).
+    pub warnings: Vec<String>,
+    /// The error that ended reading early: what came before it was
+    /// converted and is in the dataset.
+    pub error: Option<String>,
+}
+
+/// Progress is reported every this many records.
+const PROGRESS_EVERY: u64 = 1 << 16;
+/// Mapped pages of the capture behind the reading position are handed
+/// back to the OS every this many bytes.
+const RELEASE_EVERY: u64 = 64 << 20;
+
+/// Converts the capture at `path` into `dataset`. `progress` is called now
+/// and then with (bytes read, capture size).
+pub fn convert(
+    path: &Path,
+    dataset: &Path,
+    opt: &Options,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Converted, Error> {
+    let capture = Capture::open(path)?;
+    let hash = xxhash_rust::xxh3::xxh3_64(capture.bytes());
+    // The hash read every page; they need not stay resident.
+    capture.release_before(capture.file_len());
+    let id = format!("{hash:016x}");
+    let w = CaptureWriter::create(dataset, &id, opt.force)?;
+    let events = capture.events();
+
+    let mut tables = SampleTables::create(&w)?;
+    let mut sideband = Sideband::create(&w)?;
+    let mut tracker = Tracker::new(&capture);
+    let mut symbolizer = opt.symbols.as_ref().map(|c| {
+        Symbolizer::new(
+            c,
+            tracker.kernel_build_id(),
+            capture.meta().os_release.as_deref(),
+        )
+    });
+    let mut unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
+    let mut lookups: Vec<FrameLookup> = Vec::new();
+    let mut locations = LocationInterner::new();
+    let mut stacks = Stacks::default();
+    let mut decode_errors = 0u64;
+    let mut records = capture.records_by_time();
+    let mut error = None;
+    let (mut seen, mut released) = (0u64, 0u64);
+    loop {
+        seen += 1;
+        if seen.is_multiple_of(PROGRESS_EVERY) {
+            progress(records.stats().data_bytes, capture.file_len());
+        }
+        let Some(r) = records.next_ok(&mut error) else {
+            break;
+        };
+        if r.offset.0 >= released + RELEASE_EVERY {
+            capture.release_before(r.offset.0);
+            released = r.offset.0;
+        }
+        if r.kind != RecordType::SAMPLE {
+            if let Ok((data, sid)) = capture.parse(&r) {
+                sideband.push(r.time, r.event.index().map(|e| e.0 as u64), &data, sid)?;
+                tracker.observe(&data);
+            }
+            continue;
+        }
+        let Some(ev) = r.event.index() else { continue };
+        let Ok(s) = capture.sample(&r) else {
+            decode_errors += 1;
+            continue;
+        };
+        match symbolizer.as_ref() {
+            Some(sym) => {
+                unwinder.sample_frames(&tracker, sym, &s, &mut lookups);
+            }
+            None => {
+                lookups.clear();
+                lookups.extend(chain_lookups(&s));
+            }
+        }
+        let stack_id = s.pid.and_then(|pid| {
+            let tid = s.tid.unwrap_or(pid);
+            stacks.intern_sample(&tracker, &mut locations, pid, tid, &lookups)
+        });
+        let period = s
+            .period
+            .unwrap_or_else(|| events.get(ev).map_or(1, |e| e.attr.sample_period_or_freq));
+        let pid = s.pid.unwrap_or(u32::MAX);
+        let row = SampleRow {
+            event: ev,
+            period,
+            stack_id,
+        };
+        tables.push(events, &s, row, |addr| {
+            // Branch endpoints are exact addresses, not return addresses.
+            let f = FrameLookup {
+                addr,
+                lookup: addr,
+                is_return: false,
+                kernel: None,
+                context: None,
+            };
+            locations.intern(&tracker, pid, &f)
+        })?;
+    }
+    progress(capture.file_len(), capture.file_len());
+    let samples = tables.count;
+    let data_src_values = std::mem::take(&mut tables.data_src);
+    tables.finish()?;
+    sideband.finish()?;
+    stacks.write(&w)?;
+    // Only the locations are needed from here on.
+    drop(stacks);
+    let locations = locations.into_locations();
+
+    let resolved: Vec<Resolved> = match symbolizer.as_mut() {
+        Some(s) => {
+            s.set_inline(true);
+            s.resolve_all(tracker.dsos(), &locations)
+        }
+        None => Vec::new(),
+    };
+    frames::write(&w, &tracker, &locations, &resolved)?;
+    dsos::write(&w, &tracker, symbolizer.as_ref())?;
+    let mut values: Vec<u64> = data_src_values.into_iter().collect();
+    values.sort_unstable();
+    data_src::write(&w, values.into_iter())?;
+    meta::write_events(&w, &capture)?;
+
+    let stats = records.stats().clone();
+    let mut warnings: Vec<String> = capture.warnings().iter().map(|w| w.to_string()).collect();
+    warnings.extend(records.warnings().iter().map(|w| w.to_string()));
+    if decode_errors > 0 {
+        warnings.push(format!("{decode_errors} samples could not be decoded"));
+    }
+    let error = error.map(|e| e.to_string());
+    meta::write_capture(
+        &w,
+        &capture,
+        &meta::Summary {
+            id: &id,
+            hash,
+            source: path,
+            stats: &stats,
+            decode_errors,
+            read_error: error.as_deref(),
+            warnings: &warnings,
+        },
+    )?;
+    // What was read before an error is kept; the error is reported.
+    let dir = w.finish()?;
+    Ok(Converted {
+        dir,
+        samples,
+        warnings,
+        error,
+    })
+}
+
+/// Lowercase hex of a build id.
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}

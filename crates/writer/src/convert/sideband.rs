@@ -1,0 +1,113 @@
+//! The sideband tables, streamed as records arrive: threads (comm, fork,
+//! exit), mappings (every MMAP/MMAP2) and data quality (lost records and
+//! samples, throttling).
+
+use perfq_reader::{MmapFileId, RecordData, SampleId};
+
+use crate::convert::schema::{MAPPINGS, QUALITY, THREADS};
+use crate::{CaptureWriter, Cell, Error, Table};
+
+/// The sideband tables: threads (comm, fork, exit), mappings, and data
+/// quality (lost records and samples, throttling), streamed as read.
+pub(crate) struct Sideband {
+    threads: Table,
+    mappings: Table,
+    quality: Table,
+}
+
+impl Sideband {
+    pub(crate) fn create(w: &CaptureWriter) -> Result<Sideband, Error> {
+        Ok(Sideband {
+            threads: w.table("threads", THREADS)?,
+            mappings: w.table("mappings", MAPPINGS)?,
+            quality: w.table("quality", QUALITY)?,
+        })
+    }
+
+    pub(crate) fn push(
+        &mut self,
+        time: Option<u64>,
+        event: Option<u64>,
+        data: &RecordData<'_>,
+        sid: Option<SampleId>,
+    ) -> Result<(), Error> {
+        let t = time.map_or(Cell::Null, Cell::U);
+        let i = |v: u32| Cell::I(i64::from(v as i32));
+        match data {
+            RecordData::Comm(c) => self.threads.push(&[
+                t,
+                Cell::S(if c.is_exec { "exec" } else { "comm" }),
+                i(c.pid),
+                i(c.tid),
+                Cell::Null,
+                Cell::Null,
+                Cell::S(&c.comm),
+            ])?,
+            RecordData::Fork(f) | RecordData::Exit(f) => self.threads.push(&[
+                Cell::U(f.time),
+                Cell::S(if matches!(data, RecordData::Fork(_)) {
+                    "fork"
+                } else {
+                    "exit"
+                }),
+                i(f.pid),
+                i(f.tid),
+                i(f.ppid),
+                i(f.ptid),
+                Cell::Null,
+            ])?,
+            RecordData::Mmap(m) => {
+                let build_id = match m.file_id {
+                    Some(MmapFileId::BuildId(b)) => Some(super::hex(b)),
+                    _ => None,
+                };
+                self.mappings.push(&[
+                    t,
+                    i(m.pid),
+                    i(m.tid),
+                    Cell::U(m.addr),
+                    Cell::U(m.addr.saturating_add(m.len)),
+                    Cell::U(m.pgoff),
+                    Cell::S(&m.filename),
+                    build_id.as_deref().map_or(Cell::Null, Cell::S),
+                    m.prot.map_or(Cell::Null, |p| Cell::U(u64::from(p))),
+                    m.flags.map_or(Cell::Null, |f| Cell::U(u64::from(f))),
+                    Cell::U(u64::from(!m.is_data)),
+                ])?
+            }
+            RecordData::Lost { id, lost } => self.quality.push(&[
+                t,
+                Cell::S("lost_records"),
+                event.map_or(Cell::Null, Cell::U),
+                Cell::U(*id),
+                Cell::U(*lost),
+            ])?,
+            RecordData::LostSamples { lost } => self.quality.push(&[
+                t,
+                Cell::S("lost_samples"),
+                event.map_or(Cell::Null, Cell::U),
+                sid.and_then(|s| s.id).map_or(Cell::Null, Cell::U),
+                Cell::U(*lost),
+            ])?,
+            RecordData::Throttle { unthrottle, id, .. } => self.quality.push(&[
+                t,
+                Cell::S(if *unthrottle {
+                    "unthrottle"
+                } else {
+                    "throttle"
+                }),
+                event.map_or(Cell::Null, Cell::U),
+                Cell::U(*id),
+                Cell::U(1),
+            ])?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    pub(crate) fn finish(self) -> Result<(), Error> {
+        self.threads.finish()?;
+        self.mappings.finish()?;
+        self.quality.finish()
+    }
+}
