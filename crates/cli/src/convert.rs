@@ -37,7 +37,13 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         });
         bar.finish_and_clear();
         match result {
-            Ok(c) => {
+            Ok(convert::Conversion::Present { dir }) => writeln!(
+                out,
+                "{} -> {} (already in the dataset; --force converts it again)",
+                file.display(),
+                dir.display()
+            )?,
+            Ok(convert::Conversion::Written(c)) => {
                 writeln!(out, "{} -> {}", file.display(), c.dir.display())?;
                 for w in c.warnings {
                     eprintln!("perfq: warning: {}: {w}", file.display());

@@ -11,7 +11,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use arrow_array::{
-    Array, ListArray, RecordBatch, StringArray, UInt16Array, UInt32Array, UInt64Array,
+    Array, BooleanArray, ListArray, RecordBatch, StringArray, UInt16Array, UInt32Array, UInt64Array,
 };
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::Value;
@@ -146,11 +146,13 @@ fn parquet_round_trip_matches_info_and_report() {
             let ev = col::<UInt32Array>(b, "event_id");
             let period = col::<UInt64Array>(b, "period");
             let stack = col::<UInt32Array>(b, "stack_id");
+            let leaf_frame = col::<UInt32Array>(b, "leaf_frame_id");
             for i in 0..b.num_rows() {
                 if stack.is_null(i) {
                     continue;
                 }
-                let leaf = leaf_of_stack[&stack.value(i)];
+                let leaf = leaf_frame.value(i);
+                assert_eq!(leaf, leaf_of_stack[&stack.value(i)], "{name}: leaf frame");
                 if let Some((dso, sym)) = name_of_frame.get(&leaf) {
                     *ours
                         .entry((events[&ev.value(i)].clone(), dso.clone(), sym.clone()))
@@ -183,14 +185,15 @@ fn parquet_round_trip_matches_info_and_report() {
 }
 
 #[test]
-fn existing_capture_needs_force_and_failed_writes_leave_nothing() {
+fn existing_capture_is_kept_without_force_and_failed_writes_leave_nothing() {
     let file = common::testdata("group.data");
     let out = std::env::temp_dir().join(format!("perfq-convert-force-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     assert!(convert(&[&file], &out, &[]).status.success());
+    // Converting it again, without --force, says so and leaves it alone.
     let again = convert(&[&file], &out, &[]);
-    assert_eq!(again.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stdout).contains("already in the dataset"));
     assert!(convert(&[&file], &out, &["--force"]).status.success());
     // Only the capture folder: no temporary folders left behind.
     let names: Vec<String> = std::fs::read_dir(&out)
@@ -223,4 +226,303 @@ fn existing_capture_needs_force_and_failed_writes_leave_nothing() {
     }
     assert_eq!(per_member, expected);
     std::fs::remove_dir_all(&out).ok();
+}
+
+/// Per (event, dso): (self period, total period counting each DSO once
+/// per sample), computed from a capture folder's samples → stacks →
+/// frames, and the sample count.
+fn dso_periods(dir: &Path) -> (BTreeMap<(String, String), (u64, u64)>, u64) {
+    let mut events: BTreeMap<u32, String> = BTreeMap::new();
+    for b in read(&dir.join("events.parquet")) {
+        let id = col::<UInt32Array>(&b, "event_id");
+        let nm = col::<StringArray>(&b, "name");
+        for i in 0..b.num_rows() {
+            events.insert(id.value(i), nm.value(i).to_string());
+        }
+    }
+    let mut dso_of_frame: BTreeMap<u32, String> = BTreeMap::new();
+    for b in read(&dir.join("frames.parquet")) {
+        let id = col::<UInt32Array>(&b, "frame_id");
+        let dso = col::<StringArray>(&b, "dso");
+        for i in 0..b.num_rows() {
+            dso_of_frame.insert(id.value(i), dso.value(i).to_string());
+        }
+    }
+    let mut frames_of_stack: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for b in read(&dir.join("stacks.parquet")) {
+        let ids = col::<UInt32Array>(&b, "stack_id");
+        let frames = col::<ListArray>(&b, "frame_ids");
+        for i in 0..b.num_rows() {
+            if !frames.is_null(i) {
+                let f = frames.value(i);
+                let f = f.as_any().downcast_ref::<UInt32Array>().expect("u32 list");
+                frames_of_stack.insert(ids.value(i), f.values().to_vec());
+            }
+        }
+    }
+    // Sample-read samples count once per member, with the member's delta
+    // as period (zero deltas dropped), as perf report splits them.
+    let mut members: BTreeMap<u64, Vec<(u32, u64)>> = BTreeMap::new();
+    for b in read(&dir.join("read_values.parquet")) {
+        let sample = col::<UInt64Array>(&b, "sample_id");
+        let ev = col::<UInt32Array>(&b, "event_id");
+        let delta = col::<UInt64Array>(&b, "delta");
+        for i in 0..b.num_rows() {
+            let m = members.entry(sample.value(i)).or_default();
+            if !ev.is_null(i) && !delta.is_null(i) && delta.value(i) != 0 {
+                m.push((ev.value(i), delta.value(i)));
+            }
+        }
+    }
+    let mut out: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
+    let mut n = 0;
+    for b in read(&dir.join("samples.parquet")) {
+        let ev = col::<UInt32Array>(&b, "event_id");
+        let period = col::<UInt64Array>(&b, "period");
+        let stack = col::<UInt32Array>(&b, "stack_id");
+        let leaf_frame = col::<UInt32Array>(&b, "leaf_frame_id");
+        let sample = col::<UInt64Array>(&b, "sample_id");
+        for i in 0..b.num_rows() {
+            n += 1;
+            let counted = match members.get(&sample.value(i)) {
+                Some(m) => m.clone(),
+                None => vec![(ev.value(i), period.value(i))],
+            };
+            for (ev, p) in counted {
+                let event = &events[&ev];
+                if !leaf_frame.is_null(i) {
+                    let leaf = &dso_of_frame[&leaf_frame.value(i)];
+                    out.entry((event.clone(), leaf.clone())).or_default().0 += p;
+                }
+                if stack.is_null(i) {
+                    continue;
+                }
+                let frames = &frames_of_stack[&stack.value(i)];
+                let dsos: std::collections::BTreeSet<&String> =
+                    frames.iter().map(|f| &dso_of_frame[f]).collect();
+                for d in dsos {
+                    out.entry((event.clone(), d.clone())).or_default().1 += p;
+                }
+            }
+        }
+    }
+    (out, n)
+}
+
+/// The corpus round trip: every capture perf reads, converted into one
+/// dataset (a folder per capture), holds `perfq info`'s sample count and,
+/// per event and DSO, `perfq report --children --sort dso`'s self and total
+/// periods exactly (the corpus's binaries are absent: DSOs are what
+/// resolves). Branch entries equal `perf script -F brstack`'s and data_src
+/// rows perf's decoding, where captures have them.
+#[test]
+fn corpus_round_trip_per_dso() {
+    let Some(corpus) = common::corpus() else {
+        eprintln!("SKIPPED: ../shared/corpus is absent; corpus round trip not checked");
+        return;
+    };
+    let files: Vec<PathBuf> = common::catalog(&corpus)
+        .iter()
+        .filter(|e| e["script61"].as_str().is_some_and(|s| s.starts_with("OK")))
+        .map(|e| corpus.join(e["path"].as_str().expect("path")))
+        .collect();
+    let out = std::env::temp_dir().join(format!("perfq-convert-corpus-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let o = convert(&refs, &out, &[]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    // "FILE -> DIR" per capture written.
+    let dirs: BTreeMap<PathBuf, PathBuf> = stdout
+        .lines()
+        .filter_map(|l| l.split_once(" -> "))
+        .map(|(f, d)| {
+            (
+                PathBuf::from(f),
+                PathBuf::from(d.split(" (").next().unwrap_or(d)),
+            )
+        })
+        .collect();
+    let (mut captures, mut rows, mut branches, mut data_src) = (0, 0, 0, 0);
+    for file in &files {
+        let Some(dir) = dirs.get(file) else {
+            panic!(
+                "{} not converted: {}",
+                file.display(),
+                String::from_utf8_lossy(&o.stderr)
+            );
+        };
+        let f = file.to_str().expect("path");
+        let info: Value =
+            serde_json::from_slice(&common::perfq(&["info", "--json", f]).stdout).expect("info");
+        let (ours, n) = dso_periods(dir);
+        assert_eq!(Some(n), info["samples"].as_u64(), "{f}: sample rows");
+        let report = common::perfq(&[
+            "report",
+            "--children",
+            "--sort",
+            "dso",
+            "--format",
+            "json",
+            f,
+        ]);
+        assert!(
+            report.status.success(),
+            "{f}: {}",
+            String::from_utf8_lossy(&report.stderr)
+        );
+        let report: Vec<Value> = serde_json::from_slice(&report.stdout).expect("report json");
+        let theirs: BTreeMap<(String, String), (u64, u64)> = report
+            .iter()
+            .map(|r| {
+                let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
+                let u = |k: &str| r[k].as_u64().unwrap_or(0);
+                ((s("event"), s("dso")), (u("period"), u("total_period")))
+            })
+            .filter(|(_, v)| *v != (0, 0))
+            .collect();
+        assert_eq!(ours, theirs, "{f}: per-DSO self and total periods");
+        if common::have_perf() {
+            branches += branches_agree_with_perf_script(dir, f);
+            data_src += data_src_agrees_with_perf_script(dir, f);
+        }
+        captures += 1;
+        rows += theirs.len();
+    }
+    assert!(captures >= 100, "{captures} corpus captures compared");
+    println!("corpus: {captures} captures converted into one dataset; {rows} (event, DSO) self and total periods equal perfq report");
+    if common::have_perf() {
+        assert!(
+            branches >= 10_000,
+            "{branches} samples' branch entries compared"
+        );
+        assert!(data_src >= 50, "{data_src} samples' data_src compared");
+        println!("corpus: branches of {branches} samples equal perf script -F brstack; data_src of {data_src} samples decodes as perf script -F data_src shows it");
+    } else {
+        eprintln!(
+            "SKIPPED: perf is not installed; branches and data_src tables not compared with it"
+        );
+    }
+    std::fs::remove_dir_all(&out).ok();
+}
+
+/// The branches table of a capture folder, per sample in `perf script -F
+/// brstack`'s words (from/to/M or P/X/A/cycles), against perf's. Returns
+/// the number of samples compared.
+fn branches_agree_with_perf_script(dir: &Path, file: &str) -> usize {
+    let mut ours: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    for b in read(&dir.join("branches.parquet")) {
+        let sample = col::<UInt64Array>(&b, "sample_id");
+        let from = col::<UInt64Array>(&b, "from");
+        let to = col::<UInt64Array>(&b, "to");
+        let cycles = col::<UInt16Array>(&b, "cycles");
+        let flag = |name: &str, i: usize, c: &'static str| {
+            if col::<BooleanArray>(&b, name).value(i) {
+                c
+            } else {
+                "-"
+            }
+        };
+        for i in 0..b.num_rows() {
+            let pred = match flag("mispred", i, "M") {
+                "M" => "M",
+                _ => flag("predicted", i, "P"),
+            };
+            ours.entry(sample.value(i)).or_default().push(format!(
+                "{:#x}/{:#x}/{pred}/{}/{}/{}",
+                from.value(i),
+                to.value(i),
+                flag("in_tx", i, "X"),
+                flag("abort", i, "A"),
+                cycles.value(i)
+            ));
+        }
+    }
+    if ours.is_empty() {
+        return 0;
+    }
+    let script = common::perf(&["script", "-i", file, "-F", "brstack"]).expect("perf script");
+    let perf: Vec<String> = script
+        .lines()
+        .map(|l| {
+            l.split_whitespace()
+                .map(|t| t.split('/').take(6).collect::<Vec<_>>().join("/"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|l| !l.is_empty())
+        .collect();
+    let ours: Vec<String> = ours.into_values().map(|v| v.join(" ")).collect();
+    assert_eq!(ours, perf, "{file}: branch entries");
+    ours.len()
+}
+
+/// Each sample's data_src, decoded through the data_src table, in the
+/// words `perf script -F data_src` (perf 6.1) prints. Returns the number of
+/// samples compared.
+fn data_src_agrees_with_perf_script(dir: &Path, file: &str) -> usize {
+    let mut text: BTreeMap<u64, String> = BTreeMap::new();
+    for b in read(&dir.join("data_src.parquet")) {
+        let v = col::<UInt64Array>(&b, "data_src");
+        let s = |name: &str, i: usize| -> Option<String> {
+            let c = col::<StringArray>(&b, name);
+            (!c.is_null(i)).then(|| c.value(i).to_string())
+        };
+        let t = |name: &str, i: usize| -> Option<bool> {
+            let c = col::<BooleanArray>(&b, name);
+            (!c.is_null(i)).then(|| c.value(i))
+        };
+        let hit_miss = |h: Option<bool>| match h {
+            Some(true) => " hit",
+            Some(false) => " miss",
+            None => "",
+        };
+        for i in 0..b.num_rows() {
+            let lvl: Vec<String> = [s("level", i), s("level_num", i)]
+                .into_iter()
+                .flatten()
+                .collect();
+            let lvl = if lvl.is_empty() {
+                "N/A".to_string()
+            } else {
+                lvl.join(" or ")
+            };
+            let lock = match t("locked", i) {
+                None => "N/A",
+                Some(true) => "Yes",
+                Some(false) => "No",
+            };
+            text.insert(
+                v.value(i),
+                format!(
+                    "|OP {}|LVL {lvl}{}|SNP {}|TLB {}{}|LCK {lock}|BLK  {}",
+                    // perf says "No" when no op bit is set.
+                    s("op", i).unwrap_or("No".into()),
+                    hit_miss(t("hit", i)),
+                    s("snoop", i).unwrap_or("N/A".into()),
+                    s("tlb", i).unwrap_or("N/A".into()),
+                    hit_miss(t("tlb_hit", i)),
+                    s("blocked", i).unwrap_or("N/A".into()),
+                ),
+            );
+        }
+    }
+    if text.is_empty() {
+        return 0;
+    }
+    let mut ours = Vec::new();
+    for b in read(&dir.join("samples.parquet")) {
+        let d = col::<UInt64Array>(&b, "data_src");
+        for i in 0..b.num_rows() {
+            ours.push(text[&d.value(i)].clone());
+        }
+    }
+    let script =
+        common::perf(&["script", "-G", "-i", file, "-F", "data_src"]).expect("perf script");
+    let perf: Vec<String> = script
+        .lines()
+        .filter_map(|l| l.trim().split_once(' '))
+        .map(|(_, t)| t.trim().to_string())
+        .collect();
+    assert_eq!(ours, perf, "{file}: data_src");
+    ours.len()
 }

@@ -211,6 +211,157 @@ fn corpus_reports_per_dso_without_binaries() {
     println!("corpus: {reported} captures report per DSO ({unresolved_rows} unresolved rows)");
 }
 
+/// Corpus captures whose per-DSO self percentages perf 6.1 shows
+/// differently, and why. Everything else perf reads must agree.
+const PER_DSO_DIFFERENCES: &[(&str, &str)] = &[
+    // perf found a vmlinux for these kernels in its build-id cache on the
+    // recording machine's layout and names the DSO [kernel.vmlinux].
+    (
+        "autofdo/testdata/perf-vmlinux.data",
+        "perf names the kernel [kernel.vmlinux]",
+    ),
+    (
+        "performance_modelisation/test/perf.data",
+        "perf names the kernel [kernel.vmlinux]",
+    ),
+    // Samples perf synthesizes from the Intel PT trace (AUX), not decoded.
+    (
+        "perf_data_converter/src/quipper/testdata/perf.data.intel_pt-4.14",
+        "Intel PT decoding",
+    ),
+    // simpleperf's kernel mapping spans the whole address space ([0, 2^64));
+    // perf 6.1 puts no kernel sample in it and shows them as [unknown],
+    // perfq as [kernel.kallsyms].
+    (
+        "simpleperf/simpleperf/scripts/test/script_testdata/aggregatable_perf",
+        "simpleperf kernel mapping",
+    ),
+    (
+        "simpleperf/simpleperf/testdata/perf_display_bitmaps.data",
+        "simpleperf kernel mapping",
+    ),
+    (
+        "simpleperf/simpleperf/testdata/perf_merge",
+        "simpleperf kernel mapping",
+    ),
+    (
+        "simpleperf/simpleperf/testdata/perf_with_interpreter_frames.data",
+        "simpleperf kernel mapping",
+    ),
+    (
+        "simpleperf/simpleperf/testdata/perf_with_jit_symbol.data",
+        "simpleperf kernel mapping",
+    ),
+    (
+        "simpleperf/simpleperf/testdata/perf_with_kernel_symbols_available_false.data",
+        "simpleperf kernel mapping",
+    ),
+    (
+        "simpleperf/simpleperf/testdata/wrong_ip_callchain_perf.data",
+        "simpleperf kernel mapping",
+    ),
+];
+
+/// `perfq report --sort dso` against `perf report --no-children --sort dso`
+/// on every corpus capture perf 6.1 reads: each DSO's self percentage per
+/// event within 0.1 point wherever either shows 0.5% or more. Events are
+/// matched by their order (perf and perfq name events of files without
+/// stored names differently, e.g. `cycles:HG` and `cycles`).
+#[test]
+fn corpus_report_per_dso_agrees_with_perf_report() {
+    let Some(corpus) = common::corpus() else {
+        eprintln!("SKIPPED: ../shared/corpus is absent; corpus reports not compared with perf");
+        return;
+    };
+    if !common::have_perf() {
+        eprintln!("SKIPPED: perf is not installed; corpus reports not compared with perf");
+        return;
+    }
+    type Pcts = BTreeMap<(usize, String), f64>;
+    // Events in order of first appearance, each DSO's percentage.
+    fn index(rows: impl Iterator<Item = (String, String, f64)>) -> Pcts {
+        let mut events: Vec<String> = Vec::new();
+        let mut out = Pcts::new();
+        for (ev, dso, pct) in rows {
+            let i = events.iter().position(|e| *e == ev).unwrap_or_else(|| {
+                events.push(ev);
+                events.len() - 1
+            });
+            *out.entry((i, dso)).or_default() += pct;
+        }
+        out
+    }
+    let (mut compared, mut skipped) = (0, 0);
+    for entry in common::catalog(&corpus)
+        .iter()
+        .filter(|e| e["script61"].as_str().is_some_and(|s| s.starts_with("OK")))
+    {
+        let rel = entry["path"].as_str().expect("path");
+        if PER_DSO_DIFFERENCES.iter().any(|(p, _)| rel.starts_with(p)) {
+            skipped += 1;
+            continue;
+        }
+        let path = corpus.join(rel);
+        let f = path.to_str().expect("path");
+        let Some(text) = common::perf(&[
+            "report",
+            "-i",
+            f,
+            "--stdio",
+            "--no-children",
+            "--sort",
+            "dso",
+            "-g",
+            "none",
+            "--no-branch-stack",
+            "--no-group",
+        ]) else {
+            continue;
+        };
+        let mut event = String::new();
+        let mut perf_rows = Vec::new();
+        for line in text.lines() {
+            if let Some((_, e)) = line.split_once("of event '") {
+                event = e.trim_end_matches('\'').to_string();
+                continue;
+            }
+            let t: Vec<&str> = line.split_whitespace().collect();
+            if line.starts_with('#') || t.len() < 2 || !t[0].ends_with('%') {
+                continue;
+            }
+            let pct: f64 = t[0].trim_end_matches('%').parse().expect("percent");
+            perf_rows.push((event.clone(), t[1..].join(" "), pct));
+        }
+        let out = common::perfq(&["report", "--sort", "dso", "--format", "json", f]);
+        let rows: Vec<Value> = serde_json::from_slice(&out.stdout).expect("json");
+        let ours = index(rows.iter().map(|r| {
+            (
+                r["event"].as_str().unwrap_or("").to_string(),
+                r["dso"].as_str().unwrap_or("").to_string(),
+                r["self_percent"].as_f64().unwrap_or(0.0),
+            )
+        }));
+        let perf = index(perf_rows.into_iter().filter(|r| r.2 > 0.0));
+        for key in perf.keys().chain(ours.keys()) {
+            let (p, o) = (
+                perf.get(key).copied().unwrap_or(0.0),
+                ours.get(key).copied().unwrap_or(0.0),
+            );
+            if p.max(o) >= 0.5 {
+                assert!(
+                    (p - o).abs() <= 0.1,
+                    "{rel}: event #{} {}: perf {p}%, perfq {o}%",
+                    key.0,
+                    key.1
+                );
+            }
+        }
+        compared += 1;
+    }
+    assert!(compared >= 100, "{compared} captures compared");
+    println!("corpus: {compared} captures' per-DSO self percentages agree with perf report ({skipped} with known differences)");
+}
+
 /// Branch stacks (LBR) of every corpus capture that has them and perf
 /// reads: each sample's entries — from, to, mispredicted/predicted, in
 /// transaction, abort, cycles — equal `perf script -F brstack`.

@@ -42,6 +42,13 @@ impl Dso {
         use std::borrow::Cow;
         match self.kind {
             DsoKind::Kernel => Cow::Borrowed("[kernel.kallsyms]"),
+            // perf names a module after its file, "[name]", dashes made
+            // underscores as the kernel names modules.
+            DsoKind::KernelModule if !self.path.starts_with('[') => {
+                let file = self.path.rsplit('/').next().unwrap_or(&self.path);
+                let name = file.split(".ko").next().unwrap_or(file);
+                Cow::Owned(format!("[{}]", name.replace('-', "_")))
+            }
             // perf names /tmp/perf-PID.map DSOs "[JIT] tid PID".
             DsoKind::Jit => {
                 let pid = self

@@ -157,6 +157,11 @@ impl AddressSpaces {
         let _ = pid;
     }
 
+    /// The kernel's mappings (image and modules).
+    pub fn kernel_maps(&self) -> &Maps {
+        &self.kernel
+    }
+
     /// The kernel mapping containing `addr`.
     pub fn find_kernel(&self, addr: u64) -> Option<&Mapping> {
         self.kernel.find(addr)

@@ -209,7 +209,7 @@ impl Symbolizer {
                 Some(d) => self.resolve_dso(dsos, *d, idx, locations),
                 None => idx
                     .iter()
-                    .map(|&i| (i, self.resolve_other(locations[i])))
+                    .map(|&i| (i, self.resolve_other(dsos, locations[i])))
                     .collect(),
             })
             .collect();
@@ -222,24 +222,35 @@ impl Symbolizer {
             .collect()
     }
 
-    fn resolve_other(&self, l: Location) -> Resolved {
+    fn resolve_other(&self, dsos: &Dsos, l: Location) -> Resolved {
         match l {
-            Location::Kernel { addr } => match &self.kallsyms {
-                Some(k) => match k.find(addr) {
-                    Some((name, module)) => Resolved {
-                        dso: module
-                            .map_or_else(|| "[kernel.kallsyms]".to_string(), |m| format!("[{m}]")),
-                        symbol: Some(name.to_string()),
-                        raw_symbol: Some(name.to_string()),
-                        reason: None,
-                        addr,
-                        inlined: Vec::new(),
-                        binary: None,
+            Location::Kernel { addr, module } => {
+                // Without a kallsyms symbol, the module mapping names it.
+                let dso = || -> String {
+                    module.map_or_else(
+                        || "[kernel.kallsyms]".to_string(),
+                        |m| dsos.get(m).short_name().into_owned(),
+                    )
+                };
+                match &self.kallsyms {
+                    Some(k) => match k.find(addr) {
+                        Some((name, module)) => Resolved {
+                            dso: module.map_or_else(
+                                || "[kernel.kallsyms]".to_string(),
+                                |m| format!("[{m}]"),
+                            ),
+                            symbol: Some(name.to_string()),
+                            raw_symbol: Some(name.to_string()),
+                            reason: None,
+                            addr,
+                            inlined: Vec::new(),
+                            binary: None,
+                        },
+                        None => unresolved(&dso(), addr, Unresolved::NoSymbol),
                     },
-                    None => unresolved("[kernel.kallsyms]", addr, Unresolved::NoSymbol),
-                },
-                None => unresolved("[kernel.kallsyms]", addr, Unresolved::NoKernelSymbols),
-            },
+                    None => unresolved(&dso(), addr, Unresolved::NoKernelSymbols),
+                }
+            }
             Location::Unmapped { addr } => unresolved("[unknown]", addr, Unresolved::NoMapping),
             Location::Dso { offset, .. } => unresolved("[unknown]", offset, Unresolved::NoMapping),
         }

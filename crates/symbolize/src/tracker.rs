@@ -22,6 +22,9 @@ pub enum Location {
     Kernel {
         /// The address.
         addr: u64,
+        /// The kernel module mapping containing it, if one does: without
+        /// kernel symbols the module still names the frame, as in perf.
+        module: Option<DsoId>,
     },
     /// No mapping contains it.
     Unmapped {
@@ -129,15 +132,21 @@ impl Tracker {
     pub fn locate(&self, pid: u32, addr: u64, kernel: Option<bool>) -> Location {
         let kernel = kernel.unwrap_or(addr >= KERNEL_START);
         if kernel {
-            // Kernel and module text resolve through kallsyms; a module
-            // mapping still tells that it is mapped.
-            return Location::Kernel { addr };
+            // Kernel and module text resolve through kallsyms, but only
+            // inside a kernel mapping: like perf, an address no kernel or
+            // module mapping covers (or a capture without kernel mappings)
+            // is [unknown].
+            let Some(m) = self.spaces.find_kernel(addr) else {
+                return Location::Unmapped { addr };
+            };
+            let module = Some(m.dso).filter(|&d| self.dsos.get(d).kind == DsoKind::KernelModule);
+            return Location::Kernel { addr, module };
         }
         match self.spaces.find_user(pid, addr) {
             Some(m) => {
                 let dso = self.dsos.get(m.dso);
                 if matches!(dso.kind, DsoKind::Kernel | DsoKind::KernelModule) {
-                    Location::Kernel { addr }
+                    Location::Kernel { addr, module: None }
                 } else {
                     Location::Dso {
                         dso: m.dso,

@@ -22,6 +22,7 @@ fn kallsyms_from_the_build_id_cache() {
         &Dsos::default(),
         &[Location::Kernel {
             addr: 0xffffffff81000150,
+            module: None,
         }],
     );
     assert_eq!(r[0].symbol.as_deref(), Some("recorded_kernel_fn"));

@@ -43,13 +43,25 @@ pub(crate) fn write(
                     offset: Some(offset),
                 }
             }
-            Location::Kernel { addr } => Row::bare("kernel", addr),
+            Location::Kernel { addr, module } => Row {
+                dso_id: module.map(|m| m.0),
+                ..Row::bare("kernel", addr)
+            },
             Location::Unmapped { addr } => Row::bare("unknown", addr),
         };
-        let dso = r.map_or_else(
-            || row.dso_path.unwrap_or("[unknown]").to_string(),
-            |r| r.dso.clone(),
-        );
+        // Without symbolization, the names perf shows for the DSO.
+        let dso = match (r, *l) {
+            (Some(r), _) => r.dso.clone(),
+            (None, Location::Dso { dso, .. }) => dsos.get(dso).short_name().into_owned(),
+            (
+                None,
+                Location::Kernel {
+                    module: Some(m), ..
+                },
+            ) => dsos.get(m).short_name().into_owned(),
+            (None, Location::Kernel { module: None, .. }) => "[kernel.kallsyms]".to_string(),
+            (None, Location::Unmapped { .. }) => "[unknown]".to_string(),
+        };
         match r.map(|r| &r.inlined[..]) {
             // Outermost function first: depth 0 is the symbol's function.
             Some(levels) if !levels.is_empty() => {

@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 
 use perfq_reader::{Capture, RecordType};
 use perfq_symbolize::{
-    chain_lookups, Config, FrameLookup, LocationInterner, Resolved, StackUnwinder, Symbolizer,
-    Tracker,
+    chain_lookups, leaf_lookup, Config, FrameLookup, LocationInterner, Resolved, StackUnwinder,
+    Symbolizer, Tracker,
 };
 
 use crate::{CaptureWriter, Error};
@@ -54,26 +54,41 @@ pub struct Converted {
     pub error: Option<String>,
 }
 
+/// What `convert` did with a capture.
+#[derive(Debug)]
+pub enum Conversion {
+    /// The capture was converted.
+    Written(Converted),
+    /// The dataset already holds this capture (the same bytes, perhaps
+    /// from another path) and `force` was not set: nothing was written.
+    Present {
+        /// The capture's folder.
+        dir: PathBuf,
+    },
+}
+
 /// Progress is reported every this many records.
 const PROGRESS_EVERY: u64 = 1 << 16;
 /// Mapped pages of the capture behind the reading position are handed
 /// back to the OS every this many bytes.
 const RELEASE_EVERY: u64 = 64 << 20;
 
-/// Converts the capture at `path` into `dataset`. `progress` is called now
-/// and then with (bytes read, capture size).
+/// Converts the capture at `path` into `dataset`, unless the dataset holds
+/// it already. `progress` is called now and then with (bytes read,
+/// capture size).
 pub fn convert(
     path: &Path,
     dataset: &Path,
     opt: &Options,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<Converted, Error> {
+) -> Result<Conversion, Error> {
     let capture = Capture::open(path)?;
-    let hash = xxhash_rust::xxh3::xxh3_64(capture.bytes());
-    // The hash read every page; they need not stay resident.
-    capture.release_before(capture.file_len());
+    let hash = file_hash(&capture);
     let id = format!("{hash:016x}");
-    let w = CaptureWriter::create(dataset, &id, opt.force)?;
+    let w = match CaptureWriter::create(dataset, &id, opt.force) {
+        Err(Error::Exists(dir)) => return Ok(Conversion::Present { dir }),
+        w => w?,
+    };
     let events = capture.events();
 
     let mut tables = SampleTables::create(&w)?;
@@ -131,6 +146,13 @@ pub fn convert(
             let tid = s.tid.unwrap_or(pid);
             stacks.intern_sample(&tracker, &mut locations, pid, tid, &lookups)
         });
+        // Self time goes to the sample's own address, as perf reports it;
+        // it is the stack's leaf except when a callchain does not start at
+        // the ip (seen on LBR call graphs).
+        let leaf_frame_id = match (s.pid, leaf_lookup(&s)) {
+            (Some(pid), Some(f)) => Some(locations.intern(&tracker, pid, &f)),
+            _ => None,
+        };
         let period = s
             .period
             .unwrap_or_else(|| events.get(ev).map_or(1, |e| e.attr.sample_period_or_freq));
@@ -139,6 +161,7 @@ pub fn convert(
             event: ev,
             period,
             stack_id,
+            leaf_frame_id,
         };
         tables.push(events, &s, row, |addr| {
             // Branch endpoints are exact addresses, not return addresses.
@@ -198,12 +221,25 @@ pub fn convert(
     )?;
     // What was read before an error is kept; the error is reported.
     let dir = w.finish()?;
-    Ok(Converted {
+    Ok(Conversion::Written(Converted {
         dir,
         samples,
         warnings,
         error,
-    })
+    }))
+}
+
+/// xxh3-64 of the capture's bytes, read a window at a time so that the
+/// pages read are handed back as it goes.
+fn file_hash(capture: &Capture) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut done = 0u64;
+    for chunk in capture.bytes().chunks(RELEASE_EVERY as usize) {
+        h.update(chunk);
+        done += chunk.len() as u64;
+        capture.release_before(done);
+    }
+    h.digest()
 }
 
 /// Lowercase hex of a build id.

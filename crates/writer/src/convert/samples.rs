@@ -25,6 +25,7 @@ pub(crate) struct SampleRow {
     pub(crate) event: EventIndex,
     pub(crate) period: u64,
     pub(crate) stack_id: Option<u32>,
+    pub(crate) leaf_frame_id: Option<u32>,
 }
 
 impl SampleTables {
@@ -63,6 +64,7 @@ impl SampleTables {
             Cell::U(u64::from(s.cpu_mode())),
             Cell::U(row.period),
             u(row.stack_id.map(u64::from)),
+            u(row.leaf_frame_id.map(u64::from)),
             u(s.ip),
             u(s.addr),
             u(s.weight_value()),

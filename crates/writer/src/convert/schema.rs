@@ -14,6 +14,7 @@ pub(crate) const SAMPLES: &[Column<'static>] = &[
     Column::new("cpumode", U8),
     Column::new("period", U64),
     Column::new("stack_id", U32).nullable(),
+    Column::new("leaf_frame_id", U32).nullable(),
     Column::new("ip", U64).nullable().plain(),
     Column::new("addr", U64).nullable().plain(),
     Column::new("weight", U64).nullable(),

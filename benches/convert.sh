@@ -1,0 +1,54 @@
+#!/bin/sh
+# `perfq convert` next to `perf script > /dev/null` on the same captures:
+# whole-process time (hyperfine), peak RSS (/usr/bin/time), Parquet size.
+#   sh benches/convert.sh            # records the captures if missing, then measures
+# fp-large is 20 s of system-wide frame-pointer callchains at 40 kHz per
+# CPU (as benches/decode.sh records it); fp-large-4x is the same for 80 s,
+# to show that peak RSS does not grow with the capture's length. Record
+# them on an otherwise idle machine: other work during the recording
+# changes what the capture holds. Captures go to $PERFQ_BENCH_DIR
+# (default /tmp/perfq-bench). Prints a markdown table for docs/benchmarks.md.
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
+mkdir -p "$dir"
+cd "$root"
+cargo build --release -q -p perfq
+perfq="$CARGO_TARGET_DIR/release/perfq"
+
+loop="$dir/loop.sh"
+cat > "$loop" <<LOOP
+#!/bin/sh
+end=\$(( \$(date +%s) + \$1 ))
+while [ "\$(date +%s)" -lt "\$end" ]; do "$root/testdata/work.sh"; done
+LOOP
+[ -f "$dir/fp-large.data" ] || perf record -q -a -g -F 40000 -e cpu-clock -o "$dir/fp-large.data" -- sh "$loop" 20
+[ -f "$dir/fp-large-4x.data" ] || perf record -q -a -g -F 40000 -e cpu-clock -o "$dir/fp-large-4x.data" -- sh "$loop" 80
+
+out="$dir/convert-out"
+echo "| capture | size | samples | perfq convert | perf script | ratio | perfq peak RSS | perf script peak RSS | Parquet size | Parquet / perf.data |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+for f in fp-large fp-large-4x; do
+    data="$dir/$f.data"
+    size=$(stat -c %s "$data")
+    samples=$("$perfq" info --json "$data" | python3 -c 'import json,sys; print(json.load(sys.stdin)["samples"])')
+    hyperfine --runs 3 --export-json "$dir/$f.convert.json" \
+        --prepare "rm -rf $out" "$perfq convert --force -o $out $data" >/dev/null
+    hyperfine --runs 2 --export-json "$dir/$f.script.json" "perf script -i $data > /dev/null 2>&1" >/dev/null
+    rm -rf "$out"
+    /usr/bin/time -o "$dir/rss" -f %M "$perfq" convert -o "$out" "$data" >/dev/null
+    rss_q=$(tail -1 "$dir/rss")
+    parquet=$(du -sb "$out" | cut -f1)
+    rm -rf "$out"
+    /usr/bin/time -o "$dir/rss" -f %M perf script -i "$data" >/dev/null 2>&1
+    rss_p=$(tail -1 "$dir/rss")
+    python3 - "$dir/$f" "$size" "$samples" "$rss_q" "$rss_p" "$parquet" <<'PY'
+import json, sys
+base, size, samples, rss_q, rss_p, parquet = sys.argv[1], *map(int, sys.argv[2:])
+t = {k: json.load(open(f"{base}.{k}.json"))["results"][0]["median"] for k in ("convert", "script")}
+name = base.rsplit("/", 1)[1]
+print(f"| {name} | {size/1e6:.0f} MB | {samples:,} | {t['convert']:.2f} s | {t['script']:.2f} s | {t['script']/t['convert']:.1f}x "
+      f"| {rss_q/1024:.0f} MB | {rss_p/1024:.0f} MB | {parquet/1e6:.0f} MB | {parquet/size:.2f}x |")
+PY
+done
