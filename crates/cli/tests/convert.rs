@@ -228,10 +228,13 @@ fn existing_capture_is_kept_without_force_and_failed_writes_leave_nothing() {
     std::fs::remove_dir_all(&out).ok();
 }
 
+/// (event, DSO) → (self period, total period).
+type DsoPeriods = BTreeMap<(String, String), (u64, u64)>;
+
 /// Per (event, dso): (self period, total period counting each DSO once
 /// per sample), computed from a capture folder's samples → stacks →
 /// frames, and the sample count.
-fn dso_periods(dir: &Path) -> (BTreeMap<(String, String), (u64, u64)>, u64) {
+fn dso_periods(dir: &Path) -> (DsoPeriods, u64) {
     let mut events: BTreeMap<u32, String> = BTreeMap::new();
     for b in read(&dir.join("events.parquet")) {
         let id = col::<UInt32Array>(&b, "event_id");
@@ -274,7 +277,7 @@ fn dso_periods(dir: &Path) -> (BTreeMap<(String, String), (u64, u64)>, u64) {
             }
         }
     }
-    let mut out: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
+    let mut out = DsoPeriods::new();
     let mut n = 0;
     for b in read(&dir.join("samples.parquet")) {
         let ev = col::<UInt32Array>(&b, "event_id");
@@ -371,7 +374,7 @@ fn corpus_round_trip_per_dso() {
             String::from_utf8_lossy(&report.stderr)
         );
         let report: Vec<Value> = serde_json::from_slice(&report.stdout).expect("report json");
-        let theirs: BTreeMap<(String, String), (u64, u64)> = report
+        let theirs: DsoPeriods = report
             .iter()
             .map(|r| {
                 let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
