@@ -2,29 +2,10 @@
 # `perfq convert` next to `perf script > /dev/null` on the same captures:
 # whole-process time (hyperfine), peak RSS (/usr/bin/time), Parquet size.
 #   sh benches/convert.sh            # records the captures if missing, then measures
-# fp-large is 20 s of system-wide frame-pointer callchains at 40 kHz per
-# CPU (as benches/decode.sh records it); fp-large-4x is the same for 80 s,
-# to show that peak RSS does not grow with the capture's length. Record
-# them on an otherwise idle machine: other work during the recording
-# changes what the capture holds. Captures go to $PERFQ_BENCH_DIR
-# (default /tmp/perfq-bench). Prints a markdown table for docs/benchmarks.md.
-set -eu
-root=$(cd "$(dirname "$0")/.." && pwd)
-dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
-mkdir -p "$dir"
-cd "$root"
-cargo build --release -q -p perfq
-perfq="$CARGO_TARGET_DIR/release/perfq"
-
-loop="$dir/loop.sh"
-cat > "$loop" <<LOOP
-#!/bin/sh
-end=\$(( \$(date +%s) + \$1 ))
-while [ "\$(date +%s)" -lt "\$end" ]; do "$root/testdata/work.sh"; done
-LOOP
-[ -f "$dir/fp-large.data" ] || perf record -q -a -g -F 40000 -e cpu-clock -o "$dir/fp-large.data" -- sh "$loop" 20
-[ -f "$dir/fp-large-4x.data" ] || perf record -q -a -g -F 40000 -e cpu-clock -o "$dir/fp-large-4x.data" -- sh "$loop" 80
+# fp-large-4x is fp-large recorded for 4x as long, to show that peak RSS
+# does not grow with the capture's length (captures: benches/captures.sh).
+# Prints a markdown table for docs/benchmarks.md.
+. "$(dirname "$0")/captures.sh"
 
 out="$dir/convert-out"
 echo "| capture | size | samples | perfq convert | perf script | ratio | perfq peak RSS | perf script peak RSS | Parquet size | Parquet / perf.data |"

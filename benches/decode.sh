@@ -4,25 +4,7 @@
 # Captures go to $PERFQ_BENCH_DIR (default /tmp/perfq-bench); they are not
 # committed. Needs perf, hyperfine and a release build of perfq.
 # Prints a markdown table for docs/benchmarks.md.
-set -eu
-root=$(cd "$(dirname "$0")/.." && pwd)
-dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
-mkdir -p "$dir"
-cd "$root"
-cargo build --release -q -p perfq
-perfq="$CARGO_TARGET_DIR/release/perfq"
-
-loop="$dir/loop.sh"
-cat > "$loop" <<LOOP
-#!/bin/sh
-end=\$(( \$(date +%s) + \$1 ))
-while [ "\$(date +%s)" -lt "\$end" ]; do "$root/testdata/work.sh"; done
-LOOP
-# System-wide, frame-pointer callchains, 40 kHz on every CPU for 20 s.
-[ -f "$dir/fp-large.data" ] || perf record -q -a -g -F 40000 -e cpu-clock -o "$dir/fp-large.data" -- sh "$loop" 20
-# System-wide DWARF callchains with 8 KiB stack dumps for 8 s.
-[ -f "$dir/dwarf-large.data" ] || perf record -q -a --call-graph dwarf,8192 -F 4000 -e cpu-clock -o "$dir/dwarf-large.data" -- sh "$loop" 8
+. "$(dirname "$0")/captures.sh"
 
 echo "| capture | size | samples | perfq info | perfq dump | perf script | perf report -D | perfq info MB/s | perfq info samples/s | info vs perf script | info vs perf report -D | dump vs perf script |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"

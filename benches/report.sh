@@ -3,14 +3,7 @@
 # callchains (fp-large.data, recorded by benches/decode.sh).
 #   sh benches/report.sh
 # Prints a markdown table for docs/benchmarks.md.
-set -eu
-root=$(cd "$(dirname "$0")/.." && pwd)
-dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
-cd "$root"
-[ -f "$dir/fp-large.data" ] || sh benches/decode.sh > /dev/null
-cargo build --release -q -p perfq
-perfq="$CARGO_TARGET_DIR/release/perfq"
+. "$(dirname "$0")/captures.sh"
 data="$dir/fp-large.data"
 t() { # name command...
     name=$1; shift

@@ -41,6 +41,19 @@ fn convert(files: &[&Path], out: &Path, extra: &[&str]) -> std::process::Output 
     common::perfq(&args)
 }
 
+/// event_id → name, from a capture folder's events table.
+fn event_names(dir: &Path) -> BTreeMap<u32, String> {
+    let mut events = BTreeMap::new();
+    for b in read(&dir.join("events.parquet")) {
+        let id = col::<UInt32Array>(&b, "event_id");
+        let nm = col::<StringArray>(&b, "name");
+        for i in 0..b.num_rows() {
+            events.insert(id.value(i), nm.value(i).to_string());
+        }
+    }
+    events
+}
+
 fn capture_dir(out: &Path) -> PathBuf {
     std::fs::read_dir(out)
         .expect("dataset")
@@ -133,14 +146,7 @@ fn parquet_round_trip_matches_info_and_report() {
                 }
             }
         }
-        let mut events: BTreeMap<u32, String> = BTreeMap::new();
-        for b in read(&dir.join("events.parquet")) {
-            let id = col::<UInt32Array>(&b, "event_id");
-            let nm = col::<StringArray>(&b, "name");
-            for i in 0..b.num_rows() {
-                events.insert(id.value(i), nm.value(i).to_string());
-            }
-        }
+        let events = event_names(&dir);
         let mut ours: BTreeMap<(String, String, String), u64> = BTreeMap::new();
         for b in &samples {
             let ev = col::<UInt32Array>(b, "event_id");
@@ -235,14 +241,7 @@ type DsoPeriods = BTreeMap<(String, String), (u64, u64)>;
 /// per sample), computed from a capture folder's samples → stacks →
 /// frames, and the sample count.
 fn dso_periods(dir: &Path) -> (DsoPeriods, u64) {
-    let mut events: BTreeMap<u32, String> = BTreeMap::new();
-    for b in read(&dir.join("events.parquet")) {
-        let id = col::<UInt32Array>(&b, "event_id");
-        let nm = col::<StringArray>(&b, "name");
-        for i in 0..b.num_rows() {
-            events.insert(id.value(i), nm.value(i).to_string());
-        }
-    }
+    let events = event_names(dir);
     let mut dso_of_frame: BTreeMap<u32, String> = BTreeMap::new();
     for b in read(&dir.join("frames.parquet")) {
         let id = col::<UInt32Array>(&b, "frame_id");
@@ -443,15 +442,9 @@ fn branches_agree_with_perf_script(dir: &Path, file: &str) -> usize {
     if ours.is_empty() {
         return 0;
     }
-    let script = common::perf(&["script", "-i", file, "-F", "brstack"]).expect("perf script");
-    let perf: Vec<String> = script
-        .lines()
-        .map(|l| {
-            l.split_whitespace()
-                .map(|t| t.split('/').take(6).collect::<Vec<_>>().join("/"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
+    let perf: Vec<String> = common::perf_brstack(Path::new(file))
+        .expect("perf script")
+        .into_iter()
         .filter(|l| !l.is_empty())
         .collect();
     let ours: Vec<String> = ours.into_values().map(|v| v.join(" ")).collect();

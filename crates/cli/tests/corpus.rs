@@ -389,24 +389,9 @@ fn corpus_branch_stacks_agree_with_perf_script() {
             continue;
         }
         let path = corpus.join(entry["path"].as_str().expect("path"));
-        let Some(script) = common::perf(&[
-            "script",
-            "-i",
-            path.to_str().expect("path"),
-            "-F",
-            "brstack",
-        ]) else {
+        let Some(perf) = common::perf_brstack(&path) else {
             continue;
         };
-        let perf: Vec<String> = script
-            .lines()
-            .map(|l| {
-                l.split_whitespace()
-                    .map(|t| t.split('/').take(6).collect::<Vec<_>>().join("/"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .collect();
         let ours: Vec<String> = common::perfq_dump(&path)
             .iter()
             .filter_map(|s| s.get("branch_stack"))

@@ -269,3 +269,21 @@ pub fn perf612() -> Option<Command> {
     c.env("LD_LIBRARY_PATH", dir.join("root/usr/lib/x86_64-linux-gnu"));
     Some(c)
 }
+
+/// `perf script -F brstack` of `file`, a line per sample, each entry cut to
+/// from/to/M-or-P/X/A/cycles (what both perf 6.1 and perfq give).
+#[allow(dead_code)]
+pub fn perf_brstack(file: &Path) -> Option<Vec<String>> {
+    let script = perf(&["script", "-i", file.to_str()?, "-F", "brstack"])?;
+    Some(
+        script
+            .lines()
+            .map(|l| {
+                l.split_whitespace()
+                    .map(|t| t.split('/').take(6).collect::<Vec<_>>().join("/"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect(),
+    )
+}
