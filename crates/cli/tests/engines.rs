@@ -35,7 +35,7 @@ fn venv() -> Option<std::path::PathBuf> {
     let py = dir.join("bin/python");
     if py.is_file()
         && Command::new(&py)
-            .args(["-c", "import duckdb, pyarrow"])
+            .args(["-c", "import duckdb, pyarrow, polars"])
             .status()
             .is_ok_and(|s| s.success())
     {
@@ -48,10 +48,126 @@ fn venv() -> Option<std::path::PathBuf> {
         .is_ok_and(|s| s.success());
     let installed = made
         && Command::new(&py)
-            .args(["-m", "pip", "install", "-q", "duckdb", "pyarrow"])
+            .args(["-m", "pip", "install", "-q", "duckdb", "pyarrow", "polars"])
             .status()
             .is_ok_and(|s| s.success());
     installed.then_some(py)
+}
+
+/// Whether `py` can run Spark: pyspark installed (into the venv, once)
+/// and a Java runtime for it.
+fn spark(py: &std::path::Path) -> bool {
+    let have = |py: &std::path::Path| {
+        Command::new(py)
+            .args(["-c", "import pyspark"])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if Command::new("java").arg("-version").output().is_err() {
+        return false;
+    }
+    have(py)
+        || (Command::new(py)
+            .args(["-m", "pip", "install", "-q", "pyspark"])
+            .status()
+            .is_ok_and(|s| s.success())
+            && have(py))
+}
+
+/// The tables docs/schema.md lists, each a file in every capture folder.
+const TABLES: &[&str] = &[
+    "capture",
+    "events",
+    "samples",
+    "read_values",
+    "stacks",
+    "frames",
+    "dsos",
+    "branches",
+    "raw",
+    "data_src",
+    "threads",
+    "mappings",
+    "quality",
+];
+
+/// pyarrow, Polars and (with Java) Spark read every table of a dataset
+/// unchanged, with the same row counts.
+#[test]
+fn every_table_reads_in_pyarrow_polars_and_spark() {
+    let Some(py) = venv() else {
+        eprintln!("SKIPPED: no python3 with a venv and PyPI access; engines not checked");
+        return;
+    };
+    let out = std::env::temp_dir().join(format!("perfq-engines-all-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let files: Vec<std::path::PathBuf> = ["fp.data", "group.data", "multi.data"]
+        .iter()
+        .map(|f| common::testdata(f))
+        .collect();
+    let mut args = vec!["convert", "-o", out.to_str().expect("path")];
+    args.extend(files.iter().map(|f| f.to_str().expect("path")));
+    let o = common::perfq(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let with_spark = spark(&py);
+    let script = r#"
+import json, sys, glob, os
+import pyarrow.parquet as pq, polars as pl
+d, tables, with_spark = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3] == "1"
+counts = {}
+for t in tables:
+    files = sorted(glob.glob(d + "/capture=*/" + t + ".parquet"))
+    assert len(files) == 3, (t, files)
+    a = sum(pq.read_table(f).num_rows for f in files)
+    p = pl.scan_parquet(d + "/capture=*/" + t + ".parquet", hive_partitioning=True).select(pl.len()).collect().item()
+    assert a == p, (t, a, p)
+    counts[t] = a
+if with_spark:
+    from pyspark.sql import SparkSession
+    spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    for t in tables:
+        n = spark.read.option("basePath", d).parquet(d + "/capture=*/" + t + ".parquet").count()
+        assert n == counts[t], (t, n, counts[t])
+    spark.stop()
+print(json.dumps(counts))
+"#;
+    let run = Command::new(&py)
+        .args([
+            "-c",
+            script,
+            out.to_str().expect("path"),
+            &serde_json::to_string(TABLES).expect("json"),
+            if with_spark { "1" } else { "0" },
+        ])
+        .output()
+        .expect("python");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let counts: Value = serde_json::from_slice(&run.stdout).expect("json from python");
+    let samples: u64 = files
+        .iter()
+        .map(|f| {
+            let info: Value = serde_json::from_slice(
+                &common::perfq(&["info", "--json", f.to_str().expect("path")]).stdout,
+            )
+            .expect("info");
+            info["samples"].as_u64().expect("samples")
+        })
+        .sum();
+    assert_eq!(counts["samples"].as_u64(), Some(samples));
+    if !with_spark {
+        eprintln!("SKIPPED: no Java or pyspark; Spark not checked");
+    }
+    println!(
+        "engines: {} tables of 3 captures read by pyarrow and Polars{} with equal row counts",
+        TABLES.len(),
+        if with_spark { " and Spark" } else { "" }
+    );
+    std::fs::remove_dir_all(&out).ok();
 }
 
 #[test]
@@ -80,7 +196,7 @@ fn duckdb_and_pyarrow_read_the_dataset_and_the_doc_queries_agree_with_perfq() {
 import duckdb, json, sys, pyarrow.parquet as pq, glob
 d = sys.argv[1]
 # pyarrow reads every table.
-for t in ["capture", "events", "samples", "stacks", "frames", "read_values"]:
+for t in ["capture", "events", "samples", "stacks", "frames", "read_values", "dsos", "branches", "raw", "data_src", "threads", "mappings", "quality"]:
     for f in glob.glob(d + "/*/" + t + ".parquet"):
         pq.read_table(f)
 con = duckdb.connect()
