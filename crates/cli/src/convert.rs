@@ -48,8 +48,9 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                 for w in c.warnings {
                     eprintln!("perfq: warning: {}: {w}", file.display());
                 }
+                // What came before the error is in the dataset.
                 if let Some(e) = c.error {
-                    problems.push(e);
+                    problems.push(format!("{}: {e}", file.display()));
                 }
             }
             Err(e) => problems.push(format!("{}: {e:#}", file.display())),

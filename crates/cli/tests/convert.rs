@@ -522,3 +522,75 @@ fn data_src_agrees_with_perf_script(dir: &Path, file: &str) -> usize {
     assert_eq!(ours, perf, "{file}: data_src");
     ours.len()
 }
+
+/// A damaged capture converts up to the damage: a cut file keeps every
+/// complete sample (with the cut in `capture.warnings`, exit 0); an
+/// impossible record size ends reading with an error naming the file and
+/// offset (exit 1), and the samples before it are in the dataset with the
+/// error in `capture.read_error`.
+#[test]
+fn damaged_captures_convert_up_to_the_damage() {
+    let src = std::fs::read(common::testdata("fp.data")).expect("fp.data");
+    let tmp = std::env::temp_dir().join(format!("perfq-convert-damaged-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).expect("tmp");
+    let samples_of = |file: &Path| -> u64 {
+        let info: Value = serde_json::from_slice(
+            &common::perfq(&["info", "--json", file.to_str().expect("path")]).stdout,
+        )
+        .expect("info");
+        info["samples"].as_u64().expect("samples")
+    };
+    let capture_row = |out: &Path| -> (u64, Option<String>, String) {
+        let b = &read(&capture_dir(out).join("capture.parquet"))[0];
+        let err = col::<StringArray>(b, "read_error");
+        (
+            col::<UInt64Array>(b, "samples").value(0),
+            (!err.is_null(0)).then(|| err.value(0).to_string()),
+            col::<StringArray>(b, "warnings").value(0).to_string(),
+        )
+    };
+    let rows = |out: &Path| -> u64 {
+        read(&capture_dir(out).join("samples.parquet"))
+            .iter()
+            .map(|b| b.num_rows() as u64)
+            .sum()
+    };
+
+    // Cut in the middle of the data section.
+    let cut = tmp.join("cut.data");
+    std::fs::write(&cut, &src[..src.len() / 3]).expect("write");
+    let out = tmp.join("cut-ds");
+    let o = convert(&[&cut], &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (n, err, warnings) = capture_row(&out);
+    assert_eq!(n, samples_of(&cut));
+    assert_eq!(rows(&out), n);
+    assert!(err.is_none());
+    assert!(warnings.contains("cut"), "{warnings}");
+
+    // An impossible size in the 200th record.
+    let mut bad = src.clone();
+    let data_offset = u64::from_le_bytes(bad[40..48].try_into().expect("u64")) as usize;
+    let mut at = data_offset;
+    for _ in 0..200 {
+        at += usize::from(u16::from_le_bytes([bad[at + 6], bad[at + 7]]));
+    }
+    bad[at + 6..at + 8].copy_from_slice(&3u16.to_le_bytes());
+    let badf = tmp.join("bad.data");
+    std::fs::write(&badf, &bad).expect("write");
+    let out = tmp.join("bad-ds");
+    let o = convert(&[&badf], &out, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("bad.data") && stderr.contains(&format!("{at:#x}")),
+        "error names file and offset: {stderr}"
+    );
+    let (n, err, _) = capture_row(&out);
+    assert!(
+        n > 0 && rows(&out) == n,
+        "samples before the damage kept: {n}"
+    );
+    assert!(err.is_some_and(|e| e.contains(&format!("{at:#x}"))));
+    std::fs::remove_dir_all(&tmp).ok();
+}
