@@ -150,6 +150,14 @@ pub fn convert(
         // it is the stack's leaf except when a callchain does not start at
         // the ip (seen on LBR call graphs).
         let leaf_frame_id = match (s.pid, leaf_lookup(&s)) {
+            // Looked up the same way as the stack's leaf: the same frame.
+            (Some(_), Some(f))
+                if lookups.first().is_some_and(|l| {
+                    l.addr == f.addr && l.lookup == f.lookup && l.kernel == f.kernel
+                }) =>
+            {
+                stack_id.and_then(|id| stacks.frame_of(id))
+            }
             (Some(pid), Some(f)) => Some(locations.intern(&tracker, pid, &f)),
             _ => None,
         };

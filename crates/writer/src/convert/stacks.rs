@@ -108,6 +108,11 @@ impl Stacks {
         Some(parent)
     }
 
+    /// The leaf frame of stack `id`.
+    pub(crate) fn frame_of(&self, id: u32) -> Option<u32> {
+        self.nodes.get(id as usize).map(|n| n.frame)
+    }
+
     /// Writes the stacks table: every stack with its leaf frame, depth and
     /// caller stack, and for the stacks samples have, all frames leaf
     /// first. (Listing them for every caller stack too would grow with the
