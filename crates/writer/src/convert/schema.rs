@@ -13,8 +13,8 @@ pub(crate) const SAMPLES: &[Column<'static>] = &[
     Column::new("event_id", U32),
     Column::new("cpumode", U8),
     Column::new("period", U64),
-    Column::new("stack_id", U32).nullable(),
-    Column::new("leaf_frame_id", U32).nullable(),
+    Column::new("stack_id", U32).nullable().plain(),
+    Column::new("leaf_frame_id", U32).nullable().plain(),
     Column::new("ip", U64).nullable().plain(),
     Column::new("addr", U64).nullable().plain(),
     Column::new("weight", U64).nullable(),
@@ -82,7 +82,7 @@ pub(crate) const DATA_SRC: &[Column<'static>] = &[
 pub(crate) const STACKS: &[Column<'static>] = &[
     Column::new("stack_id", U32).plain(),
     Column::new("frame_ids", ListU32).nullable().plain(),
-    Column::new("frame_id", U32),
+    Column::new("frame_id", U32).plain(),
     Column::new("depth", U32),
     Column::new("parent_stack_id", U32).nullable().plain(),
 ];
