@@ -104,6 +104,9 @@ pub struct AddressSpaces {
     /// the same mappings, so lookups cached under a stamp stay valid
     /// while other processes map and fork.
     stamps: FxHashMap<u32, u64>,
+    /// The generation of the kernel's last change (stamps and this never
+    /// share a value).
+    kernel_stamp: u64,
 }
 
 impl AddressSpaces {
@@ -111,6 +114,8 @@ impl AddressSpaces {
     pub fn mmap(&mut self, pid: u32, m: Mapping) {
         if pid == u32::MAX {
             self.kernel.insert(m);
+            self.generation += 1;
+            self.kernel_stamp = self.generation;
         } else {
             self.processes.entry(pid).or_default().insert(m);
             self.generation += 1;
@@ -125,7 +130,13 @@ impl AddressSpaces {
         self.stamps.get(&pid).copied().unwrap_or(0)
     }
 
-    /// Changes so far to user address spaces.
+    /// Like [`AddressSpaces::stamp`], for the kernel's mappings, which every
+    /// process shares.
+    pub fn kernel_stamp(&self) -> u64 {
+        self.kernel_stamp
+    }
+
+    /// Changes so far to address spaces.
     pub fn generation(&self) -> u64 {
         self.generation
     }

@@ -279,8 +279,15 @@ impl LocationInterner {
 
     /// The id of the location of frame `f` of a sample of process `pid`.
     pub fn intern(&mut self, tracker: &Tracker, pid: u32, f: &FrameLookup) -> u32 {
-        let stamp = tracker.spaces().stamp(pid);
-        let key = (pid, f.addr, f.lookup_bits());
+        // Kernel addresses mean the same in every process: one cache entry
+        // serves them all (a system-wide capture's kernel frames recur
+        // across hundreds of processes).
+        let (space, stamp) = if f.kernel == Some(true) {
+            (u32::MAX, tracker.spaces().kernel_stamp())
+        } else {
+            (pid, tracker.spaces().stamp(pid))
+        };
+        let key = (space, f.addr, f.lookup_bits());
         if let Some(&(id, at)) = self.cache.get(&key) {
             if at == stamp {
                 return id;

@@ -15,7 +15,7 @@ mod dataset;
 mod table;
 
 pub use crate::dataset::CaptureWriter;
-pub use crate::table::{Cell, Column, ColumnType, Table};
+pub use crate::table::{Cell, Column, ColumnType, Row, Table};
 
 use std::path::{Path, PathBuf};
 

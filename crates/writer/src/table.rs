@@ -19,7 +19,7 @@ use arrow_array::builder::{
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
@@ -66,6 +66,11 @@ pub struct Column<'a> {
     /// value only to fall back to plain encoding costs time and nothing
     /// is gained.
     pub dictionary: bool,
+    /// Whether to store the column as deltas (Parquet's
+    /// `DELTA_BINARY_PACKED`): for ascending integers such as row ids and
+    /// times, a few bits a value before compression, and cheaper to
+    /// compress than plain values.
+    pub delta: bool,
 }
 
 impl<'a> Column<'a> {
@@ -76,6 +81,7 @@ impl<'a> Column<'a> {
             ty,
             nullable: false,
             dictionary: true,
+            delta: false,
         }
     }
 
@@ -91,6 +97,15 @@ impl<'a> Column<'a> {
     pub const fn plain(self) -> Column<'a> {
         Column {
             dictionary: false,
+            ..self
+        }
+    }
+
+    /// The same column, delta-encoded (ascending integers).
+    pub const fn delta(self) -> Column<'a> {
+        Column {
+            dictionary: false,
+            delta: true,
             ..self
         }
     }
@@ -122,6 +137,20 @@ impl Builder {
             ColumnType::Str => Builder::Str(StringBuilder::new()),
             ColumnType::Bytes => Builder::Bytes(BinaryBuilder::new()),
             ColumnType::ListU32 => Builder::ListU32(ListBuilder::new(UInt32Builder::new())),
+        }
+    }
+
+    fn append_null(&mut self) {
+        match self {
+            Builder::Bool(b) => b.append_null(),
+            Builder::U8(b) => b.append_null(),
+            Builder::U16(b) => b.append_null(),
+            Builder::U32(b) => b.append_null(),
+            Builder::U64(b) => b.append_null(),
+            Builder::I32(b) => b.append_null(),
+            Builder::Str(b) => b.append_null(),
+            Builder::Bytes(b) => b.append_null(),
+            Builder::ListU32(b) => b.append(false),
         }
     }
 
@@ -205,12 +234,16 @@ impl Table {
         let schema: SchemaRef = Arc::new(Schema::new(fields));
         let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(
-                ZstdLevel::try_new(3).map_err(|e| Error::parquet(path, e))?,
+                ZstdLevel::try_new(1).map_err(|e| Error::parquet(path, e))?,
             ))
             .set_statistics_enabled(EnabledStatistics::Chunk)
             .set_dictionary_enabled(true);
         for c in columns.iter().filter(|c| !c.dictionary) {
             props = props.set_column_dictionary_enabled(ColumnPath::from(c.name), false);
+        }
+        for c in columns.iter().filter(|c| c.delta) {
+            props =
+                props.set_column_encoding(ColumnPath::from(c.name), Encoding::DELTA_BINARY_PACKED);
         }
         let file = File::create(path).map_err(|e| Error::io(path, e))?;
         let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props.build()))
@@ -255,15 +288,7 @@ impl Table {
                     b.values().append_slice(x);
                     b.append(true);
                 }
-                (Builder::Bool(b), _) => b.append_null(),
-                (Builder::U8(b), _) => b.append_null(),
-                (Builder::U16(b), _) => b.append_null(),
-                (Builder::U32(b), _) => b.append_null(),
-                (Builder::U64(b), _) => b.append_null(),
-                (Builder::I32(b), _) => b.append_null(),
-                (Builder::Str(b), _) => b.append_null(),
-                (Builder::Bytes(b), _) => b.append_null(),
-                (Builder::ListU32(b), _) => b.append(false),
+                (b, _) => b.append_null(),
             }
         }
         self.rows += 1;
@@ -271,6 +296,14 @@ impl Table {
             self.flush()?;
         }
         Ok(())
+    }
+
+    /// Starts a row whose cells are then given in column order through
+    /// typed calls, without building [`Cell`]s: the per-sample tables'
+    /// way (a call per cell costs a branch, not a match over every kind
+    /// of value). Cells not given are null; [`Row::end`] completes it.
+    pub fn row(&mut self) -> Row<'_> {
+        Row { t: self, at: 0 }
     }
 
     fn flush(&mut self) -> Result<(), Error> {
@@ -305,6 +338,104 @@ impl Table {
     pub fn finish(mut self) -> Result<(), Error> {
         self.flush()?;
         self.join()
+    }
+}
+
+/// A row being appended to a [`Table`]: see [`Table::row`]. A value of
+/// the wrong kind for its column is written as null (a caller bug, not
+/// input).
+pub struct Row<'a> {
+    t: &'a mut Table,
+    at: usize,
+}
+
+impl Row<'_> {
+    fn next(&mut self) -> Option<&mut Builder> {
+        let b = self.t.builders.get_mut(self.at);
+        self.at += 1;
+        b
+    }
+
+    /// An unsigned number (u8 to u64 and bool columns; too large for the
+    /// column is null).
+    #[inline]
+    pub fn u(&mut self, v: u64) -> &mut Self {
+        match self.next() {
+            Some(Builder::U64(b)) => b.append_value(v),
+            Some(Builder::U32(b)) => b.append_option(u32::try_from(v).ok()),
+            Some(Builder::U16(b)) => b.append_option(u16::try_from(v).ok()),
+            Some(Builder::U8(b)) => b.append_option(u8::try_from(v).ok()),
+            Some(Builder::Bool(b)) => b.append_value(v != 0),
+            Some(b) => b.append_null(),
+            None => {}
+        }
+        self
+    }
+
+    /// An unsigned number or null.
+    #[inline]
+    pub fn opt_u(&mut self, v: Option<u64>) -> &mut Self {
+        match v {
+            Some(v) => self.u(v),
+            None => self.null(),
+        }
+    }
+
+    /// A signed 32-bit number or null.
+    #[inline]
+    pub fn opt_i32(&mut self, v: Option<i32>) -> &mut Self {
+        match (self.next(), v) {
+            (Some(Builder::I32(b)), Some(v)) => b.append_value(v),
+            (Some(b), _) => b.append_null(),
+            (None, _) => {}
+        }
+        self
+    }
+
+    /// Bytes.
+    #[inline]
+    pub fn bytes(&mut self, v: &[u8]) -> &mut Self {
+        match self.next() {
+            Some(Builder::Bytes(b)) => b.append_value(v),
+            Some(b) => b.append_null(),
+            None => {}
+        }
+        self
+    }
+
+    /// A list of u32.
+    #[inline]
+    pub fn list(&mut self, v: &[u32]) -> &mut Self {
+        match self.next() {
+            Some(Builder::ListU32(b)) => {
+                b.values().append_slice(v);
+                b.append(true);
+            }
+            Some(b) => b.append_null(),
+            None => {}
+        }
+        self
+    }
+
+    /// Null.
+    #[inline]
+    pub fn null(&mut self) -> &mut Self {
+        if let Some(b) = self.next() {
+            b.append_null();
+        }
+        self
+    }
+
+    /// Completes the row: cells not given are null.
+    pub fn end(&mut self) -> Result<(), Error> {
+        while self.at < self.t.builders.len() {
+            self.null();
+        }
+        self.t.rows += 1;
+        if self.t.rows >= ROWS_PER_GROUP {
+            self.t.flush()?;
+        }
+        Ok(())
     }
 }
 

@@ -7,6 +7,7 @@
 //! are symbolized, each DSO once, in parallel, and the frames, stacks,
 //! DSOs, events and capture tables are written.
 
+mod chains;
 mod data_src;
 mod dsos;
 mod frames;
@@ -25,9 +26,9 @@ use perfq_symbolize::{
 };
 
 use crate::{CaptureWriter, Error};
+use chains::ChainLocations;
 use samples::{SampleRow, SampleTables};
 use sideband::Sideband;
-use stacks::Stacks;
 
 /// How to convert.
 #[derive(Clone, Debug, Default)]
@@ -104,7 +105,8 @@ pub fn convert(
     let mut unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
     let mut lookups: Vec<FrameLookup> = Vec::new();
     let mut locations = LocationInterner::new();
-    let mut stacks = Stacks::default();
+    let mut chains = ChainLocations::default();
+    let mut frames: Vec<u32> = Vec::new();
     let mut decode_errors = 0u64;
     let mut records = capture.records_by_time();
     let mut error = None;
@@ -142,10 +144,15 @@ pub fn convert(
                 lookups.extend(chain_lookups(&s));
             }
         }
-        let stack_id = s.pid.and_then(|pid| {
-            let tid = s.tid.unwrap_or(pid);
-            stacks.intern_sample(&tracker, &mut locations, pid, tid, &lookups)
-        });
+        frames.clear();
+        let tid = match s.pid {
+            Some(pid) => {
+                let tid = s.tid.unwrap_or(pid);
+                chains.locate(&tracker, &mut locations, pid, tid, &lookups, &mut frames);
+                tid
+            }
+            None => 0,
+        };
         // Self time goes to the sample's own address, as perf reports it;
         // it is the stack's leaf except when a callchain does not start at
         // the ip (seen on LBR call graphs).
@@ -156,7 +163,7 @@ pub fn convert(
                     l.addr == f.addr && l.lookup == f.lookup && l.kernel == f.kernel
                 }) =>
             {
-                stack_id.and_then(|id| stacks.frame_of(id))
+                frames.last().copied()
             }
             (Some(pid), Some(f)) => Some(locations.intern(&tracker, pid, &f)),
             _ => None,
@@ -168,7 +175,8 @@ pub fn convert(
         let row = SampleRow {
             event: ev,
             period,
-            stack_id,
+            tid,
+            frames: &frames,
             leaf_frame_id,
         };
         tables.push(events, &s, row, |addr| {
@@ -186,11 +194,10 @@ pub fn convert(
     progress(capture.file_len(), capture.file_len());
     let samples = tables.count;
     let data_src_values = std::mem::take(&mut tables.data_src);
-    tables.finish()?;
+    // The samples thread finishes the samples and writes the stacks while
+    // this one symbolizes and writes the frames.
+    let pending = tables.finish()?;
     sideband.finish()?;
-    stacks.write(&w)?;
-    // Only the locations are needed from here on.
-    drop(stacks);
     let locations = locations.into_locations();
 
     let resolved: Vec<Resolved> = match symbolizer.as_mut() {
@@ -202,6 +209,7 @@ pub fn convert(
     };
     frames::write(&w, &tracker, &locations, &resolved)?;
     dsos::write(&w, &tracker, symbolizer.as_ref())?;
+    pending.wait()?;
     let mut values: Vec<u64> = data_src_values.into_iter().collect();
     values.sort_unstable();
     data_src::write(&w, values.into_iter())?;

@@ -1,14 +1,30 @@
 //! The per-sample tables, streamed in time order: samples, group-read
 //! values with their deltas, branch-stack entries and raw data.
+//!
+//! The samples table and the stack tree are built on a thread of their
+//! own: the reading thread sends each sample's fields and frames (as
+//! location ids) in batches, and that thread interns the stack, writes the
+//! row and, at the end, the stacks table. Interning probes a table of
+//! hundreds of thousands of stacks per new frame, the largest cost per
+//! sample after decoding; on its own thread it overlaps the reading.
+
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::thread::JoinHandle;
 
 use perfq_reader::{EventIndex, Events, MemberDelta, ReadDeltas, Sample};
 use rustc_hash::FxHashSet;
 
-use crate::convert::schema::{BRANCHES, RAW, READ_VALUES, SAMPLES};
-use crate::{CaptureWriter, Cell, Error, Table};
+use crate::convert::schema::{BRANCHES, RAW, READ_VALUES, SAMPLES, STACKS};
+use crate::convert::stacks::Stacks;
+use crate::{CaptureWriter, Error, Table};
+
+/// Samples a batch carries to the samples thread.
+const BATCH: usize = 4096;
+/// Batches under way at most (memory stays bounded whatever the capture).
+const BATCHES_IN_FLIGHT: usize = 4;
 
 pub(crate) struct SampleTables {
-    samples: Table,
+    rows: RowsThread,
     read_values: Table,
     branches: Table,
     raw: Table,
@@ -21,17 +37,21 @@ pub(crate) struct SampleTables {
 }
 
 /// What the caller worked out for one sample.
-pub(crate) struct SampleRow {
+pub(crate) struct SampleRow<'a> {
     pub(crate) event: EventIndex,
     pub(crate) period: u64,
-    pub(crate) stack_id: Option<u32>,
+    /// The thread whose previous callchain `frames` likely shares callers
+    /// with.
+    pub(crate) tid: u32,
+    /// The stack's frames as location ids, root first (empty: no stack).
+    pub(crate) frames: &'a [u32],
     pub(crate) leaf_frame_id: Option<u32>,
 }
 
 impl SampleTables {
     pub(crate) fn create(w: &CaptureWriter) -> Result<SampleTables, Error> {
         Ok(SampleTables {
-            samples: w.table("samples", SAMPLES)?,
+            rows: RowsThread::start(w.table("samples", SAMPLES)?, w.table("stacks", STACKS)?)?,
             read_values: w.table("read_values", READ_VALUES)?,
             branches: w.table("branches", BRANCHES)?,
             raw: w.table("raw", RAW)?,
@@ -48,33 +68,34 @@ impl SampleTables {
         &mut self,
         events: &Events,
         s: &Sample<'_>,
-        row: SampleRow,
+        row: SampleRow<'_>,
         mut branch_frame: impl FnMut(u64) -> u32,
     ) -> Result<(), Error> {
         let sample_id = self.count;
-        let u = |v: Option<u64>| v.map_or(Cell::Null, Cell::U);
-        let i = |v: Option<u32>| v.map_or(Cell::Null, |v| Cell::I(i64::from(v as i32)));
-        self.samples.push(&[
-            Cell::U(sample_id),
-            u(s.time),
-            i(s.pid),
-            i(s.tid),
-            u(s.cpu.map(u64::from)),
-            Cell::U(row.event.0 as u64),
-            Cell::U(u64::from(s.cpu_mode())),
-            Cell::U(row.period),
-            u(row.stack_id.map(u64::from)),
-            u(row.leaf_frame_id.map(u64::from)),
-            u(s.ip),
-            u(s.addr),
-            u(s.weight_value()),
-            u(s.weight_var2().map(u64::from)),
-            u(s.weight_var3().map(u64::from)),
-            u(s.data_src),
-            u(s.phys_addr),
-            u(s.cgroup),
-            u(s.transaction),
-        ])?;
+        self.rows.push(
+            Fields {
+                sample_id,
+                time: s.time,
+                pid: s.pid,
+                tid: s.tid,
+                cpu: s.cpu,
+                event: row.event.0 as u32,
+                cpumode: s.cpu_mode(),
+                period: row.period,
+                leaf_frame_id: row.leaf_frame_id,
+                ip: s.ip,
+                addr: s.addr,
+                weight: s.weight_value(),
+                weight2: s.weight_var2(),
+                weight3: s.weight_var3(),
+                data_src: s.data_src,
+                phys_addr: s.phys_addr,
+                cgroup: s.cgroup,
+                transaction: s.transaction,
+                chain_tid: row.tid,
+            },
+            row.frames,
+        )?;
         if let Some(v) = s.data_src {
             self.data_src.insert(v);
         }
@@ -82,51 +103,211 @@ impl SampleTables {
             self.members.clear();
             self.deltas.apply(events, row.event, s, &mut self.members);
             for m in &self.members {
-                self.read_values.push(&[
-                    Cell::U(sample_id),
-                    m.event.map_or(Cell::Null, |e| Cell::U(e.0 as u64)),
-                    Cell::U(m.id),
-                    Cell::U(m.value),
-                    u(m.delta),
-                    u(m.lost),
-                ])?;
+                self.read_values
+                    .row()
+                    .u(sample_id)
+                    .opt_u(m.event.map(|e| e.0 as u64))
+                    .u(m.id)
+                    .u(m.value)
+                    .opt_u(m.delta)
+                    .opt_u(m.lost)
+                    .end()?;
             }
         }
         if let Some(b) = &s.branch_stack {
             for (index, e) in b.entries().enumerate() {
                 let f = e.flags();
                 let counter = b.counters.and_then(|c| c.get(index));
-                self.branches.push(&[
-                    Cell::U(sample_id),
-                    Cell::U(index as u64),
-                    Cell::U(e.from),
-                    Cell::U(e.to),
-                    Cell::U(u64::from(branch_frame(e.from))),
-                    Cell::U(u64::from(branch_frame(e.to))),
-                    Cell::U(u64::from(f.mispred)),
-                    Cell::U(u64::from(f.predicted)),
-                    Cell::U(u64::from(f.in_tx)),
-                    Cell::U(u64::from(f.abort)),
-                    Cell::U(u64::from(f.cycles)),
-                    Cell::U(u64::from(f.type_)),
-                    Cell::U(u64::from(f.spec)),
-                    Cell::U(u64::from(f.new_type)),
-                    Cell::U(u64::from(f.priv_)),
-                    u(counter),
-                ])?;
+                self.branches
+                    .row()
+                    .u(sample_id)
+                    .u(index as u64)
+                    .u(e.from)
+                    .u(e.to)
+                    .u(u64::from(branch_frame(e.from)))
+                    .u(u64::from(branch_frame(e.to)))
+                    .u(u64::from(f.mispred))
+                    .u(u64::from(f.predicted))
+                    .u(u64::from(f.in_tx))
+                    .u(u64::from(f.abort))
+                    .u(u64::from(f.cycles))
+                    .u(u64::from(f.type_))
+                    .u(u64::from(f.spec))
+                    .u(u64::from(f.new_type))
+                    .u(u64::from(f.priv_))
+                    .opt_u(counter)
+                    .end()?;
             }
         }
         if let Some(raw) = s.raw {
-            self.raw.push(&[Cell::U(sample_id), Cell::B(raw)])?;
+            self.raw.row().u(sample_id).bytes(raw).end()?;
         }
         self.count += 1;
         Ok(())
     }
 
-    pub(crate) fn finish(self) -> Result<(), Error> {
-        self.samples.finish()?;
+    /// Finishes the tables written on this thread and hands the last
+    /// samples to the samples thread, which then writes the stacks table:
+    /// [`Pending::wait`] for it.
+    pub(crate) fn finish(self) -> Result<Pending, Error> {
         self.read_values.finish()?;
         self.branches.finish()?;
-        self.raw.finish()
+        self.raw.finish()?;
+        self.rows.finish()
     }
+}
+
+/// One sample's fields for the samples table.
+struct Fields {
+    sample_id: u64,
+    time: Option<u64>,
+    pid: Option<u32>,
+    tid: Option<u32>,
+    cpu: Option<u32>,
+    event: u32,
+    cpumode: u16,
+    period: u64,
+    leaf_frame_id: Option<u32>,
+    ip: Option<u64>,
+    addr: Option<u64>,
+    weight: Option<u64>,
+    weight2: Option<u16>,
+    weight3: Option<u16>,
+    data_src: Option<u64>,
+    phys_addr: Option<u64>,
+    cgroup: Option<u64>,
+    transaction: Option<u64>,
+    chain_tid: u32,
+}
+
+/// Samples on their way to the samples thread: row `i`'s frames are
+/// `frames[ends[i - 1]..ends[i]]`.
+#[derive(Default)]
+struct Batch {
+    rows: Vec<Fields>,
+    frames: Vec<u32>,
+    ends: Vec<usize>,
+}
+
+/// The reading thread's end of the samples thread.
+struct RowsThread {
+    batch: Batch,
+    tx: Option<SyncSender<Batch>>,
+    thread: Option<JoinHandle<Result<(), Error>>>,
+}
+
+/// The samples thread, writing the stacks table once the samples are in.
+pub(crate) struct Pending {
+    thread: Option<JoinHandle<Result<(), Error>>>,
+}
+
+impl Pending {
+    /// Waits for the samples and stacks tables to be written.
+    pub(crate) fn wait(mut self) -> Result<(), Error> {
+        join(&mut self.thread)
+    }
+}
+
+fn join(thread: &mut Option<JoinHandle<Result<(), Error>>>) -> Result<(), Error> {
+    match thread.take().map(JoinHandle::join) {
+        Some(Ok(r)) => r,
+        Some(Err(_)) => Err(Error::Arrow("the samples thread panicked".into())),
+        None => Ok(()),
+    }
+}
+
+impl RowsThread {
+    fn start(samples: Table, stacks: Table) -> Result<RowsThread, Error> {
+        let (tx, rx) = sync_channel::<Batch>(BATCHES_IN_FLIGHT);
+        let thread = std::thread::Builder::new()
+            .name("samples".into())
+            .spawn(move || write_rows(rx, samples, stacks))
+            .map_err(|e| Error::Arrow(format!("starting the samples thread: {e}")))?;
+        Ok(RowsThread {
+            batch: Batch::default(),
+            tx: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    fn push(&mut self, fields: Fields, frames: &[u32]) -> Result<(), Error> {
+        self.batch.rows.push(fields);
+        self.batch.frames.extend_from_slice(frames);
+        self.batch.ends.push(self.batch.frames.len());
+        if self.batch.rows.len() >= BATCH {
+            self.send()?;
+        }
+        Ok(())
+    }
+
+    fn send(&mut self) -> Result<(), Error> {
+        let batch = std::mem::take(&mut self.batch);
+        let sent = self.tx.as_ref().map(|tx| tx.send(batch));
+        match sent {
+            Some(Ok(())) => Ok(()),
+            // The samples thread stopped: its error says why.
+            _ => {
+                self.tx = None;
+                Err(join(&mut self.thread)
+                    .err()
+                    .unwrap_or_else(|| Error::Arrow("the samples thread stopped early".into())))
+            }
+        }
+    }
+
+    fn finish(mut self) -> Result<Pending, Error> {
+        if !self.batch.rows.is_empty() {
+            self.send()?;
+        }
+        self.tx = None;
+        Ok(Pending {
+            thread: self.thread.take(),
+        })
+    }
+}
+
+impl Drop for RowsThread {
+    /// An abandoned conversion still stops the samples thread.
+    fn drop(&mut self) {
+        self.tx = None;
+        let _ = join(&mut self.thread);
+    }
+}
+
+/// The samples thread: stacks interned, rows written, then the stacks.
+fn write_rows(rx: Receiver<Batch>, mut samples: Table, stacks_table: Table) -> Result<(), Error> {
+    let mut stacks = Stacks::default();
+    let i32_of = |v: Option<u32>| v.map(|v| v as i32);
+    for b in rx {
+        let mut start = 0;
+        for (f, &end) in b.rows.iter().zip(&b.ends) {
+            let frames = b.frames.get(start..end).unwrap_or_default();
+            start = end;
+            let stack_id = stacks.intern(f.chain_tid, frames);
+            samples
+                .row()
+                .u(f.sample_id)
+                .opt_u(f.time)
+                .opt_i32(i32_of(f.pid))
+                .opt_i32(i32_of(f.tid))
+                .opt_u(f.cpu.map(u64::from))
+                .u(u64::from(f.event))
+                .u(u64::from(f.cpumode))
+                .u(f.period)
+                .opt_u(stack_id.map(u64::from))
+                .opt_u(f.leaf_frame_id.map(u64::from))
+                .opt_u(f.ip)
+                .opt_u(f.addr)
+                .opt_u(f.weight)
+                .opt_u(f.weight2.map(u64::from))
+                .opt_u(f.weight3.map(u64::from))
+                .opt_u(f.data_src)
+                .opt_u(f.phys_addr)
+                .opt_u(f.cgroup)
+                .opt_u(f.transaction)
+                .end()?;
+        }
+    }
+    samples.finish()?;
+    stacks.write(stacks_table)
 }

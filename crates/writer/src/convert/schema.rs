@@ -5,8 +5,8 @@ use crate::{Column, ColumnType::*};
 
 /// One row per sample, in time order.
 pub(crate) const SAMPLES: &[Column<'static>] = &[
-    Column::new("sample_id", U64).plain(),
-    Column::new("time", U64).nullable().plain(),
+    Column::new("sample_id", U64).delta(),
+    Column::new("time", U64).nullable().delta(),
     Column::new("pid", I32).nullable(),
     Column::new("tid", I32).nullable(),
     Column::new("cpu", U32).nullable(),
@@ -28,7 +28,7 @@ pub(crate) const SAMPLES: &[Column<'static>] = &[
 
 /// One row per group-read member of a sample.
 pub(crate) const READ_VALUES: &[Column<'static>] = &[
-    Column::new("sample_id", U64).plain(),
+    Column::new("sample_id", U64).delta(),
     Column::new("event_id", U32).nullable(),
     Column::new("id", U64),
     Column::new("value", U64).plain(),
@@ -38,7 +38,7 @@ pub(crate) const READ_VALUES: &[Column<'static>] = &[
 
 /// One row per branch-stack entry of a sample.
 pub(crate) const BRANCHES: &[Column<'static>] = &[
-    Column::new("sample_id", U64).plain(),
+    Column::new("sample_id", U64).delta(),
     Column::new("index", U16),
     Column::new("from", U64),
     Column::new("to", U64),
@@ -58,7 +58,7 @@ pub(crate) const BRANCHES: &[Column<'static>] = &[
 
 /// One row per sample with raw (tracepoint) data.
 pub(crate) const RAW: &[Column<'static>] = &[
-    Column::new("sample_id", U64).plain(),
+    Column::new("sample_id", U64).delta(),
     Column::new("data", Bytes).plain(),
 ];
 
@@ -80,7 +80,7 @@ pub(crate) const DATA_SRC: &[Column<'static>] = &[
 
 /// Interned stacks.
 pub(crate) const STACKS: &[Column<'static>] = &[
-    Column::new("stack_id", U32).plain(),
+    Column::new("stack_id", U32).delta(),
     Column::new("frame_ids", ListU32).nullable().plain(),
     Column::new("frame_id", U32).plain(),
     Column::new("depth", U32),

@@ -3,11 +3,9 @@
 //! callchain shared with the thread's previous sample is not looked up
 //! again: deep stacks cost only their changed frames.
 
-use perfq_symbolize::{FrameLookup, LocationInterner, Tracker};
 use rustc_hash::FxHashMap;
 
-use crate::convert::schema::STACKS;
-use crate::{CaptureWriter, Cell, Error};
+use crate::{Error, Table};
 
 /// "No caller stack" in [`Node::parent`].
 const ROOT: u32 = u32::MAX;
@@ -27,11 +25,8 @@ struct Node {
 /// frames past the shared part.
 #[derive(Default)]
 struct Recent {
-    pid: u32,
-    /// The process's mappings stamp: other mappings, other locations.
-    stamp: u64,
-    /// Root first: each frame's address and lookup bits...
-    keys: Vec<(u64, u8)>,
+    /// Root first: each frame...
+    frames: Vec<u32>,
     /// ...and the stack ending at it.
     nodes: Vec<u32>,
 }
@@ -50,44 +45,28 @@ pub(crate) struct Stacks {
 }
 
 impl Stacks {
-    /// The stack id of a sample of `pid`/`tid` whose frames (leaf first)
-    /// are looked up as `lookups`; `None` for a sample without frames.
-    pub(crate) fn intern_sample(
-        &mut self,
-        tracker: &Tracker,
-        locations: &mut LocationInterner,
-        pid: u32,
-        tid: u32,
-        lookups: &[FrameLookup],
-    ) -> Option<u32> {
-        if lookups.is_empty() {
+    /// The stack id of a sample of thread `tid` whose frames (location
+    /// ids, root first) are `frames`; `None` for a sample without frames.
+    /// Stacks are frames only: the same frames in two processes are one
+    /// stack.
+    pub(crate) fn intern(&mut self, tid: u32, frames: &[u32]) -> Option<u32> {
+        if frames.is_empty() {
             return None;
         }
-        let stamp = tracker.spaces().stamp(pid);
         if self.recent.len() >= RECENT_LIMIT && !self.recent.contains_key(&tid) {
             self.recent.clear();
         }
         let r = self.recent.entry(tid).or_default();
-        if r.pid != pid || r.stamp != stamp {
-            *r = Recent {
-                pid,
-                stamp,
-                ..Recent::default()
-            };
-        }
-        // Equal addresses looked up the same way in the same mappings are
-        // the same locations, so the shared root part has the same stacks.
         let shared = r
-            .keys
+            .frames
             .iter()
-            .zip(lookups.iter().rev())
-            .take_while(|(k, f)| **k == (f.addr, f.lookup_bits()))
+            .zip(frames)
+            .take_while(|(a, b)| a == b)
             .count();
-        r.keys.truncate(shared);
+        r.frames.truncate(shared);
         r.nodes.truncate(shared);
         let mut parent = r.nodes.last().copied().unwrap_or(ROOT);
-        for f in lookups.iter().rev().skip(shared) {
-            let frame = locations.intern(tracker, pid, f);
+        for &frame in &frames[shared..] {
             let nodes = &mut self.nodes;
             parent = *self.ids.entry((frame, parent)).or_insert_with(|| {
                 let depth = nodes.get(parent as usize).map_or(1, |p| p.depth + 1);
@@ -99,7 +78,7 @@ impl Stacks {
                 });
                 (nodes.len() - 1) as u32
             });
-            r.keys.push((f.addr, f.lookup_bits()));
+            r.frames.push(frame);
             r.nodes.push(parent);
         }
         if let Some(n) = self.nodes.get_mut(parent as usize) {
@@ -108,17 +87,15 @@ impl Stacks {
         Some(parent)
     }
 
-    /// The leaf frame of stack `id`.
-    pub(crate) fn frame_of(&self, id: u32) -> Option<u32> {
-        self.nodes.get(id as usize).map(|n| n.frame)
-    }
-
-    /// Writes the stacks table: every stack with its leaf frame, depth and
-    /// caller stack, and for the stacks samples have, all frames leaf
-    /// first. (Listing them for every caller stack too would grow with the
-    /// square of the depth.)
-    pub(crate) fn write(&self, w: &CaptureWriter) -> Result<(), Error> {
-        let mut t = w.table("stacks", STACKS)?;
+    /// Writes the stacks table into `t`: every stack with its leaf frame,
+    /// depth and caller stack, and for the stacks samples have, all frames
+    /// leaf first. (Listing them for every caller stack too would grow
+    /// with the square of the depth.)
+    pub(crate) fn write(self, mut t: Table) -> Result<(), Error> {
+        // The tree is no longer looked up: its index goes before the
+        // table's buffers grow.
+        drop(self.ids);
+        drop(self.recent);
         let mut frame_ids = Vec::new();
         for (i, n) in self.nodes.iter().enumerate() {
             frame_ids.clear();
@@ -129,22 +106,49 @@ impl Stacks {
                     at = node.parent;
                 }
             }
-            t.push(&[
-                Cell::U(i as u64),
-                if n.sampled {
-                    Cell::L(&frame_ids)
-                } else {
-                    Cell::Null
-                },
-                Cell::U(u64::from(n.frame)),
-                Cell::U(u64::from(n.depth)),
-                if n.parent == ROOT {
-                    Cell::Null
-                } else {
-                    Cell::U(u64::from(n.parent))
-                },
-            ])?;
+            let mut row = t.row();
+            row.u(i as u64);
+            if n.sampled {
+                row.list(&frame_ids);
+            } else {
+                row.null();
+            }
+            row.u(u64::from(n.frame)).u(u64::from(n.depth));
+            if n.parent == ROOT {
+                row.null();
+            } else {
+                row.u(u64::from(n.parent));
+            }
+            row.end()?;
         }
         t.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_callers_are_one_stack_across_threads() {
+        let mut s = Stacks::default();
+        // Root first: main → work → leaf.
+        let a = s.intern(1, &[10, 20, 30]);
+        let b = s.intern(2, &[10, 20, 30]);
+        assert_eq!(a, b, "same frames, same stack, whatever the thread");
+        let c = s.intern(1, &[10, 20, 31]);
+        assert_ne!(a, c);
+        let parent_of = |s: &Stacks, id: Option<u32>| s.nodes[id.unwrap() as usize].parent;
+        assert_eq!(parent_of(&s, a), parent_of(&s, c), "callers shared");
+        // A shorter chain after a longer one on the same thread.
+        let d = s.intern(1, &[10, 20]);
+        assert_eq!(d, Some(parent_of(&s, a)));
+        assert_eq!(s.intern(1, &[]), None);
+        assert_eq!(s.nodes.len(), 4);
+        assert!(s.nodes[d.unwrap() as usize].sampled);
+        assert!(
+            !s.nodes[0].sampled,
+            "the root frame alone was never sampled"
+        );
     }
 }
