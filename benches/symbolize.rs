@@ -58,7 +58,7 @@ fn symbolize(c: &mut Criterion) {
                     tracker.kernel_build_id(),
                     capture.meta().os_release.as_deref(),
                 );
-                s.resolve_all(tracker.dsos(), &locations).len()
+                s.resolve_all(&tracker, &locations).len()
             })
         });
     }

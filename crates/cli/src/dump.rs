@@ -57,7 +57,7 @@ impl Symbols {
                 interner.intern(&tracker, pid, f);
             }
         }
-        let resolved = symbolizer.resolve_all(tracker.dsos(), interner.locations());
+        let resolved = symbolizer.resolve_all(&tracker, interner.locations());
         let unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
         Ok(Symbols {
             interner,

@@ -190,7 +190,7 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
     }
     let mut symbolizer = symbolizer;
     symbolizer.set_inline(any_expanded);
-    let resolved = symbolizer.resolve_all(tracker.dsos(), &locations);
+    let resolved = symbolizer.resolve_all(&tracker, &locations);
     let key_of = |(r, (show, _)): (&Resolved, &(Option<u64>, bool))| -> (String, String) {
         let sym = r
             .symbol
@@ -478,10 +478,8 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
             }
         }
     }
-    if let Ok(notes) = symbolizer.notes.lock() {
-        for n in notes.iter() {
-            eprintln!("perfq: note: {n}");
-        }
+    for n in symbolizer.notes() {
+        eprintln!("perfq: note: {n}");
     }
     let mut problems = Vec::new();
     if bad > 0 {

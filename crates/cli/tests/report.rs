@@ -173,8 +173,35 @@ fn perfq_percentages(data: &Path, children: bool) -> Percentages {
     perfq_percentages_by(data, children, "dso,sym")
 }
 
+/// perf names kernel frames from the running kernel's kallsyms when the
+/// capture recorded no kernel build id, whatever kernel it was recorded
+/// on; perfq then asks the recorded release to be the running one and
+/// otherwise leaves them unresolved. For such a capture from another
+/// kernel (testdata/ recorded before the machine's kernel changed), perfq
+/// is given the kallsyms perf used, so that both name kernel frames from
+/// the same symbols.
+fn kallsyms_as_perf(data: &Path) -> Option<&'static str> {
+    let ids = Command::new("perf")
+        .args(["buildid-list", "-i"])
+        .arg(data)
+        .output()
+        .ok()?;
+    let has_kernel_id = String::from_utf8_lossy(&ids.stdout).lines().any(|l| {
+        l.ends_with("[kernel.kallsyms]")
+            && l.split_whitespace().next().is_some_and(|id| {
+                id.bytes().all(|b| b.is_ascii_hexdigit()) && id.bytes().any(|b| b != b'0')
+            })
+    });
+    let info: Value =
+        serde_json::from_slice(&common::perfq(&["info", "--json", data.to_str()?]).stdout).ok()?;
+    let running = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+    let same_kernel = info["os_release"].as_str() == Some(running.trim());
+    (!has_kernel_id && !same_kernel).then_some("/proc/kallsyms")
+}
+
 /// As [`perfq_percentages`] with another `--sort` key.
 fn perfq_percentages_by(data: &Path, children: bool, sort: &str) -> Percentages {
+    let kallsyms = kallsyms_as_perf(data);
     let mut args = vec![
         "report",
         "--format",
@@ -185,6 +212,9 @@ fn perfq_percentages_by(data: &Path, children: bool, sort: &str) -> Percentages 
     ];
     if children {
         args.push("--children");
+    }
+    if let Some(k) = kallsyms {
+        args.extend(["--kallsyms", k]);
     }
     let out = common::perfq(&args);
     assert!(

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable, SymbolKind};
 
@@ -65,6 +65,10 @@ pub struct Binary {
     symbols: SymbolTable,
     /// The file whose DWARF is used, if any has DWARF.
     dwarf_file: Option<Arc<memmap2::Mmap>>,
+    /// The DWARF sections, decompressed once (debug files often compress
+    /// them: inflating libc's takes tens of milliseconds) and shared by
+    /// the contexts each thread builds.
+    dwarf_sections: OnceLock<Option<DwarfSections>>,
     /// The debug file used for symbols or DWARF, if any.
     debug_path: Option<PathBuf>,
     /// Call-frame information for unwinding user stacks.
@@ -219,6 +223,7 @@ impl Binary {
             segments,
             symbols: SymbolTable::new(raw),
             dwarf_file,
+            dwarf_sections: OnceLock::new(),
             debug_path: debug.map(Path::to_path_buf),
             unwind,
         })
@@ -285,27 +290,60 @@ impl Binary {
     /// A DWARF context for this binary's debug info, built on demand. It
     /// is not `Sync`: build one per thread that resolves this binary.
     pub fn dwarf(&self) -> Option<addr2line::Context<Reader>> {
-        let data = self.dwarf_file.as_ref()?;
-        let obj = object::File::parse(&data[..]).ok()?;
-        let endian = if obj.is_little_endian() {
-            gimli::RunTimeEndian::Little
-        } else {
-            gimli::RunTimeEndian::Big
-        };
+        let sections = self.dwarf_sections()?;
         let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
-            let bytes: Arc<[u8]> = match obj
-                .section_by_name(id.name())
-                .map(|s| s.uncompressed_data())
-            {
-                Some(Ok(Cow::Borrowed(b))) => Arc::from(b),
-                Some(Ok(Cow::Owned(v))) => Arc::from(v),
-                _ => Arc::from(&[][..]),
-            };
-            Ok(gimli::EndianArcSlice::new(bytes, endian))
+            let bytes = sections
+                .bytes
+                .iter()
+                .find(|(s, _)| *s == id)
+                .map_or_else(|| Arc::from(&[][..]), |(_, b)| b.clone());
+            Ok(gimli::EndianArcSlice::new(bytes, sections.endian))
         };
         let dwarf = gimli::Dwarf::load(load).ok()?;
         addr2line::Context::from_dwarf(dwarf).ok()
     }
+
+    /// The DWARF sections, read (and decompressed) on first use.
+    fn dwarf_sections(&self) -> Option<&DwarfSections> {
+        self.dwarf_sections
+            .get_or_init(|| {
+                let data = self.dwarf_file.as_ref()?;
+                let obj = object::File::parse(&data[..]).ok()?;
+                let endian = if obj.is_little_endian() {
+                    gimli::RunTimeEndian::Little
+                } else {
+                    gimli::RunTimeEndian::Big
+                };
+                let mut bytes = Vec::new();
+                // What gimli::Dwarf::load asks for: every section it knows.
+                let _ = gimli::Dwarf::load(|id: gimli::SectionId| -> Result<(), gimli::Error> {
+                    let b: Arc<[u8]> = match obj
+                        .section_by_name(id.name())
+                        .map(|s| s.uncompressed_data())
+                    {
+                        Some(Ok(Cow::Borrowed(b))) => Arc::from(b),
+                        Some(Ok(Cow::Owned(v))) => Arc::from(v),
+                        _ => return Ok(()),
+                    };
+                    bytes.push((id, b));
+                    Ok(())
+                });
+                Some(DwarfSections { endian, bytes })
+            })
+            .as_ref()
+    }
+
+    /// Reads and decompresses the DWARF sections now, so that resolving
+    /// later does not wait for them (see `Symbolizer::prepare`).
+    pub fn warm_dwarf(&self) {
+        let _ = self.dwarf_sections();
+    }
+}
+
+/// A binary's DWARF sections, decompressed.
+struct DwarfSections {
+    endian: gimli::RunTimeEndian,
+    bytes: Vec<(gimli::SectionId, Arc<[u8]>)>,
 }
 
 /// PLT stubs named `sym@plt`, as perf synthesizes them: the n-th

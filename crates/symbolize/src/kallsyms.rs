@@ -10,6 +10,10 @@ pub struct Kallsyms {
     table: SymbolTable,
     /// Module of each symbol start address, for module symbols.
     modules: Vec<(u64, String)>,
+    /// Where `_text` and `_stext` are: perf records one of them (its
+    /// "ref_reloc_sym") with the kernel's mapping, which tells how far
+    /// this kallsyms is moved from the recorded kernel (KASLR).
+    refs: Vec<(String, u64)>,
 }
 
 impl Kallsyms {
@@ -18,6 +22,7 @@ impl Kallsyms {
     pub fn parse(text: &str) -> Kallsyms {
         let mut raw = Vec::new();
         let mut modules = Vec::new();
+        let mut refs = Vec::new();
         for line in text.lines() {
             let mut it = line.split_whitespace();
             let (Some(addr), Some(ty), Some(name)) = (it.next(), it.next(), it.next()) else {
@@ -28,6 +33,9 @@ impl Kallsyms {
             };
             // perf 6.1 keeps text, weak, data and bss symbols
             // (`symbol_type__filter`); data ends text symbols before it.
+            if matches!(name, "_text" | "_stext") {
+                refs.push((name.to_string(), addr));
+            }
             let Some(t) = ty.chars().next() else { continue };
             if addr == 0 || !matches!(t.to_ascii_uppercase(), 'T' | 'W' | 'D' | 'B') {
                 continue;
@@ -59,6 +67,7 @@ impl Kallsyms {
         Kallsyms {
             table: SymbolTable::new(raw),
             modules,
+            refs,
         }
     }
 
@@ -77,6 +86,11 @@ impl Kallsyms {
             .ok()
             .map(|i| self.modules[i].1.as_str());
         Some((&s.name, module))
+    }
+
+    /// The address of `_text` or `_stext` here.
+    pub fn ref_address(&self, name: &str) -> Option<u64> {
+        self.refs.iter().find(|r| r.0 == name).map(|r| r.1)
     }
 
     /// Number of symbols.

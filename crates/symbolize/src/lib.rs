@@ -29,7 +29,7 @@ while let Some(r) = records.next_record()? {
     }
 }
 let symbolizer = Symbolizer::new(&Config::default(), tracker.kernel_build_id(), capture.meta().os_release.as_deref());
-for r in symbolizer.resolve_all(tracker.dsos(), &locations) {
+for r in symbolizer.resolve_all(&tracker, &locations) {
     println!("{} {:?}", r.dso, r.symbol);
 }
 # Ok::<(), perfq_reader::Error>(())

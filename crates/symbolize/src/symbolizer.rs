@@ -3,17 +3,18 @@
 //! resolved once, DSOs in parallel.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::binary::Binary;
 use crate::demangle::display_name;
-use crate::dso::{DsoId, DsoKind, Dsos};
+use crate::dso::{Dso, DsoId, DsoKind, Dsos};
 use crate::kallsyms::Kallsyms;
 use crate::locate::{LocateError, Locator};
-use crate::tracker::Location;
+use crate::tracker::{Location, Tracker};
 
 /// Why an address has no symbol.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -93,14 +94,23 @@ pub struct Config {
     pub buildid_dirs: Vec<PathBuf>,
 }
 
+/// Kernel symbols as read, with a note when there are none.
+type KallsymsLoad = (Option<Kallsyms>, Option<String>);
+
+/// Locations one resolving task takes at most.
+const RESOLVE_CHUNK: usize = 4096;
+
 /// Resolves locations of one capture.
 pub struct Symbolizer {
     locator: Locator,
-    kallsyms: Option<Kallsyms>,
+    /// Kernel symbols, read on a thread of their own from the start
+    /// (reading `/proc/kallsyms` takes ~0.1 s) and waited for on first use.
+    kallsyms: OnceLock<Option<Kallsyms>>,
+    kallsyms_loading: Mutex<Option<JoinHandle<KallsymsLoad>>>,
     inline: bool,
     binaries: Mutex<FxHashMap<DsoId, Result<Arc<Binary>, Unresolved>>>,
     /// Notes about what could not be used (build-id mismatches, kallsyms).
-    pub notes: Mutex<Vec<String>>,
+    notes: Mutex<Vec<String>>,
 }
 
 impl Symbolizer {
@@ -113,65 +123,100 @@ impl Symbolizer {
         kernel_build_id: Option<&[u8]>,
         os_release: Option<&str>,
     ) -> Symbolizer {
+        let config_kallsyms = config.kallsyms.clone();
+        let buildid_dirs = config.buildid_dirs.clone();
+        let kernel_build_id = kernel_build_id.map(<[u8]>::to_vec);
+        let os_release = os_release.map(str::to_string);
+        let load = move || {
+            load_kallsyms(
+                config_kallsyms.as_deref(),
+                &buildid_dirs,
+                kernel_build_id.as_deref(),
+                os_release.as_deref(),
+            )
+        };
         let mut notes = Vec::new();
-        let kallsyms = match &config.kallsyms {
-            Some(p) => match Kallsyms::load(p) {
-                Ok(k) => Some(k),
-                Err(e) => {
-                    notes.push(format!("kallsyms {}: {e}", p.display()));
-                    None
-                }
-            },
-            None => {
-                let running = crate::kallsyms::running_kernel_build_id();
-                let matches = match (kernel_build_id, running.as_deref()) {
-                    (Some(want), Some(have)) => crate::locate::same_build_id(want, have),
-                    (Some(_), None) => false,
-                    (None, _) => {
-                        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok();
-                        os_release.is_some_and(|r| release.is_some_and(|have| have.trim() == r))
-                    }
-                };
-                if matches {
-                    Kallsyms::load(std::path::Path::new("/proc/kallsyms"))
-                        .ok()
-                        .filter(|k| !k.is_empty())
-                } else if let Some(k) =
-                    kernel_build_id.and_then(|id| cached_kallsyms(&config.buildid_dirs, id))
-                {
-                    // perf's build-id cache keeps the kallsyms of recorded kernels.
-                    Some(k)
-                } else {
-                    notes.push("the running kernel is not the one recorded: kernel symbols unresolved (give --kallsyms)".into());
-                    None
-                }
+        let kallsyms = OnceLock::new();
+        let loading = match std::thread::Builder::new()
+            .name("kallsyms".into())
+            .spawn(load.clone())
+        {
+            Ok(handle) => Some(handle),
+            // No thread to be had: read them here.
+            Err(_) => {
+                let (k, note) = load();
+                let _ = kallsyms.set(k);
+                notes.extend(note);
+                None
             }
         };
         Symbolizer {
             locator: Locator::with_defaults(config.symfs.clone(), &config.buildid_dirs),
             kallsyms,
+            kallsyms_loading: Mutex::new(loading),
             inline: config.inline,
             binaries: Mutex::new(FxHashMap::default()),
             notes: Mutex::new(notes),
         }
     }
 
-    /// Whether inline chains and file:line are resolved too.
+    /// Notes about what could not be used (build-id mismatches, no kernel
+    /// symbols for the recorded kernel).
+    pub fn notes(&self) -> Vec<String> {
+        let _ = self.kallsyms();
+        self.notes.lock().map(|n| n.clone()).unwrap_or_default()
+    }
+
+    /// The kernel symbols, once read.
+    fn kallsyms(&self) -> Option<&Kallsyms> {
+        self.kallsyms
+            .get_or_init(|| {
+                let handle = self.kallsyms_loading.lock().ok().and_then(|mut h| h.take());
+                let (k, note) = match handle.map(JoinHandle::join) {
+                    Some(Ok(r)) => r,
+                    Some(Err(_)) => (None, Some("reading kallsyms failed".into())),
+                    None => (None, None),
+                };
+                if let (Some(n), Ok(mut notes)) = (note, self.notes.lock()) {
+                    notes.push(n);
+                }
+                k
+            })
+            .as_ref()
+    }
+
+    /// Opens the binary of DSO `id` (described by `dso`) and, when inline
+    /// chains are asked for, reads its DWARF, so that resolving later does
+    /// not wait for them: a conversion calls this on another thread as
+    /// DSOs appear.
+    pub fn prepare(&self, id: DsoId, dso: &Dso) {
+        if matches!(dso.kind, DsoKind::User | DsoKind::Vdso) {
+            if let (Ok(b), true) = (self.binary_of(id, dso), self.inline) {
+                b.warm_dwarf();
+            }
+        }
+    }
+
+    /// Whether to resolve inline chains and file:line from DWARF.
     pub fn set_inline(&mut self, inline: bool) {
         self.inline = inline;
     }
 
     /// Whether kernel symbols are available.
     pub fn has_kernel_symbols(&self) -> bool {
-        self.kallsyms.is_some()
+        self.kallsyms().is_some()
     }
 
     /// The binary of DSO `id`, opened once and shared.
     pub fn binary(&self, dsos: &Dsos, id: DsoId) -> Result<Arc<Binary>, Unresolved> {
+        self.binary_of(id, dsos.get(id))
+    }
+
+    /// [`Symbolizer::binary`] of DSO `id`, given what it is.
+    pub fn binary_of(&self, id: DsoId, dso: &Dso) -> Result<Arc<Binary>, Unresolved> {
         if let Some(b) = self.binaries.lock().ok().and_then(|m| m.get(&id).cloned()) {
             return b;
         }
-        let dso = dsos.get(id);
         let r = match self.locator.open(dso) {
             Ok(b) => Ok(Arc::new(b)),
             Err(LocateError::NotFound) => Err(Unresolved::BinaryNotFound),
@@ -192,7 +237,21 @@ impl Symbolizer {
     }
 
     /// Resolves unique locations, DSOs in parallel.
-    pub fn resolve_all(&self, dsos: &Dsos, locations: &[Location]) -> Vec<Resolved> {
+    ///
+    /// Kernel addresses are looked up moved by as much as the kallsyms
+    /// used is moved from the recorded kernel (KASLR places the kernel
+    /// anew at each boot): the distance between the reference symbol's
+    /// recorded address ([`Tracker::kernel_ref`]) and its address in the
+    /// kallsyms, as perf's `kallsyms__delta`. Module addresses are looked
+    /// up as they are.
+    pub fn resolve_all(&self, tracker: &Tracker, locations: &[Location]) -> Vec<Resolved> {
+        let dsos = tracker.dsos();
+        let kernel_delta = match (tracker.kernel_ref(), self.kallsyms()) {
+            (Some((name, recorded)), Some(k)) => k
+                .ref_address(name)
+                .map_or(0, |now| now.wrapping_sub(recorded)),
+            _ => 0,
+        };
         // Group by DSO so each binary (and its DWARF) is handled by one task.
         let mut by_dso: FxHashMap<Option<DsoId>, Vec<usize>> = FxHashMap::default();
         for (i, l) in locations.iter().enumerate() {
@@ -202,14 +261,25 @@ impl Symbolizer {
             };
             by_dso.entry(key).or_default().push(i);
         }
-        let groups: Vec<(Option<DsoId>, Vec<usize>)> = by_dso.into_iter().collect();
+        // Large DSOs (the kernel, libc) are split into runs of nearby
+        // addresses so that both cores share them: each run builds its own
+        // DWARF context (cheap: the sections are read once per binary) and
+        // parses only the units its addresses fall in.
+        let mut groups: Vec<(Option<DsoId>, &[usize])> = Vec::new();
+        for (dso, idx) in &mut by_dso {
+            idx.sort_unstable_by_key(|&i| match locations[i] {
+                Location::Dso { offset, .. } => offset,
+                Location::Kernel { addr, .. } | Location::Unmapped { addr } => addr,
+            });
+            groups.extend(idx.chunks(RESOLVE_CHUNK).map(|c| (*dso, c)));
+        }
         let parts: Vec<Vec<(usize, Resolved)>> = groups
             .par_iter()
             .map(|(dso, idx)| match dso {
                 Some(d) => self.resolve_dso(dsos, *d, idx, locations),
                 None => idx
                     .iter()
-                    .map(|&i| (i, self.resolve_other(dsos, locations[i])))
+                    .map(|&i| (i, self.resolve_other(dsos, locations[i], kernel_delta)))
                     .collect(),
             })
             .collect();
@@ -222,7 +292,7 @@ impl Symbolizer {
             .collect()
     }
 
-    fn resolve_other(&self, dsos: &Dsos, l: Location) -> Resolved {
+    fn resolve_other(&self, dsos: &Dsos, l: Location, kernel_delta: u64) -> Resolved {
         match l {
             Location::Kernel { addr, module } => {
                 // Without a kallsyms symbol, the module mapping names it.
@@ -232,8 +302,13 @@ impl Symbolizer {
                         |m| dsos.get(m).short_name().into_owned(),
                     )
                 };
-                match &self.kallsyms {
-                    Some(k) => match k.find(addr) {
+                let moved = if module.is_none() {
+                    addr.wrapping_add(kernel_delta)
+                } else {
+                    addr
+                };
+                match self.kallsyms() {
+                    Some(k) => match k.find(moved) {
                         Some((name, module)) => Resolved {
                             dso: module.map_or_else(
                                 || "[kernel.kallsyms]".to_string(),
@@ -381,6 +456,49 @@ impl Symbolizer {
                 (i, r)
             })
             .collect()
+    }
+}
+
+/// Kernel symbols from `config_kallsyms`, else from `/proc/kallsyms` when
+/// the running kernel is the recorded one, else from a build-id cache; with
+/// a note when none could be had.
+fn load_kallsyms(
+    config_kallsyms: Option<&std::path::Path>,
+    buildid_dirs: &[PathBuf],
+    kernel_build_id: Option<&[u8]>,
+    os_release: Option<&str>,
+) -> KallsymsLoad {
+    if let Some(p) = config_kallsyms {
+        return match Kallsyms::load(p) {
+            Ok(k) => (Some(k), None),
+            Err(e) => (None, Some(format!("kallsyms {}: {e}", p.display()))),
+        };
+    }
+    let running = crate::kallsyms::running_kernel_build_id();
+    let matches = match (kernel_build_id, running.as_deref()) {
+        (Some(want), Some(have)) => crate::locate::same_build_id(want, have),
+        (Some(_), None) => false,
+        (None, _) => {
+            let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok();
+            os_release.is_some_and(|r| release.is_some_and(|have| have.trim() == r))
+        }
+    };
+    if matches {
+        let k = Kallsyms::load(std::path::Path::new("/proc/kallsyms"))
+            .ok()
+            .filter(|k| !k.is_empty());
+        (k, None)
+    } else if let Some(k) = kernel_build_id.and_then(|id| cached_kallsyms(buildid_dirs, id)) {
+        // perf's build-id cache keeps the kallsyms of recorded kernels.
+        (Some(k), None)
+    } else {
+        (
+            None,
+            Some(
+                "the running kernel is not the one recorded: kernel symbols unresolved (give --kallsyms)"
+                    .into(),
+            ),
+        )
     }
 }
 

@@ -44,6 +44,10 @@ pub struct Tracker {
     dsos: Dsos,
     /// Build ids from the BUILD_ID feature, by path.
     feature_build_ids: FxHashMap<String, Vec<u8>>,
+    /// The kernel's reference symbol as recorded: perf names the kernel
+    /// mapping `[kernel.kallsyms]_text` and puts the address `_text` had
+    /// (after KASLR) in its pgoff.
+    kernel_ref: Option<(String, u64)>,
 }
 
 impl Tracker {
@@ -78,6 +82,12 @@ impl Tracker {
             .map(Vec::as_slice)
     }
 
+    /// The kernel's reference symbol (`_text` or `_stext`) and the address
+    /// it had when recorded, if the capture says.
+    pub fn kernel_ref(&self) -> Option<(&str, u64)> {
+        self.kernel_ref.as_ref().map(|(n, a)| (n.as_str(), *a))
+    }
+
     /// Updates the address spaces with a sideband record.
     pub fn observe(&mut self, data: &RecordData<'_>) {
         match data {
@@ -90,6 +100,13 @@ impl Tracker {
                     _ => self.feature_build_ids.get(&m.filename).cloned(),
                 };
                 let kernel = m.pid == u32::MAX;
+                if let Some(name) = m
+                    .filename
+                    .strip_prefix("[kernel.kallsyms]")
+                    .filter(|n| kernel && !n.is_empty())
+                {
+                    self.kernel_ref = Some((name.to_string(), m.pgoff));
+                }
                 let mut kind = kind_of(&m.filename, kernel);
                 let mut path = m.filename.clone();
                 // Executable anonymous memory is JIT code: its symbols, if

@@ -1,7 +1,7 @@
 //! Kernel symbols of a capture from another kernel come from perf's
 //! build-id cache (`~/.debug/[kernel.kallsyms]/<build id>/kallsyms`).
 
-use perfq_symbolize::{Config, Dsos, Location, Symbolizer};
+use perfq_symbolize::{Config, Location, Symbolizer, Tracker};
 
 #[test]
 fn kallsyms_from_the_build_id_cache() {
@@ -11,7 +11,8 @@ fn kallsyms_from_the_build_id_cache() {
     std::fs::create_dir_all(&dir).expect("dir");
     std::fs::write(dir.join("kallsyms"), "ffffffff81000000 T _text\nffffffff81000100 T recorded_kernel_fn\nffffffff81000200 T next_fn\n")
         .expect("write");
-    // This test is its own process: changing HOME affects nothing else.
+    // This test binary's other test names its kallsyms file: changing HOME
+    // affects nothing else.
     std::env::set_var("HOME", &home);
     let s = Symbolizer::new(&Config::default(), Some(&build_id), None);
     assert!(
@@ -19,7 +20,7 @@ fn kallsyms_from_the_build_id_cache() {
         "cached kallsyms used for a kernel that is not running"
     );
     let r = s.resolve_all(
-        &Dsos::default(),
+        &Tracker::default(),
         &[Location::Kernel {
             addr: 0xffffffff81000150,
             module: None,
@@ -28,4 +29,52 @@ fn kallsyms_from_the_build_id_cache() {
     assert_eq!(r[0].symbol.as_deref(), Some("recorded_kernel_fn"));
     assert_eq!(r[0].dso, "[kernel.kallsyms]");
     std::fs::remove_dir_all(&home).ok();
+}
+
+/// A kernel placed elsewhere at this boot than when recorded (KASLR): the
+/// recorded `_text` address in the kernel mapping's pgoff and `_text` in
+/// the kallsyms give the distance, as perf's `kallsyms__delta`.
+#[test]
+fn kernel_addresses_moved_by_the_kaslr_distance() {
+    use perfq_reader::{Mmap, RecordData};
+    let dir = std::env::temp_dir().join(format!("perfq-kaslr-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let kallsyms = dir.join("kallsyms");
+    // This boot: the kernel 0x2000000 higher than when recorded.
+    std::fs::write(
+        &kallsyms,
+        "ffffffff83000000 T _text\nffffffff83000100 T recorded_kernel_fn\nffffffff83000200 T next_fn\n",
+    )
+    .expect("write");
+    let mut tracker = Tracker::default();
+    tracker.observe(&RecordData::Mmap(Mmap {
+        pid: u32::MAX,
+        tid: 0,
+        addr: 0xffffffff81000000,
+        len: 0x1000000,
+        pgoff: 0xffffffff81000000,
+        file_id: None,
+        prot: None,
+        flags: None,
+        filename: "[kernel.kallsyms]_text".into(),
+        is_data: false,
+    }));
+    assert_eq!(tracker.kernel_ref(), Some(("_text", 0xffffffff81000000)));
+    let config = Config {
+        kallsyms: Some(kallsyms),
+        ..Config::default()
+    };
+    let s = Symbolizer::new(&config, None, None);
+    let at = |addr| Location::Kernel { addr, module: None };
+    let r = s.resolve_all(&tracker, &[at(0xffffffff81000150), at(0xffffffff81000250)]);
+    assert_eq!(r[0].symbol.as_deref(), Some("recorded_kernel_fn"));
+    assert_eq!(r[1].symbol.as_deref(), Some("next_fn"));
+    assert_eq!(
+        r[0].addr, 0xffffffff81000150,
+        "the recorded address is kept"
+    );
+    // Without the recorded reference, addresses are taken as they are.
+    let r = s.resolve_all(&Tracker::default(), &[at(0xffffffff83000150)]);
+    assert_eq!(r[0].symbol.as_deref(), Some("recorded_kernel_fn"));
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -16,7 +16,7 @@ use arrow_array::builder::{
     BinaryBuilder, BooleanBuilder, Int32Builder, ListBuilder, StringBuilder, UInt16Builder,
     UInt32Builder, UInt64Builder, UInt8Builder,
 };
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{new_null_array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
@@ -169,6 +169,72 @@ impl Builder {
     }
 }
 
+/// One column of the row group being filled. Nulls before its first
+/// value are only counted: a column no row of the group fills (sample
+/// fields the capture did not record: addr, weight, data_src, ... in most
+/// captures) costs a counter per row, not a value and a validity bit.
+struct Slot {
+    ty: ColumnType,
+    data_type: DataType,
+    leading_nulls: usize,
+    builder: Option<Builder>,
+}
+
+impl Slot {
+    fn new(ty: ColumnType) -> Slot {
+        Slot {
+            ty,
+            data_type: data_type(ty),
+            leading_nulls: 0,
+            builder: None,
+        }
+    }
+
+    #[inline]
+    fn null(&mut self) {
+        match &mut self.builder {
+            Some(b) => b.append_null(),
+            None => self.leading_nulls += 1,
+        }
+    }
+
+    /// The builder, for a value.
+    #[inline]
+    fn values(&mut self) -> &mut Builder {
+        let (ty, nulls) = (self.ty, self.leading_nulls);
+        self.builder.get_or_insert_with(|| {
+            let mut b = Builder::new(ty);
+            for _ in 0..nulls {
+                b.append_null();
+            }
+            b
+        })
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        let nulls = std::mem::take(&mut self.leading_nulls);
+        match self.builder.take() {
+            Some(mut b) => b.finish(),
+            None => new_null_array(&self.data_type, nulls),
+        }
+    }
+}
+
+/// The Arrow type of a column type.
+fn data_type(ty: ColumnType) -> DataType {
+    match ty {
+        ColumnType::Bool => DataType::Boolean,
+        ColumnType::U8 => DataType::UInt8,
+        ColumnType::U16 => DataType::UInt16,
+        ColumnType::U32 => DataType::UInt32,
+        ColumnType::U64 => DataType::UInt64,
+        ColumnType::I32 => DataType::Int32,
+        ColumnType::Str => DataType::Utf8,
+        ColumnType::Bytes => DataType::Binary,
+        ColumnType::ListU32 => DataType::List(Arc::new(Field::new("item", DataType::UInt32, true))),
+    }
+}
+
 /// A value for one cell.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Cell<'a> {
@@ -202,7 +268,7 @@ impl<'a> Cell<'a> {
 pub struct Table {
     path: PathBuf,
     schema: SchemaRef,
-    builders: Vec<Builder>,
+    slots: Vec<Slot>,
     rows: usize,
     /// Full row groups go to the encoding thread through here.
     batches: Option<SyncSender<RecordBatch>>,
@@ -214,22 +280,7 @@ impl Table {
     pub fn create(path: &Path, columns: &[Column<'_>]) -> Result<Table, Error> {
         let fields: Vec<Field> = columns
             .iter()
-            .map(|c| {
-                let dt = match c.ty {
-                    ColumnType::Bool => DataType::Boolean,
-                    ColumnType::U8 => DataType::UInt8,
-                    ColumnType::U16 => DataType::UInt16,
-                    ColumnType::U32 => DataType::UInt32,
-                    ColumnType::U64 => DataType::UInt64,
-                    ColumnType::I32 => DataType::Int32,
-                    ColumnType::Str => DataType::Utf8,
-                    ColumnType::Bytes => DataType::Binary,
-                    ColumnType::ListU32 => {
-                        DataType::List(Arc::new(Field::new("item", DataType::UInt32, true)))
-                    }
-                };
-                Field::new(c.name, dt, c.nullable)
-            })
+            .map(|c| Field::new(c.name, data_type(c.ty), c.nullable))
             .collect();
         let schema: SchemaRef = Arc::new(Schema::new(fields));
         let mut props = WriterProperties::builder()
@@ -264,7 +315,7 @@ impl Table {
         Ok(Table {
             path: path.to_path_buf(),
             schema,
-            builders: columns.iter().map(|c| Builder::new(c.ty)).collect(),
+            slots: columns.iter().map(|c| Slot::new(c.ty)).collect(),
             rows: 0,
             batches: Some(tx),
             encoder: Some(encoder),
@@ -274,8 +325,12 @@ impl Table {
     /// Appends one row; `cells` are in column order. A cell of the wrong
     /// kind for its column is written as null (a caller bug, not input).
     pub fn push(&mut self, cells: &[Cell<'_>]) -> Result<(), Error> {
-        for (b, cell) in self.builders.iter_mut().zip(cells) {
-            match (b, cell) {
+        for (slot, cell) in self.slots.iter_mut().zip(cells) {
+            if matches!(cell, Cell::Null) {
+                slot.null();
+                continue;
+            }
+            match (slot.values(), cell) {
                 (Builder::Bool(b), Cell::U(x)) => b.append_value(*x != 0),
                 (Builder::U8(b), Cell::U(x)) => b.append_option(u8::try_from(*x).ok()),
                 (Builder::U16(b), Cell::U(x)) => b.append_option(u16::try_from(*x).ok()),
@@ -310,7 +365,7 @@ impl Table {
         if self.rows == 0 {
             return Ok(());
         }
-        let arrays: Vec<ArrayRef> = self.builders.iter_mut().map(Builder::finish).collect();
+        let arrays: Vec<ArrayRef> = self.slots.iter_mut().map(Slot::finish).collect();
         self.rows = 0;
         let batch = RecordBatch::try_new(self.schema.clone(), arrays)
             .map_err(|e| Error::parquet(&self.path, e))?;
@@ -350,17 +405,19 @@ pub struct Row<'a> {
 }
 
 impl Row<'_> {
-    fn next(&mut self) -> Option<&mut Builder> {
-        let b = self.t.builders.get_mut(self.at);
+    /// The next column, for a value.
+    #[inline]
+    fn values(&mut self) -> Option<&mut Builder> {
+        let slot = self.t.slots.get_mut(self.at);
         self.at += 1;
-        b
+        slot.map(Slot::values)
     }
 
     /// An unsigned number (u8 to u64 and bool columns; too large for the
     /// column is null).
     #[inline]
     pub fn u(&mut self, v: u64) -> &mut Self {
-        match self.next() {
+        match self.values() {
             Some(Builder::U64(b)) => b.append_value(v),
             Some(Builder::U32(b)) => b.append_option(u32::try_from(v).ok()),
             Some(Builder::U16(b)) => b.append_option(u16::try_from(v).ok()),
@@ -384,10 +441,13 @@ impl Row<'_> {
     /// A signed 32-bit number or null.
     #[inline]
     pub fn opt_i32(&mut self, v: Option<i32>) -> &mut Self {
-        match (self.next(), v) {
-            (Some(Builder::I32(b)), Some(v)) => b.append_value(v),
-            (Some(b), _) => b.append_null(),
-            (None, _) => {}
+        let Some(v) = v else {
+            return self.null();
+        };
+        match self.values() {
+            Some(Builder::I32(b)) => b.append_value(v),
+            Some(b) => b.append_null(),
+            None => {}
         }
         self
     }
@@ -395,7 +455,7 @@ impl Row<'_> {
     /// Bytes.
     #[inline]
     pub fn bytes(&mut self, v: &[u8]) -> &mut Self {
-        match self.next() {
+        match self.values() {
             Some(Builder::Bytes(b)) => b.append_value(v),
             Some(b) => b.append_null(),
             None => {}
@@ -406,7 +466,7 @@ impl Row<'_> {
     /// A list of u32.
     #[inline]
     pub fn list(&mut self, v: &[u32]) -> &mut Self {
-        match self.next() {
+        match self.values() {
             Some(Builder::ListU32(b)) => {
                 b.values().append_slice(v);
                 b.append(true);
@@ -420,15 +480,16 @@ impl Row<'_> {
     /// Null.
     #[inline]
     pub fn null(&mut self) -> &mut Self {
-        if let Some(b) = self.next() {
-            b.append_null();
+        if let Some(slot) = self.t.slots.get_mut(self.at) {
+            slot.null();
         }
+        self.at += 1;
         self
     }
 
     /// Completes the row: cells not given are null.
     pub fn end(&mut self) -> Result<(), Error> {
-        while self.at < self.t.builders.len() {
+        while self.at < self.t.slots.len() {
             self.null();
         }
         self.t.rows += 1;

@@ -16,8 +16,10 @@ mod samples;
 mod schema;
 mod sideband;
 mod stacks;
+mod warm;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use perfq_reader::{Capture, RecordType};
 use perfq_symbolize::{
@@ -29,6 +31,7 @@ use crate::{CaptureWriter, Error};
 use chains::ChainLocations;
 use samples::{SampleRow, SampleTables};
 use sideband::Sideband;
+use warm::Warmer;
 
 /// How to convert.
 #[derive(Clone, Debug, Default)]
@@ -95,13 +98,19 @@ pub fn convert(
     let mut tables = SampleTables::create(&w)?;
     let mut sideband = Sideband::create(&w)?;
     let mut tracker = Tracker::new(&capture);
-    let mut symbolizer = opt.symbols.as_ref().map(|c| {
-        Symbolizer::new(
-            c,
+    let symbolizer = opt.symbols.as_ref().map(|c| {
+        // Frames carry inline chains and file:line.
+        let config = Config {
+            inline: true,
+            ..c.clone()
+        };
+        Arc::new(Symbolizer::new(
+            &config,
             tracker.kernel_build_id(),
             capture.meta().os_release.as_deref(),
-        )
+        ))
     });
+    let mut warmer = symbolizer.clone().map(Warmer::start);
     let mut unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
     let mut lookups: Vec<FrameLookup> = Vec::new();
     let mut locations = LocationInterner::new();
@@ -127,6 +136,9 @@ pub fn convert(
             if let Ok((data, sid)) = capture.parse(&r) {
                 sideband.push(r.time, r.event.index().map(|e| e.0 as u64), &data, sid)?;
                 tracker.observe(&data);
+                if let Some(w) = warmer.as_mut() {
+                    w.offer(tracker.dsos());
+                }
             }
             continue;
         }
@@ -200,15 +212,15 @@ pub fn convert(
     sideband.finish()?;
     let locations = locations.into_locations();
 
-    let resolved: Vec<Resolved> = match symbolizer.as_mut() {
-        Some(s) => {
-            s.set_inline(true);
-            s.resolve_all(tracker.dsos(), &locations)
-        }
+    if let Some(w) = warmer {
+        w.finish();
+    }
+    let resolved: Vec<Resolved> = match symbolizer.as_deref() {
+        Some(s) => s.resolve_all(&tracker, &locations),
         None => Vec::new(),
     };
     frames::write(&w, &tracker, &locations, &resolved)?;
-    dsos::write(&w, &tracker, symbolizer.as_ref())?;
+    dsos::write(&w, &tracker, symbolizer.as_deref())?;
     pending.wait()?;
     let mut values: Vec<u64> = data_src_values.into_iter().collect();
     values.sort_unstable();

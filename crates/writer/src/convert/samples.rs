@@ -8,7 +8,7 @@
 //! hundreds of thousands of stacks per new frame, the largest cost per
 //! sample after decoding; on its own thread it overlaps the reading.
 
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::thread::JoinHandle;
 
 use perfq_reader::{EventIndex, Events, MemberDelta, ReadDeltas, Sample};
@@ -182,17 +182,29 @@ struct Fields {
 
 /// Samples on their way to the samples thread: row `i`'s frames are
 /// `frames[ends[i - 1]..ends[i]]`.
-#[derive(Default)]
 struct Batch {
     rows: Vec<Fields>,
     frames: Vec<u32>,
     ends: Vec<usize>,
 }
 
+impl Batch {
+    fn new() -> Batch {
+        Batch {
+            rows: Vec::with_capacity(BATCH),
+            frames: Vec::with_capacity(BATCH * 8),
+            ends: Vec::with_capacity(BATCH),
+        }
+    }
+}
+
 /// The reading thread's end of the samples thread.
 struct RowsThread {
     batch: Batch,
     tx: Option<SyncSender<Batch>>,
+    /// Batches the samples thread is done with, to fill again: the same
+    /// few buffers go round instead of new ones (and new pages) per batch.
+    done: Receiver<Batch>,
     thread: Option<JoinHandle<Result<(), Error>>>,
 }
 
@@ -219,13 +231,15 @@ fn join(thread: &mut Option<JoinHandle<Result<(), Error>>>) -> Result<(), Error>
 impl RowsThread {
     fn start(samples: Table, stacks: Table) -> Result<RowsThread, Error> {
         let (tx, rx) = sync_channel::<Batch>(BATCHES_IN_FLIGHT);
+        let (done_tx, done) = channel::<Batch>();
         let thread = std::thread::Builder::new()
             .name("samples".into())
-            .spawn(move || write_rows(rx, samples, stacks))
+            .spawn(move || write_rows(rx, done_tx, samples, stacks))
             .map_err(|e| Error::Arrow(format!("starting the samples thread: {e}")))?;
         Ok(RowsThread {
-            batch: Batch::default(),
+            batch: Batch::new(),
             tx: Some(tx),
+            done,
             thread: Some(thread),
         })
     }
@@ -241,7 +255,11 @@ impl RowsThread {
     }
 
     fn send(&mut self) -> Result<(), Error> {
-        let batch = std::mem::take(&mut self.batch);
+        let next = match self.done.try_recv() {
+            Ok(b) => b,
+            Err(_) => Batch::new(),
+        };
+        let batch = std::mem::replace(&mut self.batch, next);
         let sent = self.tx.as_ref().map(|tx| tx.send(batch));
         match sent {
             Some(Ok(())) => Ok(()),
@@ -275,10 +293,15 @@ impl Drop for RowsThread {
 }
 
 /// The samples thread: stacks interned, rows written, then the stacks.
-fn write_rows(rx: Receiver<Batch>, mut samples: Table, stacks_table: Table) -> Result<(), Error> {
+fn write_rows(
+    rx: Receiver<Batch>,
+    done: Sender<Batch>,
+    mut samples: Table,
+    stacks_table: Table,
+) -> Result<(), Error> {
     let mut stacks = Stacks::default();
     let i32_of = |v: Option<u32>| v.map(|v| v as i32);
-    for b in rx {
+    for mut b in rx {
         let mut start = 0;
         for (f, &end) in b.rows.iter().zip(&b.ends) {
             let frames = b.frames.get(start..end).unwrap_or_default();
@@ -307,6 +330,11 @@ fn write_rows(rx: Receiver<Batch>, mut samples: Table, stacks_table: Table) -> R
                 .opt_u(f.transaction)
                 .end()?;
         }
+        b.rows.clear();
+        b.frames.clear();
+        b.ends.clear();
+        // The reading thread may have finished: then the batch is dropped.
+        let _ = done.send(b);
     }
     samples.finish()?;
     stacks.write(stacks_table)
