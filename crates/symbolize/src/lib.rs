@@ -57,6 +57,7 @@ pub use crate::maps::{AddressSpaces, Mapping, Maps};
 pub use crate::symbolizer::{Config, InlineFrame, Resolved, Symbolizer, Unresolved};
 pub use crate::symtab::{Rank, RawSymbol, Symbol, SymbolTable};
 pub use crate::tracker::{
-    chain_lookups, leaf_lookup, unwound_lookups, FrameLookup, Location, LocationInterner, Tracker,
+    chain_lookups, leaf_lookup, push_chain_lookups, unwound_lookups, FrameLookup, Location,
+    LocationInterner, Tracker,
 };
 pub use crate::unwind::StackUnwinder;

@@ -217,26 +217,27 @@ pub fn leaf_lookup(s: &Sample<'_>) -> Option<FrameLookup> {
 }
 
 /// The sample's callchain as lookups, leaf first; the ip alone when there
-/// is no callchain.
+/// is no callchain. See [`push_chain_lookups`].
+pub fn chain_lookups(s: &Sample<'_>) -> impl Iterator<Item = FrameLookup> {
+    let mut out = Vec::new();
+    push_chain_lookups(s, &mut out);
+    out.into_iter()
+}
+
+/// Appends the sample's callchain as lookups to `out`, leaf first; the ip
+/// alone when there is no callchain. (A plain loop: this runs for every
+/// frame of every sample.)
 ///
 /// Return addresses point after their call, so they are looked up at pc - 1.
 /// The first address of each context is an exact pc (the sample ip; the
 /// user pc where the kernel was entered), and 0, which ends broken
 /// frame-pointer chains, is no call: those are looked up as they are.
-pub fn chain_lookups<'a>(s: &Sample<'a>) -> impl Iterator<Item = FrameLookup> + 'a {
+pub fn push_chain_lookups(s: &Sample<'_>, out: &mut Vec<FrameLookup>) {
     let kernel_mode = matches!(s.cpu_mode(), misc::KERNEL | misc::GUEST_KERNEL);
-    let chain = s.callchain.filter(|c| c.frames().next().is_some());
-    let leaf = if chain.is_none() {
-        leaf_lookup(s)
-    } else {
-        None
-    };
+    let start = out.len();
     let mut prev_context = None;
-    let frames = chain
-        .into_iter()
-        .flat_map(|c| c.frames())
-        .enumerate()
-        .map(move |(i, f)| {
+    if let Some(c) = s.callchain {
+        for (i, f) in c.frames().enumerate() {
             let first_in_context = i == 0 || f.context != prev_context;
             prev_context = f.context;
             let is_return = !first_in_context && f.addr != 0;
@@ -244,15 +245,18 @@ pub fn chain_lookups<'a>(s: &Sample<'a>) -> impl Iterator<Item = FrameLookup> + 
                 .context
                 .map(|c| matches!(c, CallchainContext::Kernel | CallchainContext::GuestKernel))
                 .or(Some(kernel_mode && i == 0));
-            FrameLookup {
+            out.push(FrameLookup {
                 addr: f.addr,
                 lookup: if is_return { f.addr - 1 } else { f.addr },
                 is_return,
                 kernel,
                 context: f.context,
-            }
-        });
-    leaf.into_iter().chain(frames)
+            });
+        }
+    }
+    if out.len() == start {
+        out.extend(leaf_lookup(s));
+    }
 }
 
 /// The lookups of a `--call-graph dwarf` sample whose user stack was

@@ -15,7 +15,7 @@ use perfq_reader::{Regs, Sample, StackUser};
 use crate::binary::FileBytes;
 use crate::dso::{DsoId, DsoKind};
 use crate::symbolizer::Symbolizer;
-use crate::tracker::{chain_lookups, unwound_lookups, FrameLookup, Tracker};
+use crate::tracker::{push_chain_lookups, unwound_lookups, FrameLookup, Tracker};
 
 /// perf's x86_64 register numbers (`perf_regs.h`) for the registers the
 /// unwinder needs.
@@ -82,7 +82,7 @@ impl StackUnwinder {
         if did {
             out.extend(unwound_lookups(s, &unwound));
         } else {
-            out.extend(chain_lookups(s));
+            push_chain_lookups(s, out);
         }
         self.unwound = unwound;
         did

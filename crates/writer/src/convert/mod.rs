@@ -23,8 +23,8 @@ use std::sync::Arc;
 
 use perfq_reader::{Capture, RecordType};
 use perfq_symbolize::{
-    chain_lookups, leaf_lookup, Config, FrameLookup, LocationInterner, Resolved, StackUnwinder,
-    Symbolizer, Tracker,
+    leaf_lookup, push_chain_lookups, Config, FrameLookup, LocationInterner, Resolved,
+    StackUnwinder, Symbolizer, Tracker,
 };
 
 use crate::{CaptureWriter, Error};
@@ -153,7 +153,7 @@ pub fn convert(
             }
             None => {
                 lookups.clear();
-                lookups.extend(chain_lookups(&s));
+                push_chain_lookups(&s, &mut lookups);
             }
         }
         frames.clear();
