@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use perfq_reader::{Capture, MemberDelta, ReadDeltas, RecordData, RecordType};
+use perfq_reader::{Capture, MemberDelta, ReadDeltas, RecordType};
 use perfq_symbolize::{
     leaf_lookup, Config, FrameLookup, Location, Resolved, StackUnwinder, Symbolizer, Tracker,
 };
@@ -13,6 +13,9 @@ use rustc_hash::FxHashMap;
 use serde_json::json;
 
 use crate::Outcome;
+
+/// Callchain frame lookups remembered at most.
+const FRAME_CACHE_LIMIT: usize = 1 << 20;
 
 /// How rows are keyed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -104,7 +107,10 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
     // --children, its callchain's locations (flat, with start offsets).
     let mut samples: Vec<(usize, u64, u32, u32, u32)> = Vec::new();
     let mut chain_locs: Vec<u32> = Vec::new();
-    let mut frame_cache: FxHashMap<(u32, u64, u8), u32> = FxHashMap::default();
+    // (address space, address, lookup bits) → (location id, the space's
+    // mappings stamp): valid while the process (or, for kernel addresses,
+    // the kernel) maps nothing new.
+    let mut frame_cache: FxHashMap<(u32, u64, u8), (u32, u64)> = FxHashMap::default();
     let mut deltas = ReadDeltas::new();
     let mut members: Vec<MemberDelta> = Vec::new();
     let mut bad = 0u64;
@@ -122,12 +128,6 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
     while let Some(r) = records.next_ok(&mut error) {
         if r.kind != RecordType::SAMPLE {
             if let Ok((data, _)) = capture.parse(&r) {
-                if matches!(
-                    data,
-                    RecordData::Mmap(_) | RecordData::Fork(_) | RecordData::Comm(_)
-                ) {
-                    frame_cache.clear();
-                }
                 tracker.observe(&data);
             }
             continue;
@@ -156,12 +156,23 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
                 let expand = unwound && f.kernel == Some(false);
                 any_expanded |= expand;
                 let flags = f.lookup_bits() | (u8::from(expand) << 3);
-                let id = match frame_cache.get(&(pid, f.addr, flags)) {
-                    Some(&id) => id,
-                    None => {
+                let spaces = tracker.spaces();
+                let (space, stamp) = if f.kernel == Some(true) {
+                    (u32::MAX, spaces.kernel_stamp())
+                } else {
+                    (pid, spaces.stamp(pid))
+                };
+                let id = match frame_cache.get(&(space, f.addr, flags)) {
+                    Some(&(id, at)) if at == stamp => id,
+                    _ => {
                         let l = tracker.locate(pid, f.lookup, f.kernel);
                         let id = intern(l, Some(f.addr), expand, &mut locations, &mut shown);
-                        frame_cache.insert((pid, f.addr, flags), id);
+                        // Bounded: a long system-wide capture keeps
+                        // bringing new processes.
+                        if frame_cache.len() >= FRAME_CACHE_LIMIT {
+                            frame_cache.clear();
+                        }
+                        frame_cache.insert((space, f.addr, flags), (id, stamp));
                         id
                     }
                 };
