@@ -220,6 +220,14 @@ impl Pending {
     }
 }
 
+impl Drop for Pending {
+    /// A conversion that stopped early still waits for the samples thread
+    /// (which then finds its channel closed), leaving no thread behind.
+    fn drop(&mut self) {
+        let _ = join(&mut self.thread);
+    }
+}
+
 fn join(thread: &mut Option<JoinHandle<Result<(), Error>>>) -> Result<(), Error> {
     match thread.take().map(JoinHandle::join) {
         Some(Ok(r)) => r,

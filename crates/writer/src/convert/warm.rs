@@ -50,7 +50,13 @@ impl Warmer {
     }
 
     /// Waits until every DSO handed over is ready.
-    pub(crate) fn finish(mut self) {
+    pub(crate) fn finish(self) {
+        // Dropping closes the channel and joins.
+    }
+}
+
+impl Drop for Warmer {
+    fn drop(&mut self) {
         self.tx = None;
         if let Some(t) = self.thread.take() {
             let _ = t.join();
