@@ -156,12 +156,7 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
                 let expand = unwound && f.kernel == Some(false);
                 any_expanded |= expand;
                 let flags = f.lookup_bits() | (u8::from(expand) << 3);
-                let spaces = tracker.spaces();
-                let (space, stamp) = if f.kernel == Some(true) {
-                    (u32::MAX, spaces.kernel_stamp())
-                } else {
-                    (pid, spaces.stamp(pid))
-                };
+                let (space, stamp) = tracker.lookup_space(pid, &f);
                 let id = match frame_cache.get(&(space, f.addr, flags)) {
                     Some(&(id, at)) if at == stamp => id,
                     _ => {

@@ -31,11 +31,11 @@ impl Kallsyms {
             let Ok(addr) = u64::from_str_radix(addr, 16) else {
                 continue;
             };
-            // perf 6.1 keeps text, weak, data and bss symbols
-            // (`symbol_type__filter`); data ends text symbols before it.
             if matches!(name, "_text" | "_stext") {
                 refs.push((name.to_string(), addr));
             }
+            // perf 6.1 keeps text, weak, data and bss symbols
+            // (`symbol_type__filter`); data ends text symbols before it.
             let Some(t) = ty.chars().next() else { continue };
             if addr == 0 || !matches!(t.to_ascii_uppercase(), 'T' | 'W' | 'D' | 'B') {
                 continue;

@@ -261,10 +261,11 @@ impl Symbolizer {
             };
             by_dso.entry(key).or_default().push(i);
         }
-        // Large DSOs (the kernel, libc) are split into runs of nearby
-        // addresses so that both cores share them: each run builds its own
-        // DWARF context (cheap: the sections are read once per binary) and
-        // parses only the units its addresses fall in.
+        // Each group is sorted by address and a large one (the kernel's
+        // hundred thousand addresses) split into runs of nearby addresses,
+        // so that both cores share it; a binary split so builds a DWARF
+        // context per run (cheap: its sections are read once) that parses
+        // only the units its addresses fall in.
         let mut groups: Vec<(Option<DsoId>, &[usize])> = Vec::new();
         for (dso, idx) in &mut by_dso {
             idx.sort_unstable_by_key(|&i| match locations[i] {

@@ -88,6 +88,18 @@ impl Tracker {
         self.kernel_ref.as_ref().map(|(n, a)| (n.as_str(), *a))
     }
 
+    /// The address space frame `f` of process `pid` is looked up in (the
+    /// pid, or `u32::MAX` for the kernel's, which every process shares)
+    /// and that space's mappings stamp: with the address and lookup bits,
+    /// a cache key for its location, valid while the stamp is.
+    pub fn lookup_space(&self, pid: u32, f: &FrameLookup) -> (u32, u64) {
+        if f.kernel == Some(true) {
+            (u32::MAX, self.spaces.kernel_stamp())
+        } else {
+            (pid, self.spaces.stamp(pid))
+        }
+    }
+
     /// Updates the address spaces with a sideband record.
     pub fn observe(&mut self, data: &RecordData<'_>) {
         match data {
@@ -303,11 +315,7 @@ impl LocationInterner {
         // Kernel addresses mean the same in every process: one cache entry
         // serves them all (a system-wide capture's kernel frames recur
         // across hundreds of processes).
-        let (space, stamp) = if f.kernel == Some(true) {
-            (u32::MAX, tracker.spaces().kernel_stamp())
-        } else {
-            (pid, tracker.spaces().stamp(pid))
-        };
+        let (space, stamp) = tracker.lookup_space(pid, f);
         let key = (space, f.addr, f.lookup_bits());
         if let Some(&(id, at)) = self.cache.get(&key) {
             if at == stamp {

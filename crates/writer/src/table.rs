@@ -325,32 +325,18 @@ impl Table {
     /// Appends one row; `cells` are in column order. A cell of the wrong
     /// kind for its column is written as null (a caller bug, not input).
     pub fn push(&mut self, cells: &[Cell<'_>]) -> Result<(), Error> {
-        for (slot, cell) in self.slots.iter_mut().zip(cells) {
-            if matches!(cell, Cell::Null) {
-                slot.null();
-                continue;
-            }
-            match (slot.values(), cell) {
-                (Builder::Bool(b), Cell::U(x)) => b.append_value(*x != 0),
-                (Builder::U8(b), Cell::U(x)) => b.append_option(u8::try_from(*x).ok()),
-                (Builder::U16(b), Cell::U(x)) => b.append_option(u16::try_from(*x).ok()),
-                (Builder::U32(b), Cell::U(x)) => b.append_option(u32::try_from(*x).ok()),
-                (Builder::U64(b), Cell::U(x)) => b.append_value(*x),
-                (Builder::I32(b), Cell::I(x)) => b.append_option(i32::try_from(*x).ok()),
-                (Builder::Str(b), Cell::S(x)) => b.append_value(x),
-                (Builder::Bytes(b), Cell::B(x)) => b.append_value(x),
-                (Builder::ListU32(b), Cell::L(x)) => {
-                    b.values().append_slice(x);
-                    b.append(true);
-                }
-                (b, _) => b.append_null(),
-            }
+        let mut row = self.row();
+        for cell in cells {
+            match *cell {
+                Cell::Null => row.null(),
+                Cell::U(x) => row.u(x),
+                Cell::I(x) => row.opt_i32(i32::try_from(x).ok()),
+                Cell::S(x) => row.str(x),
+                Cell::B(x) => row.bytes(x),
+                Cell::L(x) => row.list(x),
+            };
         }
-        self.rows += 1;
-        if self.rows >= ROWS_PER_GROUP {
-            self.flush()?;
-        }
-        Ok(())
+        row.end()
     }
 
     /// Starts a row whose cells are then given in column order through
@@ -446,6 +432,17 @@ impl Row<'_> {
         };
         match self.values() {
             Some(Builder::I32(b)) => b.append_value(v),
+            Some(b) => b.append_null(),
+            None => {}
+        }
+        self
+    }
+
+    /// Text.
+    #[inline]
+    pub fn str(&mut self, v: &str) -> &mut Self {
+        match self.values() {
+            Some(Builder::Str(b)) => b.append_value(v),
             Some(b) => b.append_null(),
             None => {}
         }
