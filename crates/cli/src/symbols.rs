@@ -12,7 +12,9 @@ pub struct SymbolSources {
     /// A root directory prefixed to binary paths (perf's --symfs).
     #[arg(long)]
     symfs: Option<PathBuf>,
-    /// Kernel symbols from this kallsyms file instead of /proc/kallsyms.
+    /// Kernel symbols from this kallsyms file (by default: the copy perf's
+    /// build-id cache keeps of the recorded kernel's, else /proc/kallsyms
+    /// when the recorded kernel is the one running).
     #[arg(long)]
     kallsyms: Option<PathBuf>,
     /// A perf build-id cache to search before ~/.debug (perf's

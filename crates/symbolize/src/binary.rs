@@ -315,8 +315,16 @@ impl Binary {
                     gimli::RunTimeEndian::Big
                 };
                 let mut bytes = Vec::new();
-                // What gimli::Dwarf::load asks for: every section it knows.
+                // What gimli::Dwarf::load asks for, except what finding
+                // functions, inline chains and lines never reads: variable
+                // location lists and macros (in a distribution's libc debug
+                // file the location lists alone are a sixth of the
+                // compressed DWARF, all inflated for nothing).
                 let _ = gimli::Dwarf::load(|id: gimli::SectionId| -> Result<(), gimli::Error> {
+                    use gimli::SectionId::{DebugLoc, DebugLocLists, DebugMacinfo, DebugMacro};
+                    if matches!(id, DebugLoc | DebugLocLists | DebugMacinfo | DebugMacro) {
+                        return Ok(());
+                    }
                     let b: Arc<[u8]> = match obj
                         .section_by_name(id.name())
                         .map(|s| s.uncompressed_data())

@@ -185,13 +185,14 @@ impl Symbolizer {
             .as_ref()
     }
 
-    /// Opens the binary of DSO `id` (described by `dso`) and, when inline
-    /// chains are asked for, reads its DWARF, so that resolving later does
-    /// not wait for them: a conversion calls this on another thread as
-    /// DSOs appear.
-    pub fn prepare(&self, id: DsoId, dso: &Dso) {
+    /// Opens the binary of DSO `id` (described by `dso`) and, with `dwarf`
+    /// and when inline chains are asked for, reads its DWARF, so that
+    /// resolving later does not wait for them: a conversion calls this on
+    /// another thread as DSOs appear (to open) and as their first frames
+    /// do (to read the DWARF, which only DSOs with frames need).
+    pub fn prepare(&self, id: DsoId, dso: &Dso, dwarf: bool) {
         if matches!(dso.kind, DsoKind::User | DsoKind::Vdso) {
-            if let (Ok(b), true) = (self.binary_of(id, dso), self.inline) {
+            if let (Ok(b), true) = (self.binary_of(id, dso), self.inline && dwarf) {
                 b.warm_dwarf();
             }
         }
@@ -485,9 +486,18 @@ fn load_kallsyms(
         }
     };
     if matches {
-        let k = Kallsyms::load(std::path::Path::new("/proc/kallsyms"))
-            .ok()
-            .filter(|k| !k.is_empty());
+        // The copy perf saved at record time, when there is one, before
+        // /proc/kallsyms: it is the same kernel's, names the modules the
+        // capture saw, and reads in a few milliseconds where the kernel
+        // spends a tenth of a second formatting /proc/kallsyms. (A reboot
+        // in between moves the kernel: `ref_address` measures by how much.)
+        let k = kernel_build_id
+            .and_then(|id| cached_kallsyms(buildid_dirs, id))
+            .or_else(|| {
+                Kallsyms::load(std::path::Path::new("/proc/kallsyms"))
+                    .ok()
+                    .filter(|k| !k.is_empty())
+            });
         (k, None)
     } else if let Some(k) = kernel_build_id.and_then(|id| cached_kallsyms(buildid_dirs, id)) {
         // perf's build-id cache keeps the kallsyms of recorded kernels.

@@ -93,7 +93,7 @@ impl Tracker {
     /// and that space's mappings stamp: with the address and lookup bits,
     /// a cache key for its location, valid while the stamp is.
     pub fn lookup_space(&self, pid: u32, f: &FrameLookup) -> (u32, u64) {
-        if f.kernel == Some(true) {
+        if f.in_kernel() {
             (u32::MAX, self.spaces.kernel_stamp())
         } else {
             (pid, self.spaces.stamp(pid))
@@ -205,6 +205,13 @@ pub struct FrameLookup {
 }
 
 impl FrameLookup {
+    /// Whether the address is looked up in the kernel's space: as
+    /// [`Tracker::locate`] decides, an address of no known space is the
+    /// kernel's when it lies in the kernel's half.
+    pub fn in_kernel(&self) -> bool {
+        self.kernel.unwrap_or(self.lookup >= KERNEL_START)
+    }
+
     /// How the address is looked up, as bits (return address, kernel, no
     /// space known): with the pid and address, a cache key for its location.
     pub fn lookup_bits(&self) -> u8 {

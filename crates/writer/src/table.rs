@@ -449,6 +449,15 @@ impl Row<'_> {
         self
     }
 
+    /// Text or null.
+    #[inline]
+    pub fn opt_str(&mut self, v: Option<&str>) -> &mut Self {
+        match v {
+            Some(v) => self.str(v),
+            None => self.null(),
+        }
+    }
+
     /// Bytes.
     #[inline]
     pub fn bytes(&mut self, v: &[u8]) -> &mut Self {

@@ -87,17 +87,9 @@ pub fn convert(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Conversion, Error> {
     let capture = Capture::open(path)?;
-    let hash = file_hash(&capture);
-    let id = format!("{hash:016x}");
-    let w = match CaptureWriter::create(dataset, &id, opt.force) {
-        Err(Error::Exists(dir)) => return Ok(Conversion::Present { dir }),
-        w => w?,
-    };
-    let events = capture.events();
-
-    let mut tables = SampleTables::create(&w)?;
-    let mut sideband = Sideband::create(&w)?;
     let mut tracker = Tracker::new(&capture);
+    // Kernel symbols start loading on a thread of their own before the
+    // capture is hashed, so that the two overlap.
     let symbolizer = opt.symbols.as_ref().map(|c| {
         // Frames carry inline chains and file:line.
         let config = Config {
@@ -110,6 +102,15 @@ pub fn convert(
             capture.meta().os_release.as_deref(),
         ))
     });
+    let hash = file_hash(&capture);
+    let id = format!("{hash:016x}");
+    let w = match CaptureWriter::create(dataset, &id, opt.force) {
+        Err(Error::Exists(dir)) => return Ok(Conversion::Present { dir }),
+        w => w?,
+    };
+    let events = capture.events();
+    let mut tables = SampleTables::create(&w)?;
+    let mut sideband = Sideband::create(&w)?;
     let mut warmer = symbolizer.clone().map(Warmer::start);
     let mut unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
     let mut lookups: Vec<FrameLookup> = Vec::new();
@@ -202,6 +203,9 @@ pub fn convert(
             };
             locations.intern(&tracker, pid, &f)
         })?;
+        if let Some(w) = warmer.as_mut() {
+            w.located(locations.locations(), tracker.dsos());
+        }
     }
     progress(capture.file_len(), capture.file_len());
     let samples = tables.count;

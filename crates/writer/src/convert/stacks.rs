@@ -66,10 +66,13 @@ impl Stacks {
         r.frames.truncate(shared);
         r.nodes.truncate(shared);
         let mut parent = r.nodes.last().copied().unwrap_or(ROOT);
-        for &frame in &frames[shared..] {
+        for (at, &frame) in frames.iter().enumerate().skip(shared) {
             let nodes = &mut self.nodes;
             parent = *self.ids.entry((frame, parent)).or_insert_with(|| {
-                let depth = nodes.get(parent as usize).map_or(1, |p| p.depth + 1);
+                // Root first: the frame at `at` ends a stack of `at + 1`
+                // frames (known here, not read from the caller's node,
+                // which is rarely in cache).
+                let depth = at as u32 + 1;
                 nodes.push(Node {
                     frame,
                     parent,
