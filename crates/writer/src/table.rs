@@ -235,6 +235,16 @@ fn data_type(ty: ColumnType) -> DataType {
     }
 }
 
+/// The Parquet path of the values of column `c`: its name, or for a list
+/// the list's items (`name.list.item`), which is where Parquet keeps
+/// per-column settings.
+fn leaf_path(c: &Column<'_>) -> ColumnPath {
+    match c.ty {
+        ColumnType::ListU32 => ColumnPath::new(vec![c.name.into(), "list".into(), "item".into()]),
+        _ => ColumnPath::from(c.name),
+    }
+}
+
 /// A value for one cell.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Cell<'a> {
@@ -290,11 +300,10 @@ impl Table {
             .set_statistics_enabled(EnabledStatistics::Chunk)
             .set_dictionary_enabled(true);
         for c in columns.iter().filter(|c| !c.dictionary) {
-            props = props.set_column_dictionary_enabled(ColumnPath::from(c.name), false);
+            props = props.set_column_dictionary_enabled(leaf_path(c), false);
         }
         for c in columns.iter().filter(|c| c.delta) {
-            props =
-                props.set_column_encoding(ColumnPath::from(c.name), Encoding::DELTA_BINARY_PACKED);
+            props = props.set_column_encoding(leaf_path(c), Encoding::DELTA_BINARY_PACKED);
         }
         let file = File::create(path).map_err(|e| Error::io(path, e))?;
         let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props.build()))
@@ -510,5 +519,36 @@ impl Drop for Table {
     /// An abandoned table still stops its encoder thread.
     fn drop(&mut self) {
         let _ = self.join();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    #[test]
+    fn plain_and_delta_settings_reach_list_items() {
+        let dir = std::env::temp_dir().join(format!("perfq-table-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.parquet");
+        let columns = [
+            Column::new("plain_list", ColumnType::ListU32).plain(),
+            Column::new("delta_list", ColumnType::ListU32).delta(),
+            Column::new("dict_list", ColumnType::ListU32),
+        ];
+        let mut t = Table::create(&path, &columns).unwrap();
+        for i in 0..1000u32 {
+            let v = [i % 7, i % 5, i];
+            t.row().list(&v).list(&v).list(&v).end().unwrap();
+        }
+        t.finish().unwrap();
+        let r = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+        let rg = r.metadata().row_group(0);
+        let encodings = |i: usize| rg.column(i).encodings().collect::<Vec<_>>();
+        assert!(!encodings(0).contains(&Encoding::RLE_DICTIONARY));
+        assert!(encodings(1).contains(&Encoding::DELTA_BINARY_PACKED));
+        assert!(encodings(2).contains(&Encoding::RLE_DICTIONARY));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -83,7 +83,7 @@ pub(crate) const STACKS: &[Column<'static>] = &[
     Column::new("stack_id", U32).delta(),
     Column::new("frame_ids", ListU32).nullable().plain(),
     Column::new("frame_id", U32).plain(),
-    Column::new("depth", U32),
+    Column::new("depth", U32).plain(),
     Column::new("parent_stack_id", U32).nullable().plain(),
 ];
 
