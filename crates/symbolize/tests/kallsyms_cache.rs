@@ -78,3 +78,41 @@ fn kernel_addresses_moved_by_the_kaslr_distance() {
     assert_eq!(r[0].symbol.as_deref(), Some("recorded_kernel_fn"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// For the running kernel too, the copy perf saved at record time is
+/// preferred to /proc/kallsyms (same kernel, the capture's modules, and
+/// read in milliseconds rather than formatted by the kernel).
+#[test]
+fn recorded_copy_preferred_for_the_running_kernel() {
+    let Some(build_id) = perfq_symbolize::running_kernel_build_id() else {
+        eprintln!("skipped: the running kernel's build id is not readable here");
+        return;
+    };
+    let cache = std::env::temp_dir().join(format!("perfq-buildid-{}", std::process::id()));
+    let n = build_id.len() - build_id.iter().rev().take_while(|b| **b == 0).count();
+    let hex: String = build_id[..n.max(16).min(build_id.len())]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let dir = cache.join("[kernel.kallsyms]").join(hex);
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(
+        dir.join("kallsyms"),
+        "ffffffff81000000 T _text\nffffffff81000100 T saved_copy_fn\nffffffff81000200 T next_fn\n",
+    )
+    .expect("write");
+    let config = Config {
+        buildid_dirs: vec![cache.clone()],
+        ..Config::default()
+    };
+    let s = Symbolizer::new(&config, Some(&build_id), None);
+    let r = s.resolve_all(
+        &Tracker::default(),
+        &[Location::Kernel {
+            addr: 0xffffffff81000150,
+            module: None,
+        }],
+    );
+    assert_eq!(r[0].symbol.as_deref(), Some("saved_copy_fn"));
+    std::fs::remove_dir_all(&cache).ok();
+}
