@@ -6,9 +6,15 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The workspace root.
+/// The workspace root. `cargo test` gives the package's folder at run
+/// time too; that one is preferred, because a test binary built in a
+/// target folder shared with another checkout of the workspace (cargo
+/// reuses it: paths in its fingerprints are relative) carries the other
+/// checkout's path.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from)
+        .join("../..")
 }
 
 /// `../shared/corpus` beside the checkout (or `PERFQ_CORPUS`), if present.
