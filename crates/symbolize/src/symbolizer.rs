@@ -486,11 +486,12 @@ fn load_kallsyms(
         }
     };
     if matches {
-        // The copy perf saved at record time, when there is one, before
-        // /proc/kallsyms: it is the same kernel's, names the modules the
-        // capture saw, and reads in a few milliseconds where the kernel
-        // spends a tenth of a second formatting /proc/kallsyms. (A reboot
-        // in between moves the kernel: `ref_address` measures by how much.)
+        // The copy a recording of this kernel saved (perf record keeps one
+        // per kernel build id), when there is one, before /proc/kallsyms:
+        // the same kernel's symbols, read in a few milliseconds where the
+        // kernel spends a tenth of a second formatting /proc/kallsyms. A
+        // reboot in between moves the kernel: `ref_address` measures by
+        // how much.
         let k = kernel_build_id
             .and_then(|id| cached_kallsyms(buildid_dirs, id))
             .or_else(|| {
