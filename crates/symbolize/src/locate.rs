@@ -156,7 +156,8 @@ impl Locator {
     }
 }
 
-fn build_id_hex(id: Option<&[u8]>) -> Option<String> {
+/// A build id as perf's build-id cache names it.
+pub(crate) fn build_id_hex(id: Option<&[u8]>) -> Option<String> {
     let id = id.filter(|b| b.len() > 1)?;
     // perf pads 16-byte ids to 20 with zeros but names files by the real id.
     let n = id.len() - id.iter().rev().take_while(|c| **c == 0).count();

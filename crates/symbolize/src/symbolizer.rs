@@ -517,11 +517,7 @@ fn load_kallsyms(
 /// The kallsyms perf saved for the kernel with `build_id`:
 /// `~/.debug/[kernel.kallsyms]/<build id>/kallsyms`.
 fn cached_kallsyms(dirs: &[PathBuf], build_id: &[u8]) -> Option<Kallsyms> {
-    let n = build_id.len() - build_id.iter().rev().take_while(|b| **b == 0).count();
-    let hex: String = build_id[..n.max(16).min(build_id.len())]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let hex = crate::locate::build_id_hex(Some(build_id))?;
     let home = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".debug"));
     dirs.iter().cloned().chain(home).find_map(|d| {
         let path = d.join("[kernel.kallsyms]").join(&hex).join("kallsyms");

@@ -37,6 +37,12 @@ pub enum Location {
 /// when neither the cpu mode nor a callchain marker says.
 const KERNEL_START: u64 = 0xffff_0000_0000_0000;
 
+/// Whether `addr` is looked up in the kernel's space: as `kernel` says
+/// (from the cpu mode or callchain context), else by which half it lies in.
+fn in_kernel_space(addr: u64, kernel: Option<bool>) -> bool {
+    kernel.unwrap_or(addr >= KERNEL_START)
+}
+
 /// Address spaces and DSOs as of the last record observed.
 #[derive(Debug, Default)]
 pub struct Tracker {
@@ -91,9 +97,10 @@ impl Tracker {
     /// The address space frame `f` of process `pid` is looked up in (the
     /// pid, or `u32::MAX` for the kernel's, which every process shares)
     /// and that space's mappings stamp: with the address and lookup bits,
-    /// a cache key for its location, valid while the stamp is.
+    /// a cache key for its location, valid while the stamp is. The space is
+    /// decided as [`Tracker::locate`] decides it.
     pub fn lookup_space(&self, pid: u32, f: &FrameLookup) -> (u32, u64) {
-        if f.in_kernel() {
+        if in_kernel_space(f.lookup, f.kernel) {
             (u32::MAX, self.spaces.kernel_stamp())
         } else {
             (pid, self.spaces.stamp(pid))
@@ -159,8 +166,7 @@ impl Tracker {
     /// Where `addr` of process `pid` lies; `kernel` says which address space
     /// (from the cpu mode or callchain context), `None` to guess by address.
     pub fn locate(&self, pid: u32, addr: u64, kernel: Option<bool>) -> Location {
-        let kernel = kernel.unwrap_or(addr >= KERNEL_START);
-        if kernel {
+        if in_kernel_space(addr, kernel) {
             // Kernel and module text resolve through kallsyms, but only
             // inside a kernel mapping: like perf, an address no kernel or
             // module mapping covers (or a capture without kernel mappings)
@@ -205,13 +211,6 @@ pub struct FrameLookup {
 }
 
 impl FrameLookup {
-    /// Whether the address is looked up in the kernel's space: as
-    /// [`Tracker::locate`] decides, an address of no known space is the
-    /// kernel's when it lies in the kernel's half.
-    pub fn in_kernel(&self) -> bool {
-        self.kernel.unwrap_or(self.lookup >= KERNEL_START)
-    }
-
     /// How the address is looked up, as bits (return address, kernel, no
     /// space known): with the pid and address, a cache key for its location.
     pub fn lookup_bits(&self) -> u8 {

@@ -88,12 +88,14 @@ fn recorded_copy_preferred_for_the_running_kernel() {
         eprintln!("skipped: the running kernel's build id is not readable here");
         return;
     };
+    // perf names the folder by the id's hex; an id ending in zero bytes
+    // may be a shorter id padded, named without them: not this test's case.
+    if build_id.last() == Some(&0) {
+        eprintln!("skipped: the running kernel's build id ends in a zero byte");
+        return;
+    }
     let cache = std::env::temp_dir().join(format!("perfq-buildid-{}", std::process::id()));
-    let n = build_id.len() - build_id.iter().rev().take_while(|b| **b == 0).count();
-    let hex: String = build_id[..n.max(16).min(build_id.len())]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let hex: String = build_id.iter().map(|b| format!("{b:02x}")).collect();
     let dir = cache.join("[kernel.kallsyms]").join(hex);
     std::fs::create_dir_all(&dir).expect("dir");
     std::fs::write(
