@@ -89,7 +89,7 @@ pub(crate) const STACKS: &[Column<'static>] = &[
 
 /// One row per inlining level of each distinct location.
 pub(crate) const FRAMES: &[Column<'static>] = &[
-    Column::new("frame_id", U32),
+    Column::new("frame_id", U32).delta(),
     Column::new("inline_depth", U16),
     Column::new("function", Str).nullable(),
     Column::new("raw_function", Str).nullable(),
