@@ -275,7 +275,19 @@ impl Symbolizer {
             });
             groups.extend(idx.chunks(RESOLVE_CHUNK).map(|c| (*dso, c)));
         }
-        let parts: Vec<Vec<(usize, Resolved)>> = groups
+        // Where each location's result will be: (group, position in it).
+        // Results are then moved once, in location order, into the output
+        // (a location's `Resolved` is a few hundred bytes with its
+        // strings; a capture has hundreds of thousands).
+        let mut place: Vec<(u32, u32)> = vec![(u32::MAX, 0); locations.len()];
+        for (g, (_, idx)) in groups.iter().enumerate() {
+            for (k, &i) in idx.iter().enumerate() {
+                if let Some(p) = place.get_mut(i) {
+                    *p = (g as u32, k as u32);
+                }
+            }
+        }
+        let mut parts: Vec<Vec<(usize, Resolved)>> = groups
             .par_iter()
             .map(|(dso, idx)| match dso {
                 Some(d) => self.resolve_dso(dsos, *d, idx, locations),
@@ -285,12 +297,17 @@ impl Symbolizer {
                     .collect(),
             })
             .collect();
-        let mut out: Vec<Option<Resolved>> = vec![None; locations.len()];
-        for (i, r) in parts.into_iter().flatten() {
-            out[i] = Some(r);
-        }
-        out.into_iter()
-            .map(|r| r.unwrap_or_else(|| unresolved("[unknown]", 0, Unresolved::NoMapping)))
+        place
+            .iter()
+            .map(|&(g, k)| {
+                let part = parts.get_mut(g as usize);
+                match part.and_then(|p| p.get_mut(k as usize)) {
+                    // What is left behind is dropped with `parts`: empty
+                    // strings, no allocation.
+                    Some((_, r)) => std::mem::replace(r, unresolved("", 0, Unresolved::NoMapping)),
+                    None => unresolved("[unknown]", 0, Unresolved::NoMapping),
+                }
+            })
             .collect()
     }
 
