@@ -256,12 +256,26 @@ pub fn convert(
     )?;
     // What was read before an error is kept; the error is reported.
     let dir = w.finish()?;
+    drop(records);
+    drop_in_background((capture, tracker, symbolizer, locations, resolved, chains));
     Ok(Conversion::Written(Converted {
         dir,
         samples,
         warnings,
         error,
     }))
+}
+
+/// Drops `t` on a thread of its own: freeing a conversion's hundreds of
+/// thousands of symbols, frames and DWARF units one by one takes tens of
+/// milliseconds the caller need not wait for (a command-line run exits
+/// before the thread is done, which is as good).
+fn drop_in_background<T: Send + 'static>(t: T) {
+    // Without a thread (resources exhausted), the closure and `t` with
+    // it are dropped here instead.
+    let _ = std::thread::Builder::new()
+        .name("free".into())
+        .spawn(move || drop(t));
 }
 
 /// xxh3-64 of the capture's bytes, read a window at a time so that the
