@@ -22,4 +22,6 @@ r -o compressed.data -z -g -F 4000 --sample-cpu -e cpu-clock -- ./work.sh
 r -o - -g -F 4000 --sample-cpu -e cpu-clock -- ./work.sh > pipe.data
 # Pipe mode, compressed, with a group read.
 r -o - -z -e '{task-clock,page-faults}:S' -c 250000 -g -- sh -c 'exec seq 1 2000000 > /dev/null' > group-pipe.data
+# perf keeps the previous file of each name as NAME.old: not test data.
+rm -f ./*.data.old
 chmod 644 ./*.data
