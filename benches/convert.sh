@@ -1,6 +1,8 @@
 #!/bin/sh
 # `perfq convert` next to `perf script > /dev/null` on the same captures:
-# whole-process time (hyperfine), peak RSS (/usr/bin/time), Parquet size.
+# whole-process time (hyperfine medians: perfq 10 runs after a warm-up,
+# perf 3; the shared host's speed drifts by ±10% over minutes, so more
+# runs than a quiet machine needs), peak RSS (/usr/bin/time), Parquet size.
 #   sh benches/convert.sh            # records the captures if missing, then measures
 # fp-large-4x is fp-large recorded for 4x as long, to show that peak RSS
 # does not grow with the capture's length (captures: benches/captures.sh).
@@ -10,13 +12,13 @@
 out="$dir/convert-out"
 echo "| capture | size | samples | perfq convert | perf script | ratio | perfq peak RSS | perf script peak RSS | Parquet size | Parquet / perf.data |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
-for f in fp-large fp-large-4x; do
+for f in fp-large fp-large-4x dwarf-large; do
     data="$dir/$f.data"
     size=$(stat -c %s "$data")
     samples=$("$perfq" info --json "$data" | python3 -c 'import json,sys; print(json.load(sys.stdin)["samples"])')
-    hyperfine --runs 3 --export-json "$dir/$f.convert.json" \
+    hyperfine --warmup 1 --runs 10 --export-json "$dir/$f.convert.json" \
         --prepare "rm -rf $out" "$perfq convert --force -o $out $data" >/dev/null
-    hyperfine --runs 2 --export-json "$dir/$f.script.json" "perf script -i $data > /dev/null 2>&1" >/dev/null
+    hyperfine --runs 3 --export-json "$dir/$f.script.json" "perf script -i $data > /dev/null 2>&1" >/dev/null
     rm -rf "$out"
     /usr/bin/time -o "$dir/rss" -f %M "$perfq" convert -o "$out" "$data" >/dev/null
     rss_q=$(tail -1 "$dir/rss")
