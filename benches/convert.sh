@@ -10,8 +10,8 @@
 . "$(dirname "$0")/captures.sh"
 
 out="$dir/convert-out"
-echo "| capture | size | samples | perfq convert | perf script | ratio | perfq peak RSS | perf script peak RSS | Parquet size | Parquet / perf.data |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| capture | size | samples | perfq convert | perf script | ratio | perfq CPU | perfq peak RSS | perf script peak RSS | Parquet size | Parquet / perf.data |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for f in fp-large fp-large-4x dwarf-large; do
     data="$dir/$f.data"
     size=$(stat -c %s "$data")
@@ -29,9 +29,13 @@ for f in fp-large fp-large-4x dwarf-large; do
     python3 - "$dir/$f" "$size" "$samples" "$rss_q" "$rss_p" "$parquet" <<'PY'
 import json, sys
 base, size, samples, rss_q, rss_p, parquet = sys.argv[1], *map(int, sys.argv[2:])
-t = {k: json.load(open(f"{base}.{k}.json"))["results"][0]["median"] for k in ("convert", "script")}
+res = {k: json.load(open(f"{base}.{k}.json"))["results"][0] for k in ("convert", "script")}
+t = {k: r["median"] for k, r in res.items()}
+# CPU time (user + system, mean of the runs): steadier than wall time
+# when the host's other load comes and goes.
+cpu = res["convert"]["user"] + res["convert"]["system"]
 name = base.rsplit("/", 1)[1]
 print(f"| {name} | {size/1e6:.0f} MB | {samples:,} | {t['convert']:.2f} s | {t['script']:.2f} s | {t['script']/t['convert']:.1f}x "
-      f"| {rss_q/1024:.0f} MB | {rss_p/1024:.0f} MB | {parquet/1e6:.0f} MB | {parquet/size:.2f}x |")
+      f"| {cpu:.2f} s | {rss_q/1024:.0f} MB | {rss_p/1024:.0f} MB | {parquet/1e6:.0f} MB | {parquet/size:.2f}x |")
 PY
 done
