@@ -1,0 +1,34 @@
+//! Any bytes converted into a dataset, without symbols: the tracker,
+//! callchain lookups, stack interning and every table's writer see what
+//! the reader makes of damaged input. Must never panic or hang; an error
+//! is a fine answer.
+
+#![no_main]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use libfuzzer_sys::fuzz_target;
+use perfq_writer::convert::{convert, Options};
+
+/// A folder per run of the fuzzer (several may run at once).
+fn scratch() -> std::path::PathBuf {
+    static RUN: AtomicU64 = AtomicU64::new(0);
+    let n = RUN.fetch_add(1, Ordering::Relaxed);
+    std::env::temp_dir().join(format!("perfq-fuzz-convert-{}-{n}", std::process::id()))
+}
+
+fuzz_target!(|data: &[u8]| {
+    let dir = scratch();
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    let capture = dir.join("perf.data");
+    if std::fs::write(&capture, data).is_ok() {
+        let options = Options {
+            force: true,
+            symbols: None,
+        };
+        let _ = convert(&capture, &dir.join("dataset"), &options, &mut |_, _| {});
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+});
