@@ -275,8 +275,8 @@ impl Symbolizer {
             });
             groups.extend(idx.chunks(RESOLVE_CHUNK).map(|c| (*dso, c)));
         }
-        // Where each location's result will be: (group, position in it).
-        // Results are then moved once, in location order, into the output
+        // Where each location's result will be: (group, position in it);
+        // a group's results come in the order of its locations. Results are then moved once, in location order, into the output
         // (a location's `Resolved` is a few hundred bytes with its
         // strings; a capture has hundreds of thousands).
         let mut place: Vec<(u32, u32)> = vec![(u32::MAX, 0); locations.len()];
@@ -287,13 +287,13 @@ impl Symbolizer {
                 }
             }
         }
-        let mut parts: Vec<Vec<(usize, Resolved)>> = groups
+        let mut parts: Vec<Vec<Resolved>> = groups
             .par_iter()
             .map(|(dso, idx)| match dso {
                 Some(d) => self.resolve_dso(dsos, *d, idx, locations),
                 None => idx
                     .iter()
-                    .map(|&i| (i, self.resolve_other(dsos, locations[i], kernel_delta)))
+                    .map(|&i| self.resolve_other(dsos, locations[i], kernel_delta))
                     .collect(),
             })
             .collect();
@@ -304,7 +304,7 @@ impl Symbolizer {
                 match part.and_then(|p| p.get_mut(k as usize)) {
                     // What is left behind is dropped with `parts`: empty
                     // strings, no allocation.
-                    Some((_, r)) => std::mem::replace(r, unresolved("", 0, Unresolved::NoMapping)),
+                    Some(r) => std::mem::replace(r, unresolved("", 0, Unresolved::NoMapping)),
                     None => unresolved("[unknown]", 0, Unresolved::NoMapping),
                 }
             })
@@ -350,13 +350,14 @@ impl Symbolizer {
         }
     }
 
+    /// The locations `idx` of DSO `id`, resolved, in the order of `idx`.
     fn resolve_dso(
         &self,
         dsos: &Dsos,
         id: DsoId,
         idx: &[usize],
         locations: &[Location],
-    ) -> Vec<(usize, Resolved)> {
+    ) -> Vec<Resolved> {
         let dso = dsos.get(id);
         let name = dso.short_name().to_string();
         let offset_of = |i: usize| dso_offset(locations[i]);
@@ -366,7 +367,7 @@ impl Symbolizer {
         if dso.kind == DsoKind::Anon {
             return idx
                 .iter()
-                .map(|&i| (i, unresolved(&name, offset_of(i), Unresolved::Anonymous)))
+                .map(|&i| unresolved(&name, offset_of(i), Unresolved::Anonymous))
                 .collect();
         }
         let bin = match self.binary(dsos, id) {
@@ -374,7 +375,7 @@ impl Symbolizer {
             Err(why) => {
                 return idx
                     .iter()
-                    .map(|&i| (i, unresolved(&name, offset_of(i), why.clone())))
+                    .map(|&i| unresolved(&name, offset_of(i), why.clone()))
                     .collect()
             }
         };
@@ -399,7 +400,7 @@ impl Symbolizer {
                     });
                 }
                 let binary = Some((bin.path().to_path_buf(), vaddr));
-                let r = match sym {
+                match sym {
                     Some(s) => Resolved {
                         dso: name.clone(),
                         symbol: Some(display_name(&s.name)),
@@ -414,8 +415,7 @@ impl Symbolizer {
                         binary,
                         ..unresolved(&name, off, Unresolved::NoSymbol)
                     },
-                };
-                (i, r)
+                }
             })
             .collect()
     }
@@ -430,7 +430,7 @@ impl Symbolizer {
         id: DsoId,
         idx: &[usize],
         locations: &[Location],
-    ) -> Vec<(usize, Resolved)> {
+    ) -> Vec<Resolved> {
         let dso = dsos.get(id);
         let name = dso.short_name().to_string();
         let path = match &self.locator.symfs {
@@ -460,7 +460,7 @@ impl Symbolizer {
         idx.iter()
             .map(|&i| {
                 let addr = dso_offset(locations[i]);
-                let r = match table.as_ref().and_then(|t| t.find(addr)) {
+                match table.as_ref().and_then(|t| t.find(addr)) {
                     Some(s) => Resolved {
                         dso: name.clone(),
                         symbol: Some(display_name(&s.name)),
@@ -471,8 +471,7 @@ impl Symbolizer {
                         binary: None,
                     },
                     None => unresolved(&name, addr, Unresolved::Anonymous),
-                };
-                (i, r)
+                }
             })
             .collect()
     }
