@@ -1,0 +1,4 @@
+/*!
+SQL over perfq datasets.
+*/
+#![deny(missing_docs)]

@@ -1,0 +1,22 @@
+set    | arm-neoverse-v1
+title  | Arm Neoverse V1
+pmu    | arm
+mask   | 0xffff
+source | perf tools/perf/pmu-events/arch/arm64/arm/neoverse-v1/metrics.json (Linux 6.12.117); topdown.md §7. perf publishes no thresholds for Arm: perfq flags with the Intel P-core ones (docs/topdown.md)
+record | perf record -e '{cpu_cycles,stall_slot_frontend,stall_slot_backend,stall_slot,op_retired,op_spec,br_mis_pred}:S' -g -- CMD
+
+const  | width | 8 | slots per cycle (the recorded `slots` capability replaces it for backend_bound and retiring, as perf's #slots)
+event  | cycles              | hw 0, raw 0x11 | required | CPU_CYCLES
+event  | stall_slot_frontend | raw 0x3e       | required | STALL_SLOT_FRONTEND
+event  | stall_slot_backend  | raw 0x3d       | required | STALL_SLOT_BACKEND
+event  | stall_slot          | raw 0x3f       | required | STALL_SLOT
+event  | op_retired          | raw 0x3a       | required | OP_RETIRED
+event  | op_spec             | raw 0x3b       | required | OP_SPEC
+event  | br_mis_pred         | raw 0x10       | required | BR_MIS_PRED
+
+let    | slots | width * cycles
+
+node   | frontend_bound  | - | frontend_bound  | frontend_bound > 0.15  | stall_slot_frontend / (cycles * 8) - br_mis_pred * 4 / cycles
+node   | bad_speculation | - | bad_speculation | bad_speculation > 0.15 | (1 - op_retired / op_spec) * (1 - stall_slot / (cycles * 8)) + br_mis_pred * 4 / cycles
+node   | retiring        | - | retiring        | retiring > 0.7         | op_retired / op_spec * (1 - stall_slot / slots)
+node   | backend_bound   | - | backend_bound   | backend_bound > 0.2    | stall_slot_backend / slots
