@@ -97,6 +97,9 @@ pub fn run(path: &Path, as_json: bool, out: &mut dyn Write) -> anyhow::Result<Ou
         "perf_version": m.perf_version,
         "cmdline": m.cmdline.as_ref().map(|c| c.join(" ")),
         "features": m.features.iter().map(|&f| feature_name(f)).collect::<Vec<_>>(),
+        "pmu_mappings": m.pmu_mappings.iter().map(|p| json!({"name": p.name, "type": p.type_})).collect::<Vec<_>>(),
+        "pmu_caps": m.pmu_caps.iter().map(pmu_caps_json).collect::<Vec<_>>(),
+        "hybrid_topology": m.hybrid_topology.iter().map(|(pmu, cpus)| json!({"pmu": pmu, "cpus": cpus})).collect::<Vec<_>>(),
         "time_first": time_range.map(|t| t.0),
         "time_last": time_range.map(|t| t.1),
         "events": event_json,
@@ -125,6 +128,55 @@ pub fn run(path: &Path, as_json: bool, out: &mut dyn Write) -> anyhow::Result<Ou
     })
 }
 
+/// A PMU's capabilities as JSON: a list, in perf's order, of name/value.
+fn pmu_caps_json(p: &perfq_reader::PmuCaps) -> Value {
+    let caps: Vec<Value> = p
+        .caps
+        .iter()
+        .map(|(name, value)| json!({"name": name, "value": value}))
+        .collect();
+    json!({"pmu": p.pmu, "caps": caps})
+}
+
+/// The PMU features, each on lines of its own when present.
+fn print_pmus(doc: &Value, out: &mut dyn Write) -> std::io::Result<()> {
+    let list = |k: &str| doc[k].as_array().cloned().unwrap_or_default();
+    let text = |v: &Value| v.as_str().unwrap_or("").to_string();
+    let mappings: Vec<String> = list("pmu_mappings")
+        .iter()
+        .map(|p| format!("{} = {}", text(&p["name"]), p["type"]))
+        .collect();
+    if !mappings.is_empty() {
+        writeln!(out, "pmu mappings:  {}", mappings.join(", "))?;
+    }
+    let caps = list("pmu_caps");
+    if !caps.is_empty() {
+        writeln!(out, "pmu caps:")?;
+    }
+    for p in &caps {
+        let c: Vec<String> = p["caps"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| format!("{}={}", text(&c["name"]), text(&c["value"])))
+            .collect();
+        let c = if c.is_empty() {
+            "-".into()
+        } else {
+            c.join(", ")
+        };
+        writeln!(out, "  {:<14} {c}", text(&p["pmu"]))?;
+    }
+    let hybrid = list("hybrid_topology");
+    if !hybrid.is_empty() {
+        writeln!(out, "hybrid cpus:")?;
+    }
+    for h in &hybrid {
+        writeln!(out, "  {:<14} {}", text(&h["pmu"]), text(&h["cpus"]))?;
+    }
+    Ok(())
+}
+
 fn print_text(doc: &Value, out: &mut dyn Write) -> std::io::Result<()> {
     let s = |k: &str| match &doc[k] {
         Value::Null => "-".to_string(),
@@ -146,6 +198,7 @@ fn print_text(doc: &Value, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "cpus online:   {}", s("nrcpus_online"))?;
     writeln!(out, "perf version:  {}", s("perf_version"))?;
     writeln!(out, "command line:  {}", s("cmdline"))?;
+    print_pmus(doc, out)?;
     if let (Some(a), Some(b)) = (doc["time_first"].as_u64(), doc["time_last"].as_u64()) {
         writeln!(
             out,

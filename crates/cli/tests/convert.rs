@@ -2,7 +2,9 @@
 //! holds. Sample counts equal `perfq info`'s; per-event periods and
 //! per-function self periods, computed from samples → stacks → frames,
 //! equal `perfq report`'s; group-read deltas sum to perf report --group's
-//! totals per member; an existing capture is kept without --force.
+//! totals per member and sit in each sample's row by member position; the
+//! pmus table holds `perfq info`'s PMU features; an existing capture is
+//! kept without --force.
 
 mod common;
 
@@ -90,6 +92,13 @@ fn parquet_round_trip_matches_info_and_report() {
             info["samples"].as_u64(),
             "{name}: sample rows"
         );
+        // No group reads: the member columns are there, all null.
+        for b in &samples {
+            for m in member_columns(b) {
+                assert_eq!(m.null_count(), m.len(), "{name}: member columns");
+            }
+        }
+        pmus_agree_with_info(&dir, &info);
 
         // Sideband tables hold every COMM/FORK/EXIT and MMAP/MMAP2.
         let count = |t: &str| -> u64 {
@@ -234,6 +243,153 @@ fn existing_capture_is_kept_without_force_and_failed_writes_leave_nothing() {
     std::fs::remove_dir_all(&out).ok();
 }
 
+/// The 16 member columns `m0..m15` of a samples batch.
+fn member_columns(b: &RecordBatch) -> Vec<&UInt64Array> {
+    (0..16)
+        .map(|k| col::<UInt64Array>(b, &format!("m{k}")))
+        .collect()
+}
+
+/// One pmus row: type, name, cpus, caps.
+type PmuRow = (Option<u32>, String, Option<String>, Option<String>);
+
+/// The pmus table of a capture folder equals the PMU features `perfq info
+/// --json` reports: one row per PMU name, in mapping order, then those only
+/// caps or the hybrid topology name. Returns the number of rows.
+fn pmus_agree_with_info(dir: &Path, info: &Value) -> usize {
+    let mut ours: Vec<PmuRow> = Vec::new();
+    for b in read(&dir.join("pmus.parquet")) {
+        let ty = col::<UInt32Array>(&b, "type");
+        let name = col::<StringArray>(&b, "name");
+        let cpus = col::<StringArray>(&b, "cpus");
+        let caps = col::<StringArray>(&b, "caps");
+        let text = |a: &StringArray, i: usize| (!a.is_null(i)).then(|| a.value(i).to_string());
+        for i in 0..b.num_rows() {
+            ours.push((
+                (!ty.is_null(i)).then(|| ty.value(i)),
+                name.value(i).to_string(),
+                text(cpus, i),
+                text(caps, i),
+            ));
+        }
+    }
+    let list = |k: &str| info[k].as_array().cloned().unwrap_or_default();
+    let text = |v: &Value| v.as_str().expect("a string").to_string();
+    let mut expected: Vec<PmuRow> = Vec::new();
+    fn row<'a>(rows: &'a mut Vec<PmuRow>, name: &str) -> &'a mut PmuRow {
+        if let Some(i) = rows.iter().position(|r| r.1 == name) {
+            return &mut rows[i];
+        }
+        rows.push((None, name.to_string(), None, None));
+        rows.last_mut().expect("just pushed")
+    }
+    for m in list("pmu_mappings") {
+        let r = row(&mut expected, &text(&m["name"]));
+        r.0 = r.0.or(m["type"].as_u64().map(|t| t as u32));
+    }
+    for p in list("pmu_caps") {
+        let r = row(&mut expected, &text(&p["pmu"]));
+        for c in p["caps"].as_array().expect("caps") {
+            let line = format!("{}={}", text(&c["name"]), text(&c["value"]));
+            r.3 = Some(match r.3.take() {
+                Some(prev) => format!("{prev}\n{line}"),
+                None => line,
+            });
+        }
+    }
+    for h in list("hybrid_topology") {
+        let r = row(&mut expected, &text(&h["pmu"]));
+        r.2 = r.2.take().or(Some(text(&h["cpus"])));
+    }
+    assert_eq!(ours, expected, "{}: pmus", dir.display());
+    ours.len()
+}
+
+/// group.data and group-pipe.data: `events.member` is each event's
+/// position in the group's read, and every sample's `m0..m15` hold its
+/// read_values deltas by that position (null past the group).
+#[test]
+fn group_read_deltas_sit_in_samples_by_member() {
+    let cases: [(&str, &[u32]); 2] = [("group.data", &[0, 1, 2]), ("group-pipe.data", &[0, 1])];
+    for (name, members) in cases {
+        let file = common::testdata(name);
+        let out =
+            std::env::temp_dir().join(format!("perfq-convert-m-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let o = convert(&[&file], &out, &["--no-symbols"]);
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let dir = capture_dir(&out);
+
+        let mut member_of: BTreeMap<u32, u32> = BTreeMap::new();
+        for b in read(&dir.join("events.parquet")) {
+            let id = col::<UInt32Array>(&b, "event_id");
+            let member = col::<UInt32Array>(&b, "member");
+            for i in 0..b.num_rows() {
+                member_of.insert(id.value(i), member.value(i));
+            }
+        }
+        assert_eq!(
+            member_of.values().copied().collect::<Vec<_>>(),
+            members,
+            "{name}: events.member"
+        );
+
+        // Each sample's read values, in the order of its read.
+        // Per sample: (event, delta) of each read value.
+        type Reads = BTreeMap<u64, Vec<(Option<u32>, Option<u64>)>>;
+        let mut reads: Reads = BTreeMap::new();
+        for b in read(&dir.join("read_values.parquet")) {
+            let sid = col::<UInt64Array>(&b, "sample_id");
+            let ev = col::<UInt32Array>(&b, "event_id");
+            let delta = col::<UInt64Array>(&b, "delta");
+            for i in 0..b.num_rows() {
+                reads.entry(sid.value(i)).or_default().push((
+                    (!ev.is_null(i)).then(|| ev.value(i)),
+                    (!delta.is_null(i)).then(|| delta.value(i)),
+                ));
+            }
+        }
+        let mut checked = 0;
+        for b in read(&dir.join("samples.parquet")) {
+            let sid = col::<UInt64Array>(&b, "sample_id");
+            let m = member_columns(&b);
+            for i in 0..b.num_rows() {
+                let values = reads.get(&sid.value(i)).expect("every sample has a read");
+                let mut expected = [None; 16];
+                for (k, (ev, delta)) in values.iter().enumerate() {
+                    let ev = ev.expect("known id");
+                    // The position in the read is the event's member.
+                    assert_eq!(member_of[&ev], k as u32, "{name}: member of event {ev}");
+                    expected[member_of[&ev] as usize] = *delta;
+                }
+                let got: Vec<Option<u64>> = m
+                    .iter()
+                    .map(|c| (!c.is_null(i)).then(|| c.value(i)))
+                    .collect();
+                assert_eq!(got, expected, "{name}: sample {}", sid.value(i));
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, reads.len(), "{name}: samples with a read");
+        assert!(checked > 10, "{name}: {checked} samples");
+
+        let info: Value = serde_json::from_slice(
+            &common::perfq(&["info", "--json", file.to_str().expect("path")]).stdout,
+        )
+        .expect("info");
+        let pmus = pmus_agree_with_info(&dir, &info);
+        assert!(pmus >= 5, "{name}: {pmus} PMUs");
+        println!(
+            "{name}: {checked} samples' m columns equal their read_values deltas; {pmus} PMUs"
+        );
+        std::fs::remove_dir_all(&out).ok();
+    }
+}
+
 /// (event, DSO) → (self period, total period).
 type DsoPeriods = BTreeMap<(String, String), (u64, u64)>;
 
@@ -344,7 +500,7 @@ fn corpus_round_trip_per_dso() {
             )
         })
         .collect();
-    let (mut captures, mut rows, mut branches, mut data_src) = (0, 0, 0, 0);
+    let (mut captures, mut rows, mut branches, mut data_src, mut pmus) = (0, 0, 0, 0, 0);
     for file in &files {
         let Some(dir) = dirs.get(file) else {
             panic!(
@@ -383,6 +539,7 @@ fn corpus_round_trip_per_dso() {
             .filter(|(_, v)| *v != (0, 0))
             .collect();
         assert_eq!(ours, theirs, "{f}: per-DSO self and total periods");
+        pmus += pmus_agree_with_info(dir, &info);
         if common::have_perf() {
             branches += branches_agree_with_perf_script(dir, f);
             data_src += data_src_agrees_with_perf_script(dir, f);
@@ -391,7 +548,7 @@ fn corpus_round_trip_per_dso() {
         rows += theirs.len();
     }
     assert!(captures >= 100, "{captures} corpus captures compared");
-    println!("corpus: {captures} captures converted into one dataset; {rows} (event, DSO) self and total periods equal perfq report");
+    println!("corpus: {captures} captures converted into one dataset; {rows} (event, DSO) self and total periods equal perfq report; {pmus} pmus rows equal perfq info");
     if common::have_perf() {
         assert!(
             branches >= 10_000,

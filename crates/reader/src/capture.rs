@@ -66,6 +66,13 @@ pub struct Meta {
     pub groups: Vec<features::GroupDesc>,
     /// simpleperf's key/value meta info.
     pub simpleperf_meta: Vec<(String, String)>,
+    /// PMU names and the `type` their events carry (`PMU_MAPPINGS`).
+    pub pmu_mappings: Vec<features::PmuMapping>,
+    /// PMU capabilities: `CPU_PMU_CAPS` first, as PMU `cpu`, then each
+    /// PMU of `PMU_CAPS`.
+    pub pmu_caps: Vec<features::PmuCaps>,
+    /// (core PMU, CPU list) of a hybrid machine (`HYBRID_TOPOLOGY`).
+    pub hybrid_topology: Vec<(String, String)>,
     /// Feature numbers present.
     pub features: Vec<u32>,
 }
@@ -503,7 +510,53 @@ impl Capture {
         if let Some(b) = self.feature_data(feat::SIMPLEPERF_META_INFO) {
             m.simpleperf_meta = features::parse_simpleperf_meta_info(b);
         }
+        self.read_pmu_meta(&mut m);
         self.meta = m;
+    }
+
+    /// The PMU features: mappings, capabilities, hybrid topology.
+    fn read_pmu_meta(&mut self, m: &mut Meta) {
+        let e = self.endian();
+        if let Some(v) = self.decode_feature(feat::PMU_MAPPINGS, "PMU mappings", |b| {
+            features::parse_pmu_mappings(b, e)
+        }) {
+            m.pmu_mappings = v;
+        }
+        if let Some(c) = self.decode_feature(feat::CPU_PMU_CAPS, "cpu PMU capabilities", |b| {
+            features::parse_cpu_pmu_caps(b, e)
+        }) {
+            m.pmu_caps.push(c);
+        }
+        if let Some(v) = self.decode_feature(feat::PMU_CAPS, "PMU capabilities", |b| {
+            features::parse_pmu_caps(b, e)
+        }) {
+            m.pmu_caps.extend(v);
+        }
+        if let Some(v) = self.decode_feature(feat::HYBRID_TOPOLOGY, "hybrid topology", |b| {
+            features::parse_hybrid_topology(b, e)
+        }) {
+            m.hybrid_topology = v;
+        }
+    }
+
+    /// Decodes feature `f` with `parse` if present; a section `parse`
+    /// rejects is a warning (naming `what` is ignored), not an error.
+    fn decode_feature<T>(
+        &mut self,
+        f: u32,
+        what: &str,
+        parse: impl FnOnce(&[u8]) -> Option<T>,
+    ) -> Option<T> {
+        let b = self.feature_data(f)?;
+        let v = parse(b);
+        if v.is_none() {
+            let message = format!(
+                "{} feature is malformed; {what} ignored",
+                features::feature_name(f).to_uppercase()
+            );
+            self.warnings.push(self.feature_warning(f, &message));
+        }
+        v
     }
 
     fn build_events(&mut self, attrs: Vec<(Attr, Vec<u64>)>) {
@@ -645,6 +698,49 @@ mod tests {
         assert!(!c.warnings().is_empty());
         let mut r = c.records();
         assert!(r.next_record().expect("no error").is_none());
+    }
+
+    #[test]
+    fn pmu_features_are_read_and_a_malformed_one_is_a_warning() {
+        // No attrs; 8 bytes of data; then the feature table for bits 16
+        // (PMU_MAPPINGS) and 30 (HYBRID_TOPOLOGY).
+        let mut b = header((0, 0), 0, (104, 8), (1 << 16) | (1 << 30));
+        b.extend_from_slice(&[0; 8]); // data
+        let table_at = b.len() as u64;
+        #[rustfmt::skip]
+        let mappings: Vec<u8> = [
+            &1u32.to_le_bytes()[..],          // nr
+            &4u32.to_le_bytes(),              // type
+            &4u32.to_le_bytes(), b"cpu\0",    // name
+        ]
+        .concat();
+        #[rustfmt::skip]
+        let hybrid: Vec<u8> = [
+            &1u32.to_le_bytes()[..],          // nr
+            &64u32.to_le_bytes(), b"cpu_core", // name: 64 bytes claimed, 8 there
+        ]
+        .concat();
+        let mut at = table_at + 32;
+        for section in [&mappings, &hybrid] {
+            b.extend_from_slice(&at.to_le_bytes());
+            b.extend_from_slice(&(section.len() as u64).to_le_bytes());
+            at += section.len() as u64;
+        }
+        b.extend_from_slice(&mappings);
+        b.extend_from_slice(&hybrid);
+        let c = Capture::from_bytes(b).expect("opens");
+        let m = c.meta();
+        assert_eq!(
+            m.pmu_mappings,
+            [crate::features::PmuMapping {
+                type_: 4,
+                name: "cpu".into()
+            }]
+        );
+        assert!(m.hybrid_topology.is_empty());
+        let w: Vec<String> = c.warnings().iter().map(|w| w.to_string()).collect();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("HYBRID_TOPOLOGY"), "{w:?}");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Header feature sections: host, CPU, command line, event descriptions,
-//! groups, time range, compression.
+//! groups, time range, compression, PMUs (type numbers, capabilities,
+//! hybrid CPU lists).
 //!
 //! In file mode they follow the data section, one `{offset, size}` per set
 //! feature bit; in pipe mode each arrives as a `HEADER_FEATURE` record. A
@@ -190,6 +191,97 @@ pub fn parse_group_desc(b: &[u8], endian: Endian) -> Option<Vec<GroupDesc>> {
         .collect()
 }
 
+/// One `PMU_MAPPINGS` entry: a PMU and the `perf_event_attr.type` its
+/// events carry (`cpu` = 4 on x86, dynamic for uncore, Arm and hybrid
+/// E-core PMUs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PmuMapping {
+    /// The type number.
+    pub type_: u32,
+    /// The PMU's name (`cpu`, `cpu_atom`, `armv8_pmuv3_0`, ...).
+    pub name: String,
+}
+
+/// `PMU_MAPPINGS`: `u32 nr; { u32 type; string name }[nr]`.
+pub fn parse_pmu_mappings(b: &[u8], endian: Endian) -> Option<Vec<PmuMapping>> {
+    let mut c = Cursor::new(b, endian);
+    let nr = c.u32()? as usize;
+    // Each entry needs at least its type and its string's length.
+    if nr > c.remaining() / 8 {
+        return None;
+    }
+    (0..nr)
+        .map(|_| {
+            Some(PmuMapping {
+                type_: c.u32()?,
+                name: header_string(&mut c)?,
+            })
+        })
+        .collect()
+}
+
+/// A PMU's capabilities (`CPU_PMU_CAPS`, `PMU_CAPS`): the files of its
+/// `caps/` folder in sysfs, e.g. `pmu_name=icelake`, `slots=0x00000008`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PmuCaps {
+    /// The PMU's name; `cpu` for `CPU_PMU_CAPS`.
+    pub pmu: String,
+    /// (name, value) pairs, in the order perf wrote them.
+    pub caps: Vec<(String, String)>,
+}
+
+/// `nr` pairs of strings (`{ string name; string value }` for caps).
+fn string_pairs(c: &mut Cursor<'_>, nr: usize) -> Option<Vec<(String, String)>> {
+    // Each pair needs at least its two strings' lengths.
+    if nr > c.remaining() / 8 {
+        return None;
+    }
+    (0..nr)
+        .map(|_| Some((header_string(c)?, header_string(c)?)))
+        .collect()
+}
+
+/// `CPU_PMU_CAPS`: `u32 nr_caps; { string name; string value }[nr_caps]`,
+/// the capabilities of the `cpu` PMU.
+pub fn parse_cpu_pmu_caps(b: &[u8], endian: Endian) -> Option<PmuCaps> {
+    let mut c = Cursor::new(b, endian);
+    let nr = c.u32()? as usize;
+    Some(PmuCaps {
+        pmu: "cpu".to_string(),
+        caps: string_pairs(&mut c, nr)?,
+    })
+}
+
+/// `PMU_CAPS`: `u32 nr_pmus; { u32 nr_caps; { string name; string value
+/// }[nr_caps]; string pmu_name }[nr_pmus]`, every PMU with capabilities but
+/// `cpu` (hybrid `cpu_core`/`cpu_atom`, Arm core PMUs, `intel_pt`, ...).
+pub fn parse_pmu_caps(b: &[u8], endian: Endian) -> Option<Vec<PmuCaps>> {
+    let mut c = Cursor::new(b, endian);
+    let nr = c.u32()? as usize;
+    // Each PMU needs at least its caps count and its name's length.
+    if nr > c.remaining() / 8 {
+        return None;
+    }
+    (0..nr)
+        .map(|_| {
+            let n = c.u32()? as usize;
+            let caps = string_pairs(&mut c, n)?;
+            Some(PmuCaps {
+                pmu: header_string(&mut c)?,
+                caps,
+            })
+        })
+        .collect()
+}
+
+/// `HYBRID_TOPOLOGY`: `u32 nr; { string pmu_name; string cpus }[nr]`, the
+/// CPU list (`0-15`) of each core PMU of a hybrid machine.
+pub fn parse_hybrid_topology(b: &[u8], endian: Endian) -> Option<Vec<(String, String)>> {
+    let mut c = Cursor::new(b, endian);
+    let nr = c.u32()? as usize;
+    string_pairs(&mut c, nr)
+}
+
 /// `COMPRESSED`: how data records were compressed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CompressionInfo {
@@ -274,4 +366,163 @@ pub fn parse_build_ids(b: &[u8], endian: Endian) -> Option<Vec<BuildIdEntry>> {
         rest = &rest[size..];
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `perf_header_string`: length (padded to 8 as perf pads it), then
+    /// the NUL-padded text.
+    fn string(s: &str) -> Vec<u8> {
+        let len = (s.len() + 1).next_multiple_of(8);
+        let mut b = (len as u32).to_le_bytes().to_vec();
+        b.extend_from_slice(s.as_bytes());
+        b.resize(4 + len, 0);
+        b
+    }
+
+    fn u32s(v: u32) -> Vec<u8> {
+        v.to_le_bytes().to_vec()
+    }
+
+    #[test]
+    fn pmu_mappings() {
+        #[rustfmt::skip]
+        let b = [
+            u32s(2),                          // nr
+            u32s(4), string("cpu"),           // type 4: cpu
+            u32s(10), string("cpu_atom"),     // type 10: cpu_atom
+        ]
+        .concat();
+        let m = parse_pmu_mappings(&b, Endian::Little).expect("valid");
+        assert_eq!(
+            m,
+            [
+                PmuMapping {
+                    type_: 4,
+                    name: "cpu".into()
+                },
+                PmuMapping {
+                    type_: 10,
+                    name: "cpu_atom".into()
+                }
+            ]
+        );
+        // Big-endian: the same entry with every number byte-swapped.
+        let mut be = 1u32.to_be_bytes().to_vec();
+        be.extend_from_slice(&7u32.to_be_bytes());
+        be.extend_from_slice(&4u32.to_be_bytes());
+        be.extend_from_slice(b"msr\0");
+        let m = parse_pmu_mappings(&be, Endian::Big).expect("valid");
+        assert_eq!((m[0].type_, m[0].name.as_str()), (7, "msr"));
+    }
+
+    #[test]
+    fn cpu_pmu_caps_are_the_cpu_pmus() {
+        #[rustfmt::skip]
+        let b = [
+            u32s(2),                                   // nr_caps
+            string("branches"), string("32"),          // name, value
+            string("pmu_name"), string("skylake"),
+        ]
+        .concat();
+        let c = parse_cpu_pmu_caps(&b, Endian::Little).expect("valid");
+        assert_eq!(c.pmu, "cpu");
+        assert_eq!(
+            c.caps,
+            [
+                ("branches".into(), "32".into()),
+                ("pmu_name".into(), "skylake".into())
+            ]
+        );
+        // No caps at all (perf writes this when the PMU has none).
+        let none = parse_cpu_pmu_caps(&u32s(0), Endian::Little).expect("valid");
+        assert!(none.caps.is_empty());
+    }
+
+    #[test]
+    fn pmu_caps_name_follows_the_caps() {
+        #[rustfmt::skip]
+        let b = [
+            u32s(2),                                           // nr_pmus
+            u32s(1),                                           // pmu 0: nr_caps
+            string("pmu_name"), string("alderlake_hybrid"),    //   cap
+            string("cpu_core"),                                //   pmu name
+            u32s(0),                                           // pmu 1: no caps
+            string("cpu_atom"),                                //   pmu name
+        ]
+        .concat();
+        let p = parse_pmu_caps(&b, Endian::Little).expect("valid");
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].pmu, "cpu_core");
+        assert_eq!(p[0].caps, [("pmu_name".into(), "alderlake_hybrid".into())]);
+        assert_eq!(p[1].pmu, "cpu_atom");
+        assert!(p[1].caps.is_empty());
+    }
+
+    #[test]
+    fn hybrid_topology() {
+        #[rustfmt::skip]
+        let b = [
+            u32s(2),                               // nr
+            string("cpu_core"), string("0-3"),     // pmu, cpus
+            string("cpu_atom"), string("4-11"),
+        ]
+        .concat();
+        let h = parse_hybrid_topology(&b, Endian::Little).expect("valid");
+        assert_eq!(
+            h,
+            [
+                ("cpu_core".into(), "0-3".into()),
+                ("cpu_atom".into(), "4-11".into())
+            ]
+        );
+    }
+
+    /// Every cut of a valid section, and counts far beyond the bytes there
+    /// are, give `None`: no panic, no allocation sized by the count.
+    #[test]
+    fn truncated_or_oversized_sections_are_rejected() {
+        let mappings = [u32s(1), u32s(4), string("cpu")].concat();
+        let cpu_caps = [u32s(1), string("branches"), string("32")].concat();
+        let caps = [
+            u32s(1),
+            u32s(1),
+            string("slots"),
+            string("8"),
+            string("armv8"),
+        ]
+        .concat();
+        let hybrid = [u32s(1), string("cpu_core"), string("0-3")].concat();
+        type Parse = fn(&[u8]) -> bool;
+        let parsers: [(&[u8], Parse); 4] = [
+            (&mappings, |b| {
+                parse_pmu_mappings(b, Endian::Little).is_some()
+            }),
+            (&cpu_caps, |b| {
+                parse_cpu_pmu_caps(b, Endian::Little).is_some()
+            }),
+            (&caps, |b| parse_pmu_caps(b, Endian::Little).is_some()),
+            (&hybrid, |b| {
+                parse_hybrid_topology(b, Endian::Little).is_some()
+            }),
+        ];
+        for (bytes, parse) in parsers {
+            assert!(parse(bytes));
+            for n in 0..bytes.len() {
+                assert!(!parse(&bytes[..n]), "cut at {n} of {bytes:?}");
+            }
+            // A count of 2^32 - 1 entries in a few bytes.
+            let mut huge = bytes.to_vec();
+            huge[..4].copy_from_slice(&u32::MAX.to_le_bytes());
+            assert!(!parse(&huge));
+        }
+        // A string length past the end of the section.
+        let long = [u32s(1), u32s(4), u32s(1 << 30), b"cpu\0".to_vec()].concat();
+        assert!(parse_pmu_mappings(&long, Endian::Little).is_none());
+        // A PMU whose caps count is far beyond its bytes.
+        let many = [u32s(1), u32s(u32::MAX), string("x")].concat();
+        assert!(parse_pmu_caps(&many, Endian::Little).is_none());
+    }
 }

@@ -59,6 +59,7 @@ pub use crate::deltas::{MemberDelta, ReadDeltas};
 pub use crate::endian::{Endian, U64s};
 pub use crate::error::{Error, ErrorKind, FileOffset, Result, Warning};
 pub use crate::events::{default_event_name, Event, EventIndex, EventRef, Events};
+pub use crate::features::{PmuCaps, PmuMapping};
 pub use crate::framing::{FileRecords, RawRecord, Stats, TypeCount};
 pub use crate::header::{FileHeader, Mode, Section};
 pub use crate::order::TimeOrdered;

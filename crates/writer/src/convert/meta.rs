@@ -1,13 +1,36 @@
-//! The capture table (header facts, counts, warnings) and the events table
-//! (every attr).
+//! The capture table (header facts, counts, warnings), the events table
+//! (every attr) and the pmus table (the header's PMU features).
 
-use perfq_reader::{read_format_names, sample_type_names, Capture, Endian, Mode, Stats};
+use perfq_reader::{
+    read_format_names, sample_type_names, Capture, Endian, Events, Meta, Mode, Stats,
+};
 
-use crate::convert::schema::{CAPTURE, EVENTS};
+use crate::convert::schema::{CAPTURE, EVENTS, PMUS};
 use crate::{CaptureWriter, Cell, Error};
+
+/// Each event's position in its group's read: 0 for a leader and for
+/// events in no group, members counted in event order. Groups are runs of
+/// consecutive events (GROUP_DESC gives a leader and a count), which is
+/// also the kernel's sibling order, so this is where each member's value
+/// sits in a sample's group read.
+pub(crate) fn members(events: &Events) -> Vec<u32> {
+    let mut seen = vec![0u32; events.len()];
+    events
+        .list()
+        .iter()
+        .map(|e| match e.group_leader.and_then(|l| seen.get_mut(l.0)) {
+            Some(n) => {
+                *n += 1;
+                *n - 1
+            }
+            None => 0,
+        })
+        .collect()
+}
 
 pub(crate) fn write_events(w: &CaptureWriter, capture: &Capture) -> Result<(), Error> {
     let mut t = w.table("events", EVENTS)?;
+    let members = members(capture.events());
     for (i, e) in capture.events().list().iter().enumerate() {
         let a = &e.attr;
         let (period, freq) = if a.is_freq() {
@@ -28,6 +51,67 @@ pub(crate) fn write_events(w: &CaptureWriter, capture: &Capture) -> Result<(), E
             freq,
             e.group_leader.map_or(Cell::Null, |l| Cell::U(l.0 as u64)),
             e.group_name.as_deref().map_or(Cell::Null, Cell::S),
+            Cell::U(u64::from(members.get(i).copied().unwrap_or(0))),
+        ])?;
+    }
+    t.finish()
+}
+
+/// One PMU, gathered from the features that name it.
+struct Pmu<'a> {
+    name: &'a str,
+    type_: Option<u32>,
+    cpus: Option<&'a str>,
+    caps: Vec<&'a (String, String)>,
+}
+
+/// The PMU named `name` in `out`, added if new. A linear search: a
+/// capture names tens of PMUs, a hundred or two at most.
+fn pmu_entry<'a, 'b>(out: &'b mut Vec<Pmu<'a>>, name: &'a str) -> &'b mut Pmu<'a> {
+    let i = match out.iter().position(|p| p.name == name) {
+        Some(i) => i,
+        None => {
+            out.push(Pmu {
+                name,
+                type_: None,
+                cpus: None,
+                caps: Vec::new(),
+            });
+            out.len() - 1
+        }
+    };
+    &mut out[i]
+}
+
+/// Every PMU the header names, once each: in PMU_MAPPINGS order, then
+/// those only the caps or the hybrid topology name, in their order.
+fn pmus(m: &Meta) -> Vec<Pmu<'_>> {
+    let mut out: Vec<Pmu<'_>> = Vec::new();
+    for p in &m.pmu_mappings {
+        // A name mapped twice keeps its first type, as a lookup would.
+        let e = pmu_entry(&mut out, &p.name);
+        e.type_ = e.type_.or(Some(p.type_));
+    }
+    for p in &m.pmu_caps {
+        pmu_entry(&mut out, &p.pmu).caps.extend(&p.caps);
+    }
+    for (pmu, cpus) in &m.hybrid_topology {
+        let e = pmu_entry(&mut out, pmu);
+        e.cpus = e.cpus.or(Some(cpus));
+    }
+    out
+}
+
+pub(crate) fn write_pmus(w: &CaptureWriter, capture: &Capture) -> Result<(), Error> {
+    let mut t = w.table("pmus", PMUS)?;
+    for p in pmus(capture.meta()) {
+        let caps: Vec<String> = p.caps.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let caps = (!caps.is_empty()).then(|| caps.join("\n"));
+        t.push(&[
+            Cell::num(p.type_.map(u64::from)),
+            Cell::S(p.name),
+            Cell::str(p.cpus),
+            Cell::str(caps.as_deref()),
         ])?;
     }
     t.finish()

@@ -112,7 +112,7 @@ pub fn convert(
         w => w?,
     };
     let events = capture.events();
-    let mut tables = SampleTables::create(&w)?;
+    let mut tables = SampleTables::create(&w, events)?;
     let mut sideband = Sideband::create(&w)?;
     let mut warmer = symbolizer.clone().map(Warmer::start);
     let mut unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
@@ -233,6 +233,7 @@ pub fn convert(
     values.sort_unstable();
     data_src::write(&w, values.into_iter())?;
     meta::write_events(&w, &capture)?;
+    meta::write_pmus(&w, &capture)?;
 
     let stats = records.stats().clone();
     let mut warnings: Vec<String> = capture.warnings().iter().map(|w| w.to_string()).collect();

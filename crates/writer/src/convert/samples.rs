@@ -7,6 +7,11 @@
 //! row and, at the end, the stacks table. Interning probes a table of
 //! hundreds of thousands of stacks per new frame, the largest cost per
 //! sample after decoding; on its own thread it overlaps the reading.
+//!
+//! A sample's group-read deltas also go into its own row, `m0..m15` by
+//! member position, so that per-sample counter values need no pivot of
+//! read_values. They travel to the samples thread in the batch (as the
+//! frames do), so a sample without a read carries nothing extra.
 
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::thread::JoinHandle;
@@ -14,7 +19,8 @@ use std::thread::JoinHandle;
 use perfq_reader::{EventIndex, Events, MemberDelta, ReadDeltas, Sample};
 use rustc_hash::FxHashSet;
 
-use crate::convert::schema::{BRANCHES, RAW, READ_VALUES, SAMPLES, STACKS};
+use crate::convert::meta::members;
+use crate::convert::schema::{BRANCHES, MEMBER_COLUMNS, RAW, READ_VALUES, SAMPLES, STACKS};
 use crate::convert::stacks::Stacks;
 use crate::{CaptureWriter, Error, Table};
 
@@ -30,6 +36,8 @@ pub(crate) struct SampleTables {
     raw: Table,
     deltas: ReadDeltas,
     members: Vec<MemberDelta>,
+    /// Each event's position in its group's read (`events.member`).
+    member_of: Vec<u32>,
     /// Distinct data_src values, for the data_src table.
     pub(crate) data_src: FxHashSet<u64>,
     /// Rows written to the samples table.
@@ -49,7 +57,7 @@ pub(crate) struct SampleRow<'a> {
 }
 
 impl SampleTables {
-    pub(crate) fn create(w: &CaptureWriter) -> Result<SampleTables, Error> {
+    pub(crate) fn create(w: &CaptureWriter, events: &Events) -> Result<SampleTables, Error> {
         Ok(SampleTables {
             rows: RowsThread::start(w.table("samples", SAMPLES)?, w.table("stacks", STACKS)?)?,
             read_values: w.table("read_values", READ_VALUES)?,
@@ -57,6 +65,7 @@ impl SampleTables {
             raw: w.table("raw", RAW)?,
             deltas: ReadDeltas::new(),
             members: Vec::new(),
+            member_of: members(events),
             data_src: FxHashSet::default(),
             count: 0,
         })
@@ -72,6 +81,12 @@ impl SampleTables {
         mut branch_frame: impl FnMut(u64) -> u32,
     ) -> Result<(), Error> {
         let sample_id = self.count;
+        self.members.clear();
+        if s.read.is_some() {
+            self.deltas.apply(events, row.event, s, &mut self.members);
+        }
+        let mut by_member = [None; MEMBER_COLUMNS];
+        let nr_members = self.member_deltas(&mut by_member);
         self.rows.push(
             Fields {
                 sample_id,
@@ -93,15 +108,15 @@ impl SampleTables {
                 cgroup: s.cgroup,
                 transaction: s.transaction,
                 chain_tid: row.tid,
+                nr_members: nr_members as u8,
             },
             row.frames,
+            &by_member[..nr_members],
         )?;
         if let Some(v) = s.data_src {
             self.data_src.insert(v);
         }
         if s.read.is_some() {
-            self.members.clear();
-            self.deltas.apply(events, row.event, s, &mut self.members);
             for m in &self.members {
                 self.read_values
                     .row()
@@ -146,6 +161,29 @@ impl SampleTables {
         Ok(())
     }
 
+    /// Places this sample's deltas (`self.members`) by their event's member
+    /// position; returns how many of `out`'s leading entries to write (the
+    /// rest are null). Unknown ids and positions past the columns are
+    /// left out: they are in read_values only.
+    fn member_deltas(&self, out: &mut [Option<u64>; MEMBER_COLUMNS]) -> usize {
+        let mut n = 0;
+        for m in &self.members {
+            let (Some(ev), Some(delta)) = (m.event, m.delta) else {
+                continue;
+            };
+            let Some(&pos) = self.member_of.get(ev.0) else {
+                continue;
+            };
+            // Two values of one position (an event read twice) keep the
+            // first, as ids keep their first event.
+            if let Some(slot @ None) = out.get_mut(pos as usize) {
+                *slot = Some(delta);
+                n = n.max(pos as usize + 1);
+            }
+        }
+        n
+    }
+
     /// Finishes the tables written on this thread and hands the last
     /// samples to the samples thread, which then writes the stacks table:
     /// [`Pending::wait`] for it.
@@ -178,14 +216,19 @@ struct Fields {
     cgroup: Option<u64>,
     transaction: Option<u64>,
     chain_tid: u32,
+    /// How many of the batch's `members` entries are this sample's
+    /// `m0..`; 0 without a group read.
+    nr_members: u8,
 }
 
 /// Samples on their way to the samples thread: row `i`'s frames are
-/// `frames[ends[i - 1]..ends[i]]`.
+/// `frames[ends[i - 1]..ends[i]]`; its member deltas are the next
+/// `rows[i].nr_members` entries of `members`.
 struct Batch {
     rows: Vec<Fields>,
     frames: Vec<u32>,
     ends: Vec<usize>,
+    members: Vec<Option<u64>>,
 }
 
 impl Batch {
@@ -194,6 +237,7 @@ impl Batch {
             rows: Vec::with_capacity(BATCH),
             frames: Vec::with_capacity(BATCH * 8),
             ends: Vec::with_capacity(BATCH),
+            members: Vec::new(),
         }
     }
 }
@@ -252,9 +296,15 @@ impl RowsThread {
         })
     }
 
-    fn push(&mut self, fields: Fields, frames: &[u32]) -> Result<(), Error> {
+    fn push(
+        &mut self,
+        fields: Fields,
+        frames: &[u32],
+        members: &[Option<u64>],
+    ) -> Result<(), Error> {
         self.batch.rows.push(fields);
         self.batch.frames.extend_from_slice(frames);
+        self.batch.members.extend_from_slice(members);
         self.batch.ends.push(self.batch.frames.len());
         if self.batch.rows.len() >= BATCH {
             self.send()?;
@@ -311,13 +361,15 @@ fn write_rows(
     let i32_of = |v: Option<u32>| v.map(|v| v as i32);
     for mut b in rx {
         let mut start = 0;
+        let mut members = b.members.as_slice();
         for (f, &end) in b.rows.iter().zip(&b.ends) {
             let frames = b.frames.get(start..end).unwrap_or_default();
             start = end;
+            let (mine, rest) = members.split_at(usize::from(f.nr_members).min(members.len()));
+            members = rest;
             let stack_id = stacks.intern(f.chain_tid, frames);
-            samples
-                .row()
-                .u(f.sample_id)
+            let mut row = samples.row();
+            row.u(f.sample_id)
                 .opt_u(f.time)
                 .opt_i32(i32_of(f.pid))
                 .opt_i32(i32_of(f.tid))
@@ -335,12 +387,17 @@ fn write_rows(
                 .opt_u(f.data_src)
                 .opt_u(f.phys_addr)
                 .opt_u(f.cgroup)
-                .opt_u(f.transaction)
-                .end()?;
+                .opt_u(f.transaction);
+            // m0..: the columns after these; those not given are null.
+            for &delta in mine {
+                row.opt_u(delta);
+            }
+            row.end()?;
         }
         b.rows.clear();
         b.frames.clear();
         b.ends.clear();
+        b.members.clear();
         // The reading thread may have finished: then the batch is dropped.
         let _ = done.send(b);
     }

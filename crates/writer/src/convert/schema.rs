@@ -24,7 +24,27 @@ pub(crate) const SAMPLES: &[Column<'static>] = &[
     Column::new("phys_addr", U64).nullable().plain(),
     Column::new("cgroup", U64).nullable(),
     Column::new("transaction", U64).nullable(),
+    // Group-read deltas by member position (`events.member`): m0..m15.
+    Column::new("m0", U64).nullable(),
+    Column::new("m1", U64).nullable(),
+    Column::new("m2", U64).nullable(),
+    Column::new("m3", U64).nullable(),
+    Column::new("m4", U64).nullable(),
+    Column::new("m5", U64).nullable(),
+    Column::new("m6", U64).nullable(),
+    Column::new("m7", U64).nullable(),
+    Column::new("m8", U64).nullable(),
+    Column::new("m9", U64).nullable(),
+    Column::new("m10", U64).nullable(),
+    Column::new("m11", U64).nullable(),
+    Column::new("m12", U64).nullable(),
+    Column::new("m13", U64).nullable(),
+    Column::new("m14", U64).nullable(),
+    Column::new("m15", U64).nullable(),
 ];
+
+/// How many `m<K>` columns the samples table has (the last columns).
+pub(crate) const MEMBER_COLUMNS: usize = 16;
 
 /// One row per group-read member of a sample.
 pub(crate) const READ_VALUES: &[Column<'static>] = &[
@@ -132,6 +152,15 @@ pub(crate) const EVENTS: &[Column<'static>] = &[
     Column::new("sample_freq", U64).nullable(),
     Column::new("group_leader", U32).nullable(),
     Column::new("group_name", Str).nullable(),
+    Column::new("member", U32),
+];
+
+/// One row per PMU the header features name.
+pub(crate) const PMUS: &[Column<'static>] = &[
+    Column::new("type", U32).nullable(),
+    Column::new("name", Str),
+    Column::new("cpus", Str).nullable(),
+    Column::new("caps", Str).nullable(),
 ];
 
 /// COMM, FORK and EXIT records.
@@ -195,3 +224,20 @@ pub(crate) const CAPTURE: &[Column<'static>] = &[
     Column::new("read_error", Str).nullable(),
     Column::new("warnings", Str),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The samples thread writes a sample's member deltas as the last
+    /// cells of its row, in order: the schema must end with m0..m15.
+    #[test]
+    fn samples_end_with_the_member_columns() {
+        let tail = &SAMPLES[SAMPLES.len() - MEMBER_COLUMNS..];
+        for (k, c) in tail.iter().enumerate() {
+            assert_eq!(c.name, format!("m{k}"));
+            assert_eq!(c.ty, U64);
+            assert!(c.nullable);
+        }
+    }
+}
