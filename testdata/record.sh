@@ -22,6 +22,9 @@ r -o compressed.data -z -g -F 4000 --sample-cpu -e cpu-clock -- ./work.sh
 r -o - -g -F 4000 --sample-cpu -e cpu-clock -- ./work.sh > pipe.data
 # Pipe mode, compressed, with a group read.
 r -o - -z -e '{task-clock,page-faults}:S' -c 250000 -g -- sh -c 'exec seq 1 2000000 > /dev/null' > group-pipe.data
+# Generated, not recorded (this machine has no PMU): a Sapphire Rapids
+# top-down group over td-demo, written by crates/testgen.
+(cd .. && cargo run -q -p perfq-testgen --release --bin perfq-gen -- --preset sapphirerapids --samples 2600 -o testdata/topdown-spr.data)
 # perf keeps the previous file of each name as NAME.old: not test data.
 rm -f ./*.data.old
 chmod 644 ./*.data

@@ -1,0 +1,805 @@
+//! Machines and event lists as real top-down recordings have them: the
+//! header strings, PMUs and caps of the recording machine, and the events
+//! in the order, types, configs and flags `perf record` (>= 6.13) gives
+//! them (`../shared/reference/topdown.md` §2-§10).
+//!
+//! One deliberate difference: attrs are written at 128 bytes (VER7) by
+//! default, the largest size the perf 6.1 on the development machine
+//! reads; perf >= 6.3 writes 136 (set [`CaptureSpec::attr_size`] to
+//! [`AttrSize::Ver8`] for that).
+
+use crate::attr::{
+    event_type, flags, read_format as rf, sample_type as st, Attr, AttrSize, Sampling,
+};
+use crate::model::{Family, Quantity};
+use crate::spec::{CaptureSpec, EventSpec, GroupSpec};
+
+/// The preset names [`get`] knows.
+pub const NAMES: &[&str] = &[
+    "icelake",
+    "icelake-corrections",
+    "sapphirerapids",
+    "skylake",
+    "zen4",
+    "zen4-l2",
+    "zen4-ris",
+    "zen4-independent",
+    "zen5",
+    "neoverse-v2",
+    "alderlake-hybrid",
+];
+
+/// A sampling event with the events it reads, and how to count them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sampler {
+    /// The sampling event.
+    pub event: usize,
+    /// The events whose values its samples carry, in read order (the
+    /// group, leader first); empty when it does not sample READ.
+    pub reads: Vec<usize>,
+    /// The counting model of its core type.
+    pub family: Family,
+    /// Pipeline width (slots per cycle) of its core type.
+    pub width: u32,
+    /// The cpus it samples on.
+    pub cpus: Vec<u32>,
+}
+
+/// A recording machine with its event list.
+#[derive(Clone, Debug)]
+pub struct Preset {
+    /// The preset's name.
+    pub name: String,
+    /// Header, PMUs and events.
+    pub spec: CaptureSpec,
+    /// What each event counts (same order as `spec.events`).
+    pub counts: Vec<Quantity>,
+    /// The sampling events. Groups on the same cpus take turns
+    /// (multiplexing); independent events all count at once.
+    pub samplers: Vec<Sampler>,
+    /// Whether the events are sampled each on their own (`-e a,b,c`)
+    /// rather than read as groups by one sampler.
+    pub independent: bool,
+}
+
+/// The preset called `name` (see [`NAMES`]).
+pub fn get(name: &str) -> Option<Preset> {
+    Some(match name {
+        "icelake" => icelake(false),
+        "icelake-corrections" => icelake(true),
+        "sapphirerapids" => sapphirerapids(),
+        "skylake" => skylake(),
+        "zen4" => zen(Zen::Four, ZenEvents::L1),
+        "zen4-l2" => zen(Zen::Four, ZenEvents::L1L2),
+        "zen4-ris" => zen(Zen::Four, ZenEvents::Ris),
+        "zen4-independent" => zen(Zen::Four, ZenEvents::Independent),
+        "zen5" => zen(Zen::Five, ZenEvents::L1),
+        "neoverse-v2" => neoverse_v2(),
+        "alderlake-hybrid" => alderlake_hybrid(),
+        _ => return None,
+    })
+}
+
+/// The program the presets' command lines record.
+const PROGRAM: &str = "testdata/td-demo";
+/// The sampler's period (`-c`).
+const PERIOD: u64 = 2_000_003;
+
+/// One event of a group being built.
+struct Ev {
+    name: String,
+    type_: u32,
+    config: u64,
+    counts: Quantity,
+}
+
+fn ev(name: &str, type_: u32, config: u64, counts: Quantity) -> Ev {
+    Ev {
+        name: name.to_string(),
+        type_,
+        config,
+        counts,
+    }
+}
+
+/// A `{...}:S` group: `sampler` (index in `evs`) samples and reads them all.
+struct Group {
+    evs: Vec<Ev>,
+    sampler: usize,
+    family: Family,
+    width: u32,
+    cpus: Vec<u32>,
+}
+
+/// The machine part of a spec.
+struct Machine {
+    arch: &'static str,
+    cpu_desc: Option<&'static str>,
+    cpuid: &'static str,
+    nr_cpus: u32,
+    pmu_mappings: Vec<(u32, String)>,
+    cpu_pmu_caps: Option<Vec<(String, String)>>,
+    pmu_caps: Option<Vec<crate::spec::PmuCaps>>,
+    hybrid_topology: Option<Vec<(String, String)>>,
+}
+
+fn caps(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn pmus(list: &[(u32, &str)]) -> Vec<(u32, String)> {
+    list.iter().map(|(t, n)| (*t, n.to_string())).collect()
+}
+
+/// The sample layout of a `:S` group recorded with `-c N -P --sample-cpu -g`.
+const GROUP_SAMPLE_TYPE: u64 =
+    st::IP | st::TID | st::TIME | st::READ | st::CALLCHAIN | st::ID | st::CPU | st::PERIOD;
+
+/// The same without READ: events sampled on their own.
+const SINGLE_SAMPLE_TYPE: u64 =
+    st::IP | st::TID | st::TIME | st::CALLCHAIN | st::ID | st::CPU | st::PERIOD;
+
+fn all_cpus(n: u32) -> Vec<u32> {
+    (0..n).collect()
+}
+
+/// Builds a preset from groups of events.
+fn build(name: &str, m: Machine, groups: Vec<Group>, event_arg: String) -> Preset {
+    let mut events = Vec::new();
+    let mut counts = Vec::new();
+    let mut specs = Vec::new();
+    let mut samplers = Vec::new();
+    for g in groups {
+        let leader = events.len();
+        let n = g.evs.len();
+        for (i, e) in g.evs.into_iter().enumerate() {
+            let mut a = Attr::new(e.type_, e.config);
+            a.sample_type = GROUP_SAMPLE_TYPE;
+            a.read_format = rf::ID | rf::GROUP | rf::LOST;
+            // perf >= 6.13 keeps inherit for sample-read groups.
+            a.flags |= flags::INHERIT;
+            if i == 0 {
+                a.flags |= flags::DISABLED | flags::ENABLE_ON_EXEC;
+            }
+            if leader == 0 && i == 0 {
+                a.flags |= flags::TRACKING;
+            }
+            // Only the sampler keeps a period; perf zeroes the others'.
+            if i == g.sampler {
+                a.sampling = Sampling::Period(PERIOD);
+            }
+            events.push(EventSpec {
+                name: e.name,
+                attr: a,
+                cpus: g.cpus.clone(),
+            });
+            counts.push(e.counts);
+        }
+        if n > 1 {
+            specs.push(GroupSpec {
+                name: None,
+                leader,
+                len: n,
+            });
+        }
+        samplers.push(Sampler {
+            event: leader + g.sampler,
+            reads: (leader..leader + n).collect(),
+            family: g.family,
+            width: g.width,
+            cpus: g.cpus,
+        });
+    }
+    let cmdline = [
+        "/usr/bin/perf",
+        "record",
+        "-e",
+        &event_arg,
+        "-c",
+        &PERIOD.to_string(),
+        "-P",
+        "--sample-cpu",
+        "-g",
+        "--",
+        PROGRAM,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    Preset {
+        name: name.to_string(),
+        spec: machine_spec(m, events, specs, cmdline),
+        counts,
+        samplers,
+        independent: false,
+    }
+}
+
+fn machine_spec(
+    m: Machine,
+    events: Vec<EventSpec>,
+    groups: Vec<GroupSpec>,
+    cmdline: Vec<String>,
+) -> CaptureSpec {
+    CaptureSpec {
+        hostname: "perfq-testgen".into(),
+        os_release: "6.12.48-perfq".into(),
+        perf_version: "6.13.0".into(),
+        arch: m.arch.into(),
+        cpu_desc: m.cpu_desc.map(str::to_string),
+        cpuid: m.cpuid.into(),
+        nr_cpus: (m.nr_cpus, m.nr_cpus),
+        total_mem_kb: 32 * 1024 * 1024,
+        cmdline,
+        pmu_mappings: m.pmu_mappings,
+        cpu_pmu_caps: m.cpu_pmu_caps,
+        pmu_caps: m.pmu_caps,
+        hybrid_topology: m.hybrid_topology,
+        events,
+        groups,
+        build_ids: Vec::new(),
+        attr_size: AttrSize::Ver7,
+        first_id: 1000,
+    }
+}
+
+/// The `{a,b,...}:S` argument perf was given for `groups`.
+fn group_arg(groups: &[&[&str]]) -> String {
+    groups
+        .iter()
+        .map(|g| format!("{{{}}}:S", g.join(",")))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn intel_pmus(cpu: &str) -> Vec<(u32, String)> {
+    pmus(&[
+        (4, cpu),
+        (1, "software"),
+        (2, "tracepoint"),
+        (5, "breakpoint"),
+        (6, "kprobe"),
+        (7, "uprobe"),
+        (8, "intel_bts"),
+        (9, "intel_pt"),
+        (10, "msr"),
+        (11, "power"),
+    ])
+}
+
+/// The slots leader, the cycles sampler and the topdown metric events:
+/// `{slots,cycles,topdown-*}:S` (perf >= 6.13 keeps this order;
+/// topdown.md §4.6). `prefix` is `cpu_core/` on hybrid parts.
+fn perf_metrics_group(metrics: u8, pmu: Option<(&str, u32)>) -> Vec<Ev> {
+    const NAMES: [&str; 8] = [
+        "topdown-retiring",
+        "topdown-bad-spec",
+        "topdown-fe-bound",
+        "topdown-be-bound",
+        "topdown-heavy-ops",
+        "topdown-br-mispredict",
+        "topdown-fetch-lat",
+        "topdown-mem-bound",
+    ];
+    let name = |n: &str| match pmu {
+        Some((p, _)) => format!("{p}/{n}/"),
+        None => n.to_string(),
+    };
+    // Hybrid parts put the PMU type in the generic event's config 63:32.
+    let cycles_config = pmu.map_or(0, |(_, t)| (t as u64) << 32);
+    let mut v = vec![
+        ev(&name("slots"), event_type::RAW, 0x400, Quantity::Slots),
+        ev(
+            &name("cycles"),
+            event_type::HARDWARE,
+            cycles_config,
+            Quantity::Cycles,
+        ),
+    ];
+    for i in 0..metrics {
+        v.push(ev(
+            &name(NAMES[i as usize]),
+            event_type::RAW,
+            0x8000 + 0x100 * i as u64,
+            Quantity::PerfMetric(i),
+        ));
+    }
+    v
+}
+
+fn event_names(evs: &[Ev]) -> Vec<&str> {
+    evs.iter().map(|e| e.name.as_str()).collect()
+}
+
+fn icelake(corrections: bool) -> Preset {
+    let mut evs = perf_metrics_group(4, None);
+    if corrections {
+        // ICL's FE and BE corrections (topdown.md §4.4/§4.5).
+        evs.push(ev(
+            "int_misc.uop_dropping",
+            event_type::RAW,
+            0x100d,
+            Quantity::UopDropping,
+        ));
+        evs.push(ev(
+            "int_misc.clears_count",
+            event_type::RAW,
+            0x104_010d,
+            Quantity::ClearsCount,
+        ));
+    }
+    let arg = group_arg(&[&event_names(&evs)]);
+    let m = Machine {
+        arch: "x86_64",
+        cpu_desc: Some("Intel(R) Core(TM) i7-1065G7 CPU @ 1.30GHz"),
+        cpuid: "GenuineIntel,6,126,5",
+        nr_cpus: 8,
+        pmu_mappings: intel_pmus("cpu"),
+        cpu_pmu_caps: Some(caps(&[
+            ("branches", "32"),
+            ("max_precise", "3"),
+            ("pmu_name", "icelake"),
+        ])),
+        pmu_caps: Some(Vec::new()),
+        hybrid_topology: None,
+    };
+    let name = if corrections {
+        "icelake-corrections"
+    } else {
+        "icelake"
+    };
+    let g = Group {
+        evs,
+        sampler: 1,
+        family: Family::IntelPerfMetrics,
+        width: 5,
+        cpus: all_cpus(8),
+    };
+    build(name, m, vec![g], arg)
+}
+
+fn sapphirerapids() -> Preset {
+    let evs = perf_metrics_group(8, None);
+    let arg = group_arg(&[&event_names(&evs)]);
+    let m = Machine {
+        arch: "x86_64",
+        cpu_desc: Some("Intel(R) Xeon(R) Platinum 8488C"),
+        cpuid: "GenuineIntel,6,143,8",
+        nr_cpus: 8,
+        pmu_mappings: intel_pmus("cpu"),
+        cpu_pmu_caps: Some(caps(&[
+            ("branches", "32"),
+            ("max_precise", "3"),
+            ("pmu_name", "sapphire_rapids"),
+        ])),
+        pmu_caps: Some(Vec::new()),
+        hybrid_topology: None,
+    };
+    let g = Group {
+        evs,
+        sampler: 1,
+        family: Family::IntelPerfMetrics,
+        width: 6,
+        cpus: all_cpus(8),
+    };
+    build("sapphirerapids", m, vec![g], arg)
+}
+
+fn skylake() -> Preset {
+    use Quantity::*;
+    // topdown.md §3.3, SKL column; cycles is CPU_CLK_UNHALTED.THREAD.
+    let raw = |c: u64, q| ev(&format!("r{c:x}"), event_type::RAW, c, q);
+    let evs = vec![
+        ev("cycles", event_type::HARDWARE, 0, Cycles),
+        raw(0x19c, FrontendSlots),
+        raw(0x10e, IssuedUops),
+        raw(0x2c2, RetiredSlots),
+        raw(0x10d, RecoveryCycles),
+        raw(0x400_019c, FetchLatencyCycles),
+        raw(0xc5, BranchMisses),
+        raw(0x104_01c3, MachineClears),
+    ];
+    let arg = group_arg(&[&event_names(&evs)]);
+    // Four cores with SMT off: eight general counters per thread hold the
+    // seven raw events; cycles takes fixed counter 1.
+    let m = Machine {
+        arch: "x86_64",
+        cpu_desc: Some("Intel(R) Core(TM) i7-6700K CPU @ 4.00GHz"),
+        cpuid: "GenuineIntel,6,94,3",
+        nr_cpus: 4,
+        pmu_mappings: intel_pmus("cpu"),
+        cpu_pmu_caps: Some(caps(&[
+            ("branches", "32"),
+            ("max_precise", "3"),
+            ("pmu_name", "skylake"),
+        ])),
+        pmu_caps: Some(Vec::new()),
+        hybrid_topology: None,
+    };
+    let g = Group {
+        evs,
+        sampler: 0,
+        family: Family::IntelSkylake,
+        width: 4,
+        cpus: all_cpus(4),
+    };
+    build("skylake", m, vec![g], arg)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Zen {
+    Four,
+    Five,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ZenEvents {
+    /// `{cycles, FE, BE, disp, ret, smt}:S`.
+    L1,
+    /// L1 plus the L2 events as two more groups taking turns with it.
+    L1L2,
+    /// The RIS tool's raw spellings, with the ignored 0x43 byte.
+    Ris,
+    /// The L1 events, each sampled on its own.
+    Independent,
+}
+
+fn zen(gen: Zen, which: ZenEvents) -> Preset {
+    use Quantity::*;
+    let raw = |c: u64, q| ev(&format!("r{c:x}"), event_type::RAW, c, q);
+    let (width, cpu_desc, cpuid) = match gen {
+        Zen::Four => (
+            6,
+            Some("AMD EPYC 9654 96-Core Processor"),
+            "AuthenticAMD,25,17,1",
+        ),
+        Zen::Five => (
+            8,
+            Some("AMD EPYC 9755 128-Core Processor"),
+            "AuthenticAMD,26,2,0",
+        ),
+    };
+    let nr = 8;
+    let m = Machine {
+        arch: "x86_64",
+        cpu_desc,
+        cpuid,
+        nr_cpus: nr,
+        pmu_mappings: pmus(&[
+            (4, "cpu"),
+            (1, "software"),
+            (2, "tracepoint"),
+            (5, "breakpoint"),
+            (6, "kprobe"),
+            (7, "uprobe"),
+            (8, "ibs_fetch"),
+            (9, "ibs_op"),
+            (10, "msr"),
+            (11, "amd_df"),
+            (12, "amd_l3"),
+            (13, "power"),
+        ]),
+        cpu_pmu_caps: Some(caps(&[("branches", "16")])),
+        pmu_caps: Some(vec![
+            ("ibs_op".into(), caps(&[("zen4_ibs_extensions", "1")])),
+            ("ibs_fetch".into(), caps(&[("zen4_ibs_extensions", "1")])),
+        ]),
+        hybrid_topology: None,
+    };
+    let l1 = || {
+        vec![
+            ev("cycles", event_type::HARDWARE, 0, Cycles),
+            raw(0x1_0000_01a0, FrontendSlots),
+            raw(0x1_0000_1ea0, BackendSlots),
+            raw(0x7aa, DispatchedOps),
+            raw(0xc1, RetiredSlots),
+            raw(0x1_0000_60a0, SmtSlots),
+        ]
+    };
+    let group = |evs| Group {
+        evs,
+        sampler: 0,
+        family: Family::AmdZen,
+        width,
+        cpus: all_cpus(nr),
+    };
+    let name = match (gen, which) {
+        (Zen::Five, _) => "zen5",
+        (_, ZenEvents::L1) => "zen4",
+        (_, ZenEvents::L1L2) => "zen4-l2",
+        (_, ZenEvents::Ris) => "zen4-ris",
+        (_, ZenEvents::Independent) => "zen4-independent",
+    };
+    match which {
+        ZenEvents::L1 => {
+            let evs = l1();
+            let arg = group_arg(&[&event_names(&evs)]);
+            build(name, m, vec![group(evs)], arg)
+        }
+        ZenEvents::Ris => {
+            // r430076 is ls_not_halted_cyc with USR|OS|EN set by hand; the
+            // kernel rebuilds those bits (topdown.md §6.3). No SMT event.
+            let evs = vec![
+                raw(0x43_0076, Cycles),
+                raw(0x1_0043_01a0, FrontendSlots),
+                raw(0x1_0043_1ea0, BackendSlots),
+                raw(0x43_07aa, DispatchedOps),
+                raw(0x43_00c1, RetiredSlots),
+            ];
+            let arg = group_arg(&[&event_names(&evs)]);
+            build(name, m, vec![group(evs)], arg)
+        }
+        ZenEvents::L1L2 => {
+            // Six counters a group: the L2 events (topdown.md §6.2) go in
+            // two more groups, each with its own cycles sampler, and the
+            // kernel rotates the three.
+            let cmask = (width as u64) << 24;
+            let l2a = vec![
+                ev("cycles", event_type::HARDWARE, 0, Cycles),
+                raw(0x1_0000_01a0 | cmask, FetchLatencyCycles),
+                raw(0xc3, BranchMisses),
+                raw(0x96, MachineClears),
+                raw(0xa2d6, LoadNotCompleteCycles),
+                raw(0x2d6, NotCompleteCycles),
+            ];
+            let l2b = vec![
+                ev("cycles", event_type::HARDWARE, 0, Cycles),
+                raw(0xc1, RetiredSlots),
+                raw(0x1_0000_00c2, MicrocodeOps),
+            ];
+            let (a, b, c) = (l1(), l2a, l2b);
+            let arg = group_arg(&[&event_names(&a), &event_names(&b), &event_names(&c)]);
+            build(name, m, vec![group(a), group(b), group(c)], arg)
+        }
+        ZenEvents::Independent => zen_independent(m, l1(), width),
+    }
+}
+
+/// `-e cycles,r...,r...`: each event samples with its own period, no READ.
+fn zen_independent(m: Machine, evs: Vec<Ev>, width: u32) -> Preset {
+    // Periods that give every event samples of its own: rarer events get
+    // shorter ones.
+    let periods = [
+        1_000_003u64,
+        2_000_003,
+        2_000_003,
+        2_000_003,
+        2_000_003,
+        200_003,
+    ];
+    let cpus = all_cpus(m.nr_cpus);
+    let mut events = Vec::new();
+    let mut counts = Vec::new();
+    let mut samplers = Vec::new();
+    let names: Vec<String> = evs.iter().map(|e| e.name.clone()).collect();
+    for (i, (e, p)) in evs.into_iter().zip(periods).enumerate() {
+        let mut a = Attr::new(e.type_, e.config);
+        a.sample_type = SINGLE_SAMPLE_TYPE;
+        a.read_format = rf::ID | rf::LOST;
+        a.flags |= flags::INHERIT | flags::DISABLED | flags::ENABLE_ON_EXEC;
+        if i == 0 {
+            a.flags |= flags::TRACKING;
+        }
+        a.sampling = Sampling::Period(p);
+        events.push(EventSpec {
+            name: e.name,
+            attr: a,
+            cpus: cpus.clone(),
+        });
+        counts.push(e.counts);
+        samplers.push(Sampler {
+            event: i,
+            reads: Vec::new(),
+            family: Family::AmdZen,
+            width,
+            cpus: cpus.clone(),
+        });
+    }
+    let cmdline = [
+        "/usr/bin/perf",
+        "record",
+        "-e",
+        &names.join(","),
+        "-P",
+        "--sample-cpu",
+        "-g",
+        "--",
+        PROGRAM,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    Preset {
+        name: "zen4-independent".into(),
+        spec: machine_spec(m, events, Vec::new(), cmdline),
+        counts,
+        samplers,
+        independent: true,
+    }
+}
+
+fn neoverse_v2() -> Preset {
+    use Quantity::*;
+    // armv8_pmuv3_0 is registered with a dynamic type; 10 on this machine.
+    const PMU: u32 = 10;
+    let arm = |n: &str, c: u64, q| ev(n, PMU, c, q);
+    let evs = vec![
+        arm("cpu_cycles", 0x11, Cycles),
+        arm("stall_slot_frontend", 0x3e, FrontendSlots),
+        arm("stall_slot_backend", 0x3d, BackendSlots),
+        arm("stall_slot", 0x3f, StallSlots),
+        arm("op_retired", 0x3a, RetiredSlots),
+        arm("op_spec", 0x3b, SpecOps),
+        arm("br_mis_pred", 0x10, BranchMisses),
+    ];
+    let arg = group_arg(&[&event_names(&evs)]);
+    let m = Machine {
+        arch: "aarch64",
+        // arm64 /proc/cpuinfo has no "model name": perf writes no CPUDESC.
+        cpu_desc: None,
+        cpuid: "0x00000000410fd4f0",
+        nr_cpus: 8,
+        pmu_mappings: pmus(&[
+            (PMU, "armv8_pmuv3_0"),
+            (1, "software"),
+            (2, "tracepoint"),
+            (5, "breakpoint"),
+            (6, "kprobe"),
+            (7, "uprobe"),
+            (11, "arm_spe_0"),
+        ]),
+        cpu_pmu_caps: None,
+        pmu_caps: Some(vec![(
+            "armv8_pmuv3_0".into(),
+            caps(&[
+                ("slots", "0x00000008"),
+                ("bus_slots", "0x00000020"),
+                ("bus_width", "0x00000040"),
+            ]),
+        )]),
+        hybrid_topology: None,
+    };
+    let g = Group {
+        evs,
+        sampler: 0,
+        family: Family::ArmNeoverse,
+        width: 8,
+        cpus: all_cpus(8),
+    };
+    build("neoverse-v2", m, vec![g], arg)
+}
+
+fn alderlake_hybrid() -> Preset {
+    use Quantity::*;
+    const ATOM: u32 = 10;
+    let p_cpus: Vec<u32> = (0..16).collect();
+    let e_cpus: Vec<u32> = (16..24).collect();
+    let p = perf_metrics_group(8, Some(("cpu_core", 4)));
+    let atom = |n: &str, c: u64, q| ev(&format!("cpu_atom/{n}/"), ATOM, c, q);
+    let atom_cycles = || {
+        ev(
+            "cpu_atom/cycles/",
+            event_type::HARDWARE,
+            (ATOM as u64) << 32,
+            Cycles,
+        )
+    };
+    // Gracemont, 5 wide (topdown.md §5): the kernel's cpu_atom aliases for
+    // level 1; level 2 in a second group (six general counters each).
+    let e1 = vec![
+        atom_cycles(),
+        atom("topdown-fe-bound", 0x71, FrontendSlots),
+        atom("topdown-be-bound", 0x74, BackendSlots),
+        atom("topdown-retiring", 0xc2, RetiredSlots),
+    ];
+    let e2 = vec![
+        atom_cycles(),
+        atom(
+            "topdown_fe_bound.frontend_latency",
+            0x7271,
+            FetchLatencySlots,
+        ),
+        atom(
+            "topdown_fe_bound.frontend_bandwidth",
+            0x8d71,
+            FetchBandwidthSlots,
+        ),
+        atom("topdown_bad_speculation.mispredict", 0x473, MispredictSlots),
+        atom(
+            "topdown_bad_speculation.machine_clears",
+            0x373,
+            MachineClearSlots,
+        ),
+        atom("topdown_be_bound.alloc_restrictions", 0x174, CoreBoundSlots),
+    ];
+    let arg = group_arg(&[&event_names(&p), &event_names(&e1), &event_names(&e2)]);
+    let hybrid_caps = caps(&[
+        ("branches", "32"),
+        ("max_precise", "3"),
+        ("pmu_name", "alderlake_hybrid"),
+    ]);
+    let m = Machine {
+        arch: "x86_64",
+        cpu_desc: Some("12th Gen Intel(R) Core(TM) i9-12900K"),
+        cpuid: "GenuineIntel,6,151,2",
+        nr_cpus: 24,
+        pmu_mappings: pmus(&[
+            (4, "cpu_core"),
+            (ATOM, "cpu_atom"),
+            (1, "software"),
+            (2, "tracepoint"),
+            (5, "breakpoint"),
+            (6, "kprobe"),
+            (7, "uprobe"),
+            (8, "intel_bts"),
+            (9, "intel_pt"),
+            (11, "msr"),
+            (12, "power"),
+        ]),
+        // No PMU is called `cpu` on a hybrid part: perf leaves CPU_PMU_CAPS
+        // out and writes the core PMUs' caps, hybrid ones first, in PMU_CAPS.
+        cpu_pmu_caps: None,
+        pmu_caps: Some(vec![
+            ("cpu_core".into(), hybrid_caps.clone()),
+            ("cpu_atom".into(), hybrid_caps),
+        ]),
+        hybrid_topology: Some(vec![
+            ("cpu_core".into(), "0-15".into()),
+            ("cpu_atom".into(), "16-23".into()),
+        ]),
+    };
+    let atom_group = |evs| Group {
+        evs,
+        sampler: 0,
+        family: Family::IntelAtom,
+        width: 5,
+        cpus: e_cpus.clone(),
+    };
+    let groups = vec![
+        Group {
+            evs: p,
+            sampler: 1,
+            family: Family::IntelPerfMetrics,
+            width: 6,
+            cpus: p_cpus.clone(),
+        },
+        atom_group(e1),
+        atom_group(e2),
+    ];
+    build("alderlake-hybrid", m, groups, arg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_builds_and_only_samplers_have_periods() {
+        for name in NAMES {
+            let p = get(name).expect("known preset");
+            assert_eq!(&p.name, name);
+            assert_eq!(p.counts.len(), p.spec.events.len());
+            for (i, e) in p.spec.events.iter().enumerate() {
+                let sampler = p.samplers.iter().any(|s| s.event == i);
+                assert_eq!(e.attr.is_sampling(), sampler, "{name}: {}", e.name);
+            }
+        }
+        assert!(get("nehalem").is_none());
+    }
+
+    #[test]
+    fn topdown_group_order_is_slots_then_the_sampler() {
+        let p = get("sapphirerapids").expect("preset");
+        let e = &p.spec.events;
+        assert_eq!((e[0].attr.type_, e[0].attr.config), (4, 0x400));
+        assert_eq!((e[1].attr.type_, e[1].attr.config), (0, 0));
+        assert_eq!(p.samplers[0].event, 1);
+        let metrics: Vec<u64> = e[2..].iter().map(|e| e.attr.config).collect();
+        assert_eq!(
+            metrics,
+            (0..8).map(|i| 0x8000 + 0x100 * i).collect::<Vec<_>>()
+        );
+    }
+}
