@@ -1,7 +1,7 @@
-# Sourced by the benchmark scripts: the release build of perfq and the
+# Sourced by the benchmark scripts: the dist build (release + fat LTO) of perfq and the
 # large captures they measure, recorded on first use into $PERFQ_BENCH_DIR
 # (default /tmp/perfq-bench; not committed). Needs perf.
-#   perfq                       the release binary
+#   perfq                       the dist binary (fat LTO, Cargo.toml)
 #   dir                         where the captures are
 #   fp-large.data               system-wide, frame-pointer callchains, 40 kHz per CPU, 20 s
 #   fp-large-4x.data            the same for 80 s
@@ -14,8 +14,8 @@ dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
 mkdir -p "$dir"
 cd "$root"
-cargo build --release -q -p perfq
-perfq="$CARGO_TARGET_DIR/release/perfq"
+cargo build --profile dist -q -p perfq
+perfq="$CARGO_TARGET_DIR/dist/perfq"
 
 loop="$dir/loop.sh"
 cat > "$loop" <<LOOP

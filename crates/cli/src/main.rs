@@ -9,6 +9,7 @@ mod jsonw;
 mod report;
 mod sideband;
 mod symbols;
+mod topdown;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -85,6 +86,45 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = report::ReportFormat::Table)]
         format: report::ReportFormat,
+        #[command(flatten)]
+        sources: symbols::SymbolSources,
+    },
+    /// Top-down (TMA) shares of pipeline slots per function, thread,
+    /// process, DSO or time interval (docs/topdown.md).
+    Topdown {
+        /// A perf.data file (converted once into a cache dataset) or a
+        /// dataset folder.
+        input: PathBuf,
+        /// 1: Retiring, Bad Speculation, Frontend and Backend Bound; 2: their
+        /// children too.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+        level: u8,
+        /// Row key.
+        #[arg(long, value_enum, default_value_t = topdown::ByArg::Function)]
+        by: topdown::ByArg,
+        /// Each sample counts for the function of its own address (the default).
+        #[arg(long = "self", conflicts_with = "total")]
+        self_: bool,
+        /// Each sample counts once for every function on its stack.
+        #[arg(long)]
+        total: bool,
+        /// Rows per time interval of this many milliseconds (like perf stat -I).
+        #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+        interval: Option<u64>,
+        /// Use this CPU model's formulas (perf's name: sapphirerapids, icelake,
+        /// skylake, amdzen4, amdzen5, neoverse-v2, ...) instead of the
+        /// capture's.
+        #[arg(long, value_name = "NAME")]
+        cpu_model: Option<String>,
+        /// Rows with fewer samples are marked (not hidden).
+        #[arg(long, default_value_t = 30)]
+        min_samples: u64,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = topdown::Format::Table)]
+        format: topdown::Format,
+        /// Convert a perf.data file into a temporary dataset instead of the cache.
+        #[arg(long)]
+        no_cache: bool,
         #[command(flatten)]
         sources: symbols::SymbolSources,
     },
@@ -181,6 +221,34 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 symbols: sources.config(false),
             };
             report::run(&file, &opt, &mut out)?
+        }
+        Command::Topdown {
+            input,
+            level,
+            by,
+            self_: _,
+            total,
+            interval,
+            cpu_model,
+            min_samples,
+            format,
+            no_cache,
+            sources,
+        } => {
+            let sources = sources.resolve()?;
+            let opt = topdown::Options {
+                input,
+                level,
+                by,
+                total,
+                interval_ms: interval,
+                cpu_model,
+                min_samples,
+                format,
+                no_cache,
+                symbols: sources.config(true),
+            };
+            topdown::run(&opt, &mut out)?
         }
     };
     out.flush()?;

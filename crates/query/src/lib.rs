@@ -1,4 +1,30 @@
 /*!
-SQL over perfq datasets.
+SQL over perfq datasets, on DataFusion.
+
+A [`Session`] registers every table of a dataset (one or many captures,
+partitioned by `capture`); [`topdown`] compiles the formula sets of
+`perfq-topdown` into SQL views over those tables — per-sample topdown
+values and their aggregations per function (self and total), thread,
+process, DSO and time interval, with standard errors, clamping and
+hierarchical flags — and runs them.
+
+```no_run
+use perfq_query::{topdown, Session};
+
+let session = Session::open("dataset".as_ref())?;
+let report = topdown::run(&session, &topdown::Options::default())?;
+for row in &report.rows {
+    println!("{:?} {}", row.keys, row.samples);
+}
+# Ok::<(), perfq_query::Error>(())
+```
 */
 #![deny(missing_docs)]
+
+mod error;
+mod session;
+pub mod topdown;
+
+pub use crate::error::Error;
+pub use crate::session::{Session, TABLES};
+pub use datafusion::arrow;

@@ -59,6 +59,14 @@ impl Locator {
                 Some(root) => c.push(root.join(path.strip_prefix("/").unwrap_or(path))),
                 None => c.push(path.to_path_buf()),
             }
+        } else if !dso.path.is_empty() && !dso.path.starts_with('[') && !dso.path.starts_with("//")
+        {
+            // A relative mapping path (written by tools, not the kernel):
+            // perf prefixes the symfs and opens it from the working folder.
+            match &self.symfs {
+                Some(root) => c.push(root.join(path)),
+                None => c.push(path.to_path_buf()),
+            }
         }
         if let Some(h) = build_id_hex(dso.build_id.as_deref()) {
             for cache in &self.buildid_caches {

@@ -493,6 +493,9 @@ impl Expr {
                 match (&a, &b) {
                     (Num(x), Num(y)) if *y != 0.0 => Num(x / y),
                     (_, Num(y)) if *y == 1.0 => a,
+                    // A correction term whose event was not recorded:
+                    // 0 whatever the divisor (perf counts it 0).
+                    (Num(x), _) if *x == 0.0 => Num(0.0),
                     _ => Bin(Op::Div, Box::new(a), Box::new(b)),
                 }
             }

@@ -1,0 +1,44 @@
+#!/bin/sh
+# perfq topdown on a generated Sapphire Rapids capture of 10 M samples with
+# realistic stack depth (random call paths of depth 8-20 through
+# testdata/td-demo): the targets of docs/topdown.md's benchmarks.
+#   - per-function level-1 self over the converted dataset
+#   - level-2 total (inclusive) over the dataset
+#   - `perfq topdown FILE --no-cache` cold (conversion included), next to
+#     `perf script` alone on the same file (what a text-parsing tool needs
+#     before it starts)
+#   - peak RSS of each
+# Usage: sh benches/topdown.sh [samples]   (default 10000000; the capture
+# is ~4.3 GB, written to $PERFQ_BENCH_DIR, default /tmp/perfq-bench)
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}
+samples=${1:-10000000}
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
+mkdir -p "$dir"
+cd "$root"
+cargo build --profile dist -q -p perfq -p perfq-testgen
+perfq="$CARGO_TARGET_DIR/dist/perfq"
+gen="$CARGO_TARGET_DIR/dist/perfq-gen"
+file="$dir/topdown-spr-$samples.data"
+dataset="$dir/topdown-spr-$samples.dataset"
+[ -f "$file" ] || "$gen" --preset sapphirerapids --samples "$samples" --depth 12 -o "$file"
+[ -d "$dataset" ] || "$perfq" convert "$file" -o "$dataset" >/dev/null
+ls -l "$file"
+
+rss() { # peak RSS in MB of a command
+    /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1 | awk '{printf "%.0f MB\n", $1/1024}'
+}
+
+echo "== level 1, self, by function, over the dataset"
+hyperfine -w 1 -r 5 "$perfq topdown $dataset"
+echo "peak RSS: $(rss "$perfq" topdown "$dataset")"
+echo "== level 2, total, by function, over the dataset"
+hyperfine -w 1 -r 5 "$perfq topdown $dataset --level 2 --total"
+echo "peak RSS: $(rss "$perfq" topdown "$dataset" --level 2 --total)"
+echo "== cold: perfq topdown FILE --no-cache (conversion included)"
+hyperfine -r 3 "$perfq topdown $file --no-cache"
+echo "peak RSS: $(rss "$perfq" topdown "$file" --no-cache)"
+echo "== perf script alone on the same file"
+hyperfine -r 1 "perf script -i $file > /dev/null"
+echo "peak RSS: $(rss perf script -i "$file")"

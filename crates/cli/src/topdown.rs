@@ -1,0 +1,392 @@
+//! `perfq topdown`: top-down shares per function (thread, process, DSO,
+//! interval) from a dataset or a perf.data file. A file is converted once
+//! into a cache dataset keyed by its content hash, so a second question
+//! about the same capture only runs the query. The work is
+//! `perfq_query::topdown`; this picks the input and prints.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use perfq_query::topdown::{self, By, Mode, NodeInfo, Report, Row};
+use perfq_query::Session;
+use perfq_symbolize::Config;
+use perfq_writer::convert;
+
+use crate::Outcome;
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A table for a terminal.
+    Table,
+    /// Comma-separated values with a header line.
+    Csv,
+    /// One JSON array of row objects.
+    Json,
+}
+
+/// Row keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ByArg {
+    /// Per function.
+    Function,
+    /// Per thread.
+    Thread,
+    /// Per process.
+    Process,
+    /// Per DSO.
+    Dso,
+}
+
+/// Options of `perfq topdown`.
+pub struct Options {
+    pub input: PathBuf,
+    pub level: u8,
+    pub by: ByArg,
+    pub total: bool,
+    pub interval_ms: Option<u64>,
+    pub cpu_model: Option<String>,
+    pub min_samples: u64,
+    pub format: Format,
+    pub no_cache: bool,
+    pub symbols: Config,
+}
+
+/// Where the dataset's cache lives: `$PERFQ_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/perfq`, else `~/.cache/perfq`. The version in the
+/// path changes when the dataset's schema does, so that an older perfq's
+/// conversions are not read as if they had the new columns.
+pub fn cache_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("PERFQ_CACHE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("perfq")))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/perfq")))?;
+    Some(base.join("datasets-v2"))
+}
+
+/// A temporary dataset folder, removed when dropped.
+struct TempDataset(PathBuf);
+
+impl Drop for TempDataset {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Converts `file` into `dataset` (unless it holds it already) and gives
+/// the capture's id.
+fn converted(file: &Path, dataset: &Path, symbols: &Config) -> anyhow::Result<String> {
+    std::fs::create_dir_all(dataset).with_context(|| format!("creating {}", dataset.display()))?;
+    let bar = indicatif::ProgressBar::new(0).with_style(
+        indicatif::ProgressStyle::with_template(
+            "converting {msg} {wide_bar} {bytes}/{total_bytes}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.set_message(file.display().to_string());
+    let copt = convert::Options {
+        force: false,
+        symbols: Some(symbols.clone()),
+    };
+    let result = convert::convert(file, dataset, &copt, &mut |done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    });
+    bar.finish_and_clear();
+    // Another perfq converting the same capture into the cache may have
+    // finished first: its folder is as good as ours.
+    let result = match result {
+        Err(perfq_writer::Error::Exists(dir)) => Ok(convert::Conversion::Present { dir }),
+        Err(perfq_writer::Error::Io { path, .. })
+            if path.is_dir()
+                && path
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("capture=")) =>
+        {
+            Ok(convert::Conversion::Present { dir: path })
+        }
+        r => r,
+    };
+    let dir = match result.with_context(|| format!("converting {}", file.display()))? {
+        convert::Conversion::Present { dir } => dir,
+        convert::Conversion::Written(c) => {
+            for w in &c.warnings {
+                eprintln!("perfq: warning: {}: {w}", file.display());
+            }
+            if let Some(e) = &c.error {
+                eprintln!(
+                    "perfq: warning: {}: {e} (what came before it is used)",
+                    file.display()
+                );
+            }
+            c.dir
+        }
+    };
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(name.strip_prefix("capture=").unwrap_or(&name).to_string())
+}
+
+pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let mut _temp = None;
+    let (dataset, capture) = if opt.input.is_dir() {
+        (opt.input.clone(), None)
+    } else {
+        let dataset = if opt.no_cache {
+            let d = std::env::temp_dir().join(format!("perfq-topdown-{}", std::process::id()));
+            _temp = Some(TempDataset(d.clone()));
+            d
+        } else {
+            cache_dir()
+                .context("no cache folder: set PERFQ_CACHE_DIR or HOME, or use --no-cache")?
+        };
+        let id = converted(&opt.input, &dataset, &opt.symbols)?;
+        (dataset, Some(id))
+    };
+    let session = Session::open(&dataset)?;
+    let by = match (opt.interval_ms, opt.by) {
+        (Some(_), _) => By::Interval,
+        (None, ByArg::Function) => By::Function,
+        (None, ByArg::Thread) => By::Thread,
+        (None, ByArg::Process) => By::Process,
+        (None, ByArg::Dso) => By::Dso,
+    };
+    let topt = topdown::Options {
+        by,
+        mode: if opt.total {
+            Mode::Total
+        } else {
+            Mode::SelfTime
+        },
+        level: opt.level,
+        interval_ms: opt.interval_ms.unwrap_or(1000),
+        min_samples: opt.min_samples,
+        cpu_model: opt.cpu_model.clone(),
+        capture,
+    };
+    let report = topdown::run(&session, &topt).map_err(|e| match &topt.capture {
+        Some(id) => anyhow::anyhow!(
+            "{}",
+            e.to_string()
+                .replace(&format!("capture {id}"), &opt.input.display().to_string())
+        ),
+        None => e.into(),
+    })?;
+    // A file's warnings name the file rather than its id in the cache.
+    let named = |w: &str| match &topt.capture {
+        Some(id) => w.replace(&format!("capture {id}"), &opt.input.display().to_string()),
+        None => w.to_string(),
+    };
+    for w in &report.warnings {
+        eprintln!("perfq: warning: {}", named(w));
+    }
+    match opt.format {
+        Format::Table => table(&report, opt, out)?,
+        Format::Csv => csv(&report, out)?,
+        Format::Json => json(&report, out)?,
+    }
+    Ok(Outcome::Ok)
+}
+
+fn value<'a>(row: &'a Row, node: &str) -> Option<&'a topdown::NodeValue> {
+    row.nodes.iter().find(|n| n.name == node)
+}
+
+/// Short column headers, so that level 2 fits a terminal.
+fn short(node: &str) -> &str {
+    match node {
+        "retiring" => "Retire",
+        "bad_speculation" => "BadSpec",
+        "frontend_bound" => "Frontend",
+        "backend_bound" => "Backend",
+        "smt_contention" => "SMT",
+        "heavy_operations" => "heavy",
+        "light_operations" => "light",
+        "branch_mispredicts" => "mispr",
+        "machine_clears" => "clears",
+        "fetch_latency" => "lat",
+        "fetch_bandwidth" => "bw",
+        "memory_bound" => "mem",
+        "core_bound" => "core",
+        "resource_bound" => "resrc",
+        other => other,
+    }
+}
+
+fn table(report: &Report, opt: &Options, out: &mut dyn Write) -> anyhow::Result<()> {
+    writeln!(out, "# CPU: {}", report.models.join("; "))?;
+    writeln!(
+        out,
+        "# {} topdown, {} by {}; % of pipeline slots; * = flagged bottleneck (its parent too); ~ = fewer than {} samples",
+        if opt.level >= 2 { "level-1 and level-2" } else { "level-1" },
+        if opt.total { "total (inclusive)" } else { "self" },
+        match opt.interval_ms {
+            Some(ms) => format!("{ms} ms interval"),
+            None => format!("{:?}", opt.by).to_lowercase(),
+        },
+        opt.min_samples
+    )?;
+    // Level-1 nodes, each followed by its children.
+    let mut cols: Vec<&NodeInfo> = Vec::new();
+    for n in report.nodes.iter().filter(|n| n.level == 1) {
+        cols.push(n);
+        cols.extend(
+            report
+                .nodes
+                .iter()
+                .filter(|c| c.parent.as_deref() == Some(&n.name)),
+        );
+    }
+    let hybrid = report.rows.iter().any(|r| r.core.is_some());
+    let mut header = format!("{:>9}", "samples");
+    for c in &cols {
+        let h = if c.level == 1 {
+            short(&c.name).to_string()
+        } else {
+            format!(".{}", short(&c.name))
+        };
+        header.push_str(&format!(" {h:>8}"));
+    }
+    if hybrid {
+        header.push_str("  core    ");
+    }
+    header.push_str("  ");
+    header.push_str(&report.keys.join(" "));
+    writeln!(out, "{header}")?;
+    for r in &report.rows {
+        let mark = if r.low_samples { "~" } else { " " };
+        let mut line = format!("{mark}{:>8}", r.samples);
+        for c in &cols {
+            let cell = match value(r, &c.name) {
+                Some(v) => match v.value {
+                    Some(x) => format!("{:.1}{}", x * 100.0, if v.flagged { "*" } else { " " }),
+                    None => "-  ".into(),
+                },
+                None => "".into(),
+            };
+            line.push_str(&format!(" {cell:>8}"));
+        }
+        if hybrid {
+            line.push_str(&format!("  {:<8}", r.core.as_deref().unwrap_or("")));
+        }
+        line.push_str("  ");
+        let keys: Vec<String> = r
+            .keys
+            .iter()
+            .map(|(k, v)| {
+                if k == "dso" {
+                    format!("[{v}]")
+                } else {
+                    v.clone()
+                }
+            })
+            .collect();
+        line.push_str(&keys.join(" "));
+        if let Some(i) = &r.issues {
+            line.push_str(&format!("  ({i})"));
+        }
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn opt_num(v: Option<f64>) -> String {
+    v.map(|x| format!("{x}")).unwrap_or_default()
+}
+
+fn csv(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> {
+    let mut header: Vec<String> = report.keys.clone();
+    header.push("samples".into());
+    header.push("low_samples".into());
+    for n in &report.nodes {
+        header.push(n.name.clone());
+        header.push(format!("{}_se", n.name));
+        header.push(format!("{}_flagged", n.name));
+    }
+    header.push("core".into());
+    header.push("issues".into());
+    writeln!(out, "{}", header.join(","))?;
+    for r in &report.rows {
+        let mut f: Vec<String> = report
+            .keys
+            .iter()
+            .map(|k| csv_field(r.keys.iter().find(|x| &x.0 == k).map_or("", |x| &x.1)))
+            .collect();
+        f.push(r.samples.to_string());
+        f.push(r.low_samples.to_string());
+        for n in &report.nodes {
+            let v = value(r, &n.name);
+            f.push(opt_num(v.and_then(|v| v.value)));
+            f.push(opt_num(v.and_then(|v| v.se)));
+            f.push(v.map(|v| v.flagged.to_string()).unwrap_or_default());
+        }
+        f.push(r.core.clone().unwrap_or_default());
+        f.push(csv_field(r.issues.as_deref().unwrap_or("")));
+        writeln!(out, "{}", f.join(","))?;
+    }
+    Ok(())
+}
+
+fn json(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> {
+    use serde_json::{Map, Value};
+    let num = |x: Option<f64>| {
+        x.and_then(serde_json::Number::from_f64)
+            .map_or(Value::Null, Value::Number)
+    };
+    let rows: Vec<Value> = report
+        .rows
+        .iter()
+        .map(|r| {
+            let mut o = Map::new();
+            for (k, v) in &r.keys {
+                let v = match k.as_str() {
+                    "pid" | "tid" => v.parse::<i64>().map_or(Value::Null, Value::from),
+                    "start_s" => num(v.parse::<f64>().ok()),
+                    _ => Value::from(v.as_str()),
+                };
+                o.insert(k.clone(), v);
+            }
+            o.insert("samples".into(), r.samples.into());
+            o.insert("low_samples".into(), r.low_samples.into());
+            for n in &r.nodes {
+                o.insert(n.name.clone(), num(n.value));
+                o.insert(format!("{}_se", n.name), num(n.se));
+            }
+            let flagged: Vec<Value> = r
+                .nodes
+                .iter()
+                .filter(|n| n.flagged)
+                .map(|n| Value::from(n.name.as_str()))
+                .collect();
+            o.insert("flagged".into(), Value::Array(flagged));
+            let counts: Map<String, Value> = r
+                .counts
+                .iter()
+                .map(|(k, v)| (k.clone(), num(Some(*v))))
+                .collect();
+            o.insert("counts".into(), Value::Object(counts));
+            if let Some(c) = &r.core {
+                o.insert("core".into(), c.as_str().into());
+            }
+            o.insert(
+                "issues".into(),
+                r.issues.as_deref().map_or(Value::Null, Value::from),
+            );
+            Value::Object(o)
+        })
+        .collect();
+    serde_json::to_writer(&mut *out, &Value::Array(rows))?;
+    writeln!(out)?;
+    Ok(())
+}

@@ -1,0 +1,556 @@
+//! `perfq topdown` end to end: generated captures with the layouts real
+//! topdown recordings have (crates/testgen) → decode → dataset → SQL →
+//! CLI output, against the worked examples of topdown.md §11.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use perfq_testgen::{presets, Binary, ExplicitSample, Preset, Values, Workload};
+use serde_json::Value;
+
+fn demo() -> PathBuf {
+    common::root().join("testdata/td-demo")
+}
+
+/// A folder of its own for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("perfq-td-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The read values of one sample in the sampler's read order, from
+/// (type, config) → value; members not given count `fill`.
+fn reads(p: &Preset, sampler: usize, by_event: &[((u32, u64), u64)], fill: u64) -> Vec<u64> {
+    p.samplers[sampler]
+        .reads
+        .iter()
+        .map(|&i| {
+            let a = &p.spec.events[i].attr;
+            by_event
+                .iter()
+                .find(|(k, _)| *k == (a.type_, a.config))
+                .map_or(fill, |(_, v)| *v)
+        })
+        .collect()
+}
+
+/// Writes a capture of `samples` (leaf-first stacks of td-demo's
+/// functions) with the given values.
+fn generate(dir: &Path, preset: &str, samples: &[(Vec<&str>, Values)]) -> PathBuf {
+    let p = presets::get(preset).unwrap();
+    let binary = Binary::open(demo()).unwrap();
+    let workload = Workload::new(&binary, &demo().to_string_lossy());
+    let path = dir.join(format!("{preset}.data"));
+    let mut w = perfq_testgen::Writer::create(&path, &workload.spec(&p)).unwrap();
+    let explicit: Vec<ExplicitSample> = samples
+        .iter()
+        .map(|(stack, values)| ExplicitSample {
+            sampler: 0,
+            stack: stack.iter().map(|s| s.to_string()).collect(),
+            thread: 0,
+            values: values.clone(),
+        })
+        .collect();
+    workload
+        .run_explicit(&p, &explicit, &mut w, |_| {})
+        .unwrap();
+    w.finish().unwrap();
+    path
+}
+
+fn topdown(file: &Path, cache: &Path, args: &[&str]) -> Vec<Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_perfq"))
+        .arg("topdown")
+        .arg(file)
+        .args(["--format", "json"])
+        .args(args)
+        .env("PERFQ_CACHE_DIR", cache)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "perfq topdown {}: {}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice::<Value>(&out.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn row<'a>(rows: &'a [Value], symbol: &str) -> &'a Value {
+    rows.iter()
+        .find(|r| r["symbol"] == symbol)
+        .unwrap_or_else(|| panic!("no row for {symbol} in {rows:?}"))
+}
+
+/// A node's share in percent, to 4 decimals.
+fn pct(r: &Value, node: &str) -> f64 {
+    let v = r[node]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no {node} in {r}"));
+    (v * 100.0 * 10_000.0).round() / 10_000.0
+}
+
+fn check(r: &Value, want: &[(&str, f64)]) {
+    for (n, v) in want {
+        assert_eq!(pct(r, n), *v, "{n} of {r}");
+    }
+}
+
+const SLOTS: (u32, u64) = (4, 0x400);
+const RET: (u32, u64) = (4, 0x8000);
+const BAD: (u32, u64) = (4, 0x8100);
+const FE: (u32, u64) = (4, 0x8200);
+const BE: (u32, u64) = (4, 0x8300);
+
+/// §11.3: cumulative values → deltas → per function.
+#[test]
+fn icelake_three_samples_per_function() {
+    let dir = scratch("icl3");
+    let p = presets::get("icelake").unwrap();
+    let cum = |s: u64, r: u64, b: u64, f: u64, e: u64| {
+        Values::Cumulative(reads(
+            &p,
+            0,
+            &[(SLOTS, s), (RET, r), (BAD, b), (FE, f), (BE, e)],
+            s / 5,
+        ))
+    };
+    let file = generate(
+        &dir,
+        "icelake",
+        &[
+            (
+                vec!["checksum", "run", "main"],
+                cum(10_000_000, 2_980_392, 980_392, 2_509_803, 3_529_411),
+            ),
+            (
+                vec!["sort_records", "run", "main"],
+                cum(20_000_000, 4_980_392, 1_480_392, 4_509_803, 9_029_411),
+            ),
+            (
+                vec!["checksum", "run", "main"],
+                cum(30_000_000, 7_980_392, 2_480_392, 6_509_803, 13_029_411),
+            ),
+        ],
+    );
+    let rows = topdown(&file, &dir.join("cache"), &["--min-samples", "1"]);
+    let foo = row(&rows, "checksum");
+    assert_eq!(foo["samples"], 2);
+    check(
+        foo,
+        &[
+            ("retiring", 29.9020),
+            ("frontend_bound", 22.5490),
+            ("backend_bound", 37.6471),
+            ("bad_speculation", 9.9020),
+        ],
+    );
+    let bar = row(&rows, "sort_records");
+    check(
+        bar,
+        &[
+            ("retiring", 20.0),
+            ("frontend_bound", 20.0),
+            ("backend_bound", 55.0),
+            ("bad_speculation", 5.0),
+        ],
+    );
+    // Total: run and main hold all three samples.
+    let total = topdown(
+        &file,
+        &dir.join("cache"),
+        &["--total", "--min-samples", "1"],
+    );
+    let run = row(&total, "run");
+    assert_eq!(run["samples"], 3);
+    // The cumulative values of the last sample: 7,980,392 / 29,999,998.
+    check(run, &[("retiring", 26.6013)]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// §11.1 and §11.2: one interval on Ice Lake (with and without the
+/// corrections) and Sapphire Rapids level 2 with flags.
+#[test]
+fn icelake_l1_and_sapphire_rapids_l2() {
+    let dir = scratch("icl1");
+    let one = |preset: &str, extra: &[((u32, u64), u64)]| {
+        let p = presets::get(preset).unwrap();
+        let mut v = vec![
+            (SLOTS, 10_000_000),
+            (RET, 2_980_392),
+            (BAD, 980_392),
+            (FE, 2_509_803),
+            (BE, 3_529_411),
+        ];
+        v.extend_from_slice(extra);
+        let values = Values::Deltas(reads(&p, 0, &v, 1_000_000));
+        let file = generate(
+            &dir,
+            preset,
+            &[(vec!["hash_table_probe", "run", "main"], values)],
+        );
+        topdown(
+            &file,
+            &dir.join("cache"),
+            &["--level", "2", "--min-samples", "1"],
+        )
+    };
+    let rows = one("icelake", &[]);
+    check(
+        row(&rows, "hash_table_probe"),
+        &[
+            ("retiring", 29.8039),
+            ("frontend_bound", 25.0980),
+            ("backend_bound", 35.2941),
+            ("bad_speculation", 9.8039),
+        ],
+    );
+    let rows = one(
+        "icelake-corrections",
+        &[((4, 0x100d), 50_000), ((4, 0x104010d), 20_000)],
+    );
+    check(
+        row(&rows, "hash_table_probe"),
+        &[
+            ("frontend_bound", 24.5980),
+            ("backend_bound", 36.2941),
+            ("retiring", 29.8039),
+            ("bad_speculation", 9.3039),
+        ],
+    );
+    let rows = one(
+        "sapphirerapids",
+        &[
+            ((4, 0x8400), 588_235),
+            ((4, 0x8500), 784_313),
+            ((4, 0x8600), 1_568_627),
+            ((4, 0x8700), 2_352_941),
+        ],
+    );
+    let r = row(&rows, "hash_table_probe");
+    check(
+        r,
+        &[
+            ("heavy_operations", 5.8824),
+            ("light_operations", 23.9216),
+            ("branch_mispredicts", 7.8431),
+            ("machine_clears", 1.9608),
+            ("fetch_latency", 15.6863),
+            ("fetch_bandwidth", 9.4118),
+            ("memory_bound", 23.5294),
+            ("core_bound", 11.7647),
+        ],
+    );
+    let flagged: Vec<&str> = r["flagged"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    for n in [
+        "backend_bound",
+        "memory_bound",
+        "frontend_bound",
+        "fetch_latency",
+    ] {
+        assert!(flagged.contains(&n), "{n} not flagged: {flagged:?}");
+    }
+    for n in ["bad_speculation", "branch_mispredicts", "machine_clears"] {
+        assert!(!flagged.contains(&n), "{n} flagged: {flagged:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The read values of one sample of `sampler`, given per formula role
+/// (roles as `crates/topdown/sets/` names them, found by perfq's own
+/// recognizer from each event's type and config: a wrong recognition
+/// shows as a wrong number); other members count `fill`.
+fn by_role(p: &Preset, model: &str, sampler: usize, values: &[(&str, u64)], fill: u64) -> Vec<u64> {
+    use perfq_topdown::{by_name, pmu_types, role_of, CpuInfo, EventKey, PmuInfo};
+    let pmus: Vec<PmuInfo> = p
+        .spec
+        .pmu_mappings
+        .iter()
+        .map(|(t, n)| PmuInfo {
+            type_: Some(*t),
+            name: n.clone(),
+            caps: vec![("slots".into(), "8".into())],
+        })
+        .collect();
+    let m = by_name(model, &CpuInfo::default()).unwrap();
+    let u = &m.sets[0];
+    let types = pmu_types(u.pmu, &pmus).unwrap();
+    let sampler = &p.samplers[sampler];
+    // An independently sampled event reads nothing: its value is its own
+    // period.
+    let members = if sampler.reads.is_empty() {
+        vec![sampler.event]
+    } else {
+        sampler.reads.clone()
+    };
+    members
+        .iter()
+        .map(|&i| {
+            let a = &p.spec.events[i].attr;
+            let key = EventKey {
+                type_: a.type_,
+                config: a.config,
+            };
+            role_of(u, &types, false, key)
+                .and_then(|r| values.iter().find(|v| v.0 == r))
+                .map_or(fill, |v| v.1)
+        })
+        .collect()
+}
+
+fn one_sample(
+    dir: &Path,
+    preset: &str,
+    model: &str,
+    values: &[(&str, u64)],
+    args: &[&str],
+) -> Value {
+    // One sample of every sampler of the preset (groups that take turns on
+    // the counters each give one), all in the same function.
+    let p = presets::get(preset).unwrap();
+    let samples: Vec<ExplicitSample> = (0..p.samplers.len())
+        .map(|k| ExplicitSample {
+            sampler: k,
+            stack: vec!["branchy_search".into(), "run".into(), "main".into()],
+            thread: 0,
+            values: Values::Deltas(by_role(&p, model, k, values, 0)),
+        })
+        .collect();
+    let binary = Binary::open(demo()).unwrap();
+    let workload = Workload::new(&binary, &demo().to_string_lossy());
+    let file = dir.join(format!("{preset}.data"));
+    let mut w = perfq_testgen::Writer::create(&file, &workload.spec(&p)).unwrap();
+    workload.run_explicit(&p, &samples, &mut w, |_| {}).unwrap();
+    w.finish().unwrap();
+    let mut a = vec!["--min-samples", "1"];
+    a.extend_from_slice(args);
+    let rows = topdown(&file, &dir.join("cache"), &a);
+    row(&rows, "branchy_search").clone()
+}
+
+/// §11.4: Skylake, SMT off, slots = 4 × cycles.
+#[test]
+fn skylake_l1_l2() {
+    let dir = scratch("skl");
+    let r = one_sample(
+        &dir,
+        "skylake",
+        "skylake",
+        &[
+            ("cycles", 1_000_000),
+            ("idq_not_delivered", 1_000_000),
+            ("uops_issued", 1_600_000),
+            ("uops_retired_slots", 1_400_000),
+            ("recovery_cycles", 25_000),
+            ("idq_0_uops", 150_000),
+            ("br_misp", 8_000),
+            ("clears", 2_000),
+        ],
+        &["--level", "2"],
+    );
+    check(
+        &r,
+        &[
+            ("frontend_bound", 25.0),
+            ("bad_speculation", 7.5),
+            ("retiring", 35.0),
+            ("backend_bound", 32.5),
+            ("fetch_latency", 15.0),
+            ("fetch_bandwidth", 10.0),
+            ("branch_mispredicts", 6.0),
+            ("machine_clears", 1.5),
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+const ZEN: [(&str, u64); 12] = [
+    ("cycles", 1_000_000),
+    ("fe_slots", 1_500_000),
+    ("be_slots", 2_400_000),
+    ("dispatched", 2_000_000),
+    ("retired", 1_800_000),
+    ("smt_slots", 100_000),
+    ("fe_cycles", 150_000),
+    ("br_misp", 9_000),
+    ("resyncs", 1_000),
+    ("load_not_complete", 300_000),
+    ("not_complete", 500_000),
+    ("ucode", 90_000),
+];
+
+/// §11.5: Zen 4 level 1 and 2, the RIS encodings (the 0x43 byte), and the
+/// same counts on Zen 5.
+#[test]
+fn zen4_zen5() {
+    let dir = scratch("zen");
+    let r = one_sample(&dir, "zen4", "amdzen4", &ZEN, &[]);
+    check(
+        &r,
+        &[
+            ("frontend_bound", 25.0),
+            ("backend_bound", 40.0),
+            ("bad_speculation", 3.3333),
+            ("retiring", 30.0),
+            ("smt_contention", 1.6667),
+        ],
+    );
+    let r = one_sample(&dir, "zen4-l2", "amdzen4", &ZEN, &["--level", "2"]);
+    check(
+        &r,
+        &[
+            ("fetch_latency", 15.0),
+            ("fetch_bandwidth", 10.0),
+            ("branch_mispredicts", 3.0),
+            ("machine_clears", 0.3333),
+            ("memory_bound", 24.0),
+            ("core_bound", 16.0),
+            ("light_operations", 28.5),
+            ("heavy_operations", 1.5),
+        ],
+    );
+    let r = one_sample(&dir, "zen4-ris", "amdzen4", &ZEN, &[]);
+    check(
+        &r,
+        &[
+            ("frontend_bound", 25.0),
+            ("backend_bound", 40.0),
+            ("bad_speculation", 3.3333),
+            ("retiring", 30.0),
+        ],
+    );
+    let r = one_sample(&dir, "zen5", "amdzen5", &ZEN, &[]);
+    check(
+        &r,
+        &[
+            ("frontend_bound", 18.75),
+            ("backend_bound", 30.0),
+            ("bad_speculation", 2.5),
+            ("retiring", 22.5),
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// §11.6: Neoverse V2 with the slot width from the recorded PMU caps.
+#[test]
+fn neoverse_v2() {
+    let dir = scratch("nv2");
+    let r = one_sample(
+        &dir,
+        "neoverse-v2",
+        "neoverse-v2",
+        &[
+            ("cycles", 1_000_000),
+            ("stall_slot_frontend", 2_400_000),
+            ("stall_slot_backend", 2_000_000),
+            ("stall_slot", 4_400_000),
+            ("op_retired", 3_000_000),
+            ("op_spec", 3_300_000),
+            ("br_mis_pred", 5_000),
+        ],
+        &[],
+    );
+    check(
+        &r,
+        &[
+            ("frontend_bound", 29.5),
+            ("backend_bound", 23.5),
+            ("bad_speculation", 6.0909),
+            ("retiring", 40.9091),
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Zen 4 events sampled independently: each sample carries its own
+/// event's period, summed per function; the capture cannot say whether
+/// the events were multiplexed, and perfq says so.
+#[test]
+fn zen4_independent_events() {
+    let dir = scratch("zeni");
+    let p = presets::get("zen4-independent").unwrap();
+    let mut samples = Vec::new();
+    for (k, _) in p.samplers.iter().enumerate() {
+        let v = by_role(&p, "amdzen4", k, &ZEN, 0);
+        samples.push(ExplicitSample {
+            sampler: k,
+            stack: vec!["checksum".into(), "run".into(), "main".into()],
+            thread: 0,
+            values: Values::Deltas(v),
+        });
+    }
+    let binary = Binary::open(demo()).unwrap();
+    let workload = Workload::new(&binary, &demo().to_string_lossy());
+    let file = dir.join("zen4-independent.data");
+    let mut w = perfq_testgen::Writer::create(&file, &workload.spec(&p)).unwrap();
+    workload.run_explicit(&p, &samples, &mut w, |_| {}).unwrap();
+    w.finish().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_perfq"))
+        .arg("topdown")
+        .arg(&file)
+        .args(["--format", "json", "--min-samples", "1"])
+        .env("PERFQ_CACHE_DIR", dir.join("cache"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("sampled independently"), "{stderr}");
+    let rows: Vec<Value> = serde_json::from_slice::<Value>(&out.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone();
+    check(
+        row(&rows, "checksum"),
+        &[
+            ("frontend_bound", 25.0),
+            ("backend_bound", 40.0),
+            ("bad_speculation", 3.3333),
+            ("retiring", 30.0),
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A capture without topdown events: one line naming what to record.
+#[test]
+fn no_topdown_events_says_what_to_record() {
+    let out = Command::new(env!("CARGO_BIN_EXE_perfq"))
+        .args(["topdown", "--no-cache"])
+        .arg(common::testdata("group.data"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("perf record -e"), "{err}");
+    // The same capture read as another CPU's.
+    let out = Command::new(env!("CARGO_BIN_EXE_perfq"))
+        .args(["topdown", "--no-cache", "--cpu-model", "pentium"])
+        .arg(common::testdata("group.data"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("unknown CPU model `pentium`"),
+        "{err}"
+    );
+}

@@ -1,0 +1,60 @@
+//! Errors of the query layer: one readable line each.
+
+use std::path::PathBuf;
+
+/// Why a query could not be answered.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file operation failed.
+    #[error("{path}: {err}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The error.
+        err: std::io::Error,
+    },
+    /// The folder is not a dataset.
+    #[error("{path} is not a perfq dataset: {why}")]
+    NotDataset {
+        /// The folder.
+        path: PathBuf,
+        /// Why not.
+        why: String,
+    },
+    /// DataFusion refused or failed a query.
+    #[error("{context}: {message}")]
+    Query {
+        /// What was being done.
+        context: String,
+        /// DataFusion's message, on one line.
+        message: String,
+    },
+    /// The CPU could not be told or has no formulas.
+    #[error(transparent)]
+    Cpu(#[from] perfq_topdown::DetectError),
+    /// The capture has no topdown events (or not enough of them).
+    #[error("{0}")]
+    NoTopdown(String),
+    /// A result had an unexpected shape (a defect of perfq).
+    #[error("unexpected result: {0}")]
+    Shape(String),
+}
+
+impl Error {
+    pub(crate) fn query(context: &str, e: datafusion::error::DataFusionError) -> Error {
+        // DataFusion's messages can span lines (plans, backtraces): keep
+        // the first meaningful line.
+        let text = e.to_string();
+        let message = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("unknown error")
+            .to_string();
+        Error::Query {
+            context: context.into(),
+            message,
+        }
+    }
+}

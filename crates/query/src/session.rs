@@ -1,0 +1,154 @@
+//! A DataFusion session over a dataset: every table of every capture
+//! registered under its name, with the `capture` partition column.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::listing::ListingOptions;
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+use crate::Error;
+
+/// The tables a dataset's captures hold (docs/schema.md).
+pub const TABLES: &[&str] = &[
+    "capture",
+    "events",
+    "samples",
+    "read_values",
+    "stacks",
+    "frames",
+    "dsos",
+    "branches",
+    "raw",
+    "data_src",
+    "threads",
+    "mappings",
+    "quality",
+    "pmus",
+];
+
+/// A query session over one dataset.
+pub struct Session {
+    ctx: SessionContext,
+    runtime: tokio::runtime::Runtime,
+    dataset: PathBuf,
+    tables: Vec<&'static str>,
+}
+
+impl Session {
+    /// Opens the dataset at `dataset` (a folder of `capture=<id>/`
+    /// folders) and registers every table its captures have.
+    pub fn open(dataset: &Path) -> Result<Session, Error> {
+        if !dataset.is_dir() {
+            return Err(Error::NotDataset {
+                path: dataset.into(),
+                why: "not a folder".into(),
+            });
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()))
+            .build()
+            .map_err(|e| Error::Io {
+                path: dataset.into(),
+                err: e,
+            })?;
+        let config = SessionConfig::new()
+            .with_information_schema(true)
+            // Parquet statistics prune row groups by capture and time.
+            .with_collect_statistics(true);
+        let ctx = SessionContext::new_with_config(config);
+        let mut s = Session {
+            ctx,
+            runtime,
+            dataset: dataset.into(),
+            tables: Vec::new(),
+        };
+        let present = s.present_tables()?;
+        if !present.contains(&"capture") {
+            return Err(Error::NotDataset {
+                path: dataset.into(),
+                why: "it holds no converted capture (no capture=<id>/capture.parquet)".into(),
+            });
+        }
+        for t in present {
+            s.register(t)?;
+        }
+        Ok(s)
+    }
+
+    /// Which tables at least one capture has (a dataset written by an
+    /// older perfq may lack newer ones).
+    fn present_tables(&self) -> Result<Vec<&'static str>, Error> {
+        let io = |e| Error::Io {
+            path: self.dataset.clone(),
+            err: e,
+        };
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(&self.dataset).map_err(io)? {
+            let entry = entry.map_err(io)?;
+            let name = entry.file_name();
+            // Captures being written are hidden until complete.
+            if !name.to_string_lossy().starts_with("capture=") {
+                continue;
+            }
+            for t in TABLES {
+                if !found.contains(t) && entry.path().join(format!("{t}.parquet")).is_file() {
+                    found.push(*t);
+                }
+            }
+        }
+        found.sort_by_key(|t| TABLES.iter().position(|x| x == t));
+        Ok(found)
+    }
+
+    fn register(&mut self, table: &'static str) -> Result<(), Error> {
+        let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
+            .with_file_extension(format!("/{table}.parquet"))
+            .with_table_partition_cols(vec![("capture".to_string(), DataType::Utf8)]);
+        let url = format!("{}/", self.dataset.display());
+        self.runtime
+            .block_on(
+                self.ctx
+                    .register_listing_table(table, &url, options, None, None),
+            )
+            .map_err(|e| Error::query(&format!("registering {table}"), e))?;
+        self.tables.push(table);
+        Ok(())
+    }
+
+    /// The dataset's folder.
+    pub fn dataset(&self) -> &Path {
+        &self.dataset
+    }
+
+    /// Whether the dataset has `table`.
+    pub fn has_table(&self, table: &str) -> bool {
+        self.tables.contains(&table)
+    }
+
+    /// Runs one SQL statement and collects its result.
+    pub fn sql(&self, sql: &str) -> Result<Vec<RecordBatch>, Error> {
+        self.runtime.block_on(async {
+            let df = self
+                .ctx
+                .sql(sql)
+                .await
+                .map_err(|e| Error::query("planning", e))?;
+            df.collect().await.map_err(|e| Error::query("running", e))
+        })
+    }
+
+    /// Defines (or replaces) a view.
+    pub fn create_view(&self, name: &str, sql: &str) -> Result<(), Error> {
+        self.sql(&format!("CREATE OR REPLACE VIEW {name} AS {sql}"))
+            .map(|_| ())
+    }
+
+    /// The DataFusion context, for callers that build plans of their own.
+    pub fn context(&self) -> &SessionContext {
+        &self.ctx
+    }
+}

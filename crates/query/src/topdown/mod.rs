@@ -1,0 +1,378 @@
+//! Top-down (TMA) shares per function, thread, process, DSO or time
+//! interval, as SQL over the dataset.
+//!
+//! [`plan`] reads the small tables (capture, events, pmus), finds each
+//! capture's CPU and formula sets and where each event role's per-sample
+//! value is; [`run`] compiles the sets into SQL (`sql.rs`), runs the query
+//! asked for and reads the rows back; [`register_views`] defines the same
+//! queries as named views of the session, for SQL of one's own.
+
+mod plan;
+mod sql;
+
+use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type};
+use datafusion::arrow::record_batch::RecordBatch;
+
+pub use plan::{plan, Plans, SetPlan};
+
+use crate::{Error, Session};
+
+/// What the rows are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum By {
+    /// Per function (DSO and symbol).
+    #[default]
+    Function,
+    /// Per thread.
+    Thread,
+    /// Per process.
+    Process,
+    /// Per DSO (of the sample's own address).
+    Dso,
+    /// Per time interval (`interval_ms`).
+    Interval,
+}
+
+/// Self or total (inclusive) attribution, for `By::Function`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Each sample counts for the function of its own address.
+    #[default]
+    SelfTime,
+    /// Each sample counts once for every function on its stack.
+    Total,
+}
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Rows.
+    pub by: By,
+    /// Self or total.
+    pub mode: Mode,
+    /// 1 or 2 (level 2 rows keep level 1's values).
+    pub level: u8,
+    /// Interval length for `By::Interval`, in milliseconds.
+    pub interval_ms: u64,
+    /// Rows with fewer samples are marked `low_samples`.
+    pub min_samples: u64,
+    /// Use this model's formulas instead of the detected one's.
+    pub cpu_model: Option<String>,
+    /// Only this capture of the dataset.
+    pub capture: Option<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            by: By::Function,
+            mode: Mode::SelfTime,
+            level: 1,
+            interval_ms: 1000,
+            min_samples: 30,
+            cpu_model: None,
+            capture: None,
+        }
+    }
+}
+
+/// One node's number in a row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeValue {
+    /// The node (`frontend_bound`).
+    pub name: String,
+    /// Its share of slots, 0..1 (clamped; `issues` says when it was
+    /// outside); `None` when it cannot be computed (no slots).
+    pub value: Option<f64>,
+    /// The standard error of the share.
+    pub se: Option<f64>,
+    /// Flagged as a bottleneck: its threshold holds and its parent is
+    /// flagged.
+    pub flagged: bool,
+}
+
+/// One row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// Key columns and values (`symbol`, `dso`; `pid`, `tid`, `comm`; ...).
+    pub keys: Vec<(String, String)>,
+    /// Samples behind the row.
+    pub samples: u64,
+    /// Fewer than `min_samples`.
+    pub low_samples: bool,
+    /// Node values in tree order (level 1, then level 2 when asked).
+    pub nodes: Vec<NodeValue>,
+    /// Values that were clamped, sums that were off.
+    pub issues: Option<String>,
+    /// The core type on a hybrid part (`cpu_core`, `cpu_atom`).
+    pub core: Option<String>,
+    /// The sums behind the values: each event role's count over the
+    /// row's samples (`slots`, `td_retiring`, ...).
+    pub counts: Vec<(String, f64)>,
+}
+
+/// A node's description, for headers and legends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeInfo {
+    /// The JSON name.
+    pub name: String,
+    /// The parent.
+    pub parent: Option<String>,
+    /// 1 or 2.
+    pub level: u8,
+    /// The vendor's name.
+    pub label: String,
+}
+
+/// The answer.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The nodes the rows carry, in order.
+    pub nodes: Vec<NodeInfo>,
+    /// The rows of every formula set (one set unless the part is hybrid
+    /// or the dataset mixes CPUs).
+    pub rows: Vec<Row>,
+    /// The CPU models and sets used (`sapphirerapids: intel-glc`).
+    pub models: Vec<String>,
+    /// What was left out, and why.
+    pub warnings: Vec<String>,
+    /// The key columns of the rows.
+    pub keys: Vec<String>,
+}
+
+/// Plans and runs the query `opt` asks for (the views of
+/// [`register_views`] are not needed for it).
+pub fn run(session: &Session, opt: &Options) -> Result<Report, Error> {
+    let plans = plan(session, opt.capture.as_deref(), opt.cpu_model.as_deref())?;
+    if plans.sets.is_empty() {
+        let why = if plans.unusable.is_empty() {
+            "the dataset holds no capture".to_string()
+        } else {
+            plans.unusable.join("; ")
+        };
+        return Err(Error::NoTopdown(why));
+    }
+    let mut warnings = plans.warnings.clone();
+    warnings.extend(plans.unusable.iter().cloned());
+    let interval_ns = opt.interval_ms.max(1) * 1_000_000;
+    let mut report = Report {
+        nodes: Vec::new(),
+        rows: Vec::new(),
+        models: Vec::new(),
+        warnings,
+        keys: Vec::new(),
+    };
+    for p in &plans.sets {
+        // One line per set for what the capture's events leave out at the
+        // level asked for.
+        let set = p.set_use.set;
+        let mut nodes = Vec::new();
+        let mut lacking: Vec<String> = Vec::new();
+        for (node, roles) in &p.compiled.missing {
+            if set.node(node).is_some_and(|n| n.level <= opt.level) {
+                nodes.push(node.clone());
+                for r in roles {
+                    let name = set
+                        .role(r)
+                        .map_or(r.clone(), |d| format!("{r} ({})", d.text));
+                    if !lacking.contains(&name) {
+                        lacking.push(name);
+                    }
+                }
+            }
+        }
+        if !nodes.is_empty() {
+            let shown = if opt.level >= 2 && !p.compiled.has_level2() {
+                "; showing level 1"
+            } else {
+                ""
+            };
+            report.warnings.push(format!(
+                "{}: {} not computed: the capture has no {}{shown}",
+                set.name,
+                nodes.join(", "),
+                lacking.join(", ")
+            ));
+        }
+        let q = sql::query(p, opt.by, opt.mode, interval_ns, opt.min_samples);
+        let batches = session.sql(&q)?;
+        let keys = sql::key_columns(opt.by, p.captures.len() > 1);
+        let nodes: Vec<NodeInfo> = p
+            .compiled
+            .nodes
+            .iter()
+            .filter(|n| n.level <= opt.level)
+            .map(|n| NodeInfo {
+                name: n.name.clone(),
+                parent: n.parent.clone(),
+                level: n.level,
+                label: n.label.clone(),
+            })
+            .collect();
+        for b in &batches {
+            read_rows(
+                b,
+                &keys,
+                &nodes,
+                &p.compiled.roles,
+                p.core(),
+                &mut report.rows,
+            )?;
+        }
+        for n in nodes {
+            if !report.nodes.iter().any(|x| x.name == n.name) {
+                report.nodes.push(n);
+            }
+        }
+        for k in keys {
+            if !report.keys.iter().any(|x| x == k) {
+                report.keys.push(k.to_string());
+            }
+        }
+        report
+            .models
+            .push(format!("{}: {}", p.models.join(", "), p.set_use.set.name));
+    }
+    Ok(report)
+}
+
+/// Registers the per-sample and aggregated views of every plan:
+/// `topdown_samples`, `topdown_function_self`, `topdown_function_total`,
+/// `topdown_thread`, `topdown_process`, `topdown_dso`, each also with the
+/// set's suffix (`topdown_samples_intel_glc`); the unsuffixed names are
+/// the first set's.
+pub fn register_views(session: &Session, plans: &Plans, opt: &Options) -> Result<(), Error> {
+    let interval_ns = opt.interval_ms.max(1) * 1_000_000;
+    for (i, p) in plans.sets.iter().enumerate() {
+        let suffixes = if i == 0 {
+            vec![String::new(), format!("_{}", p.view_suffix())]
+        } else {
+            vec![format!("_{}", p.view_suffix())]
+        };
+        let views = [
+            ("topdown_samples", sql::samples(p)),
+            (
+                "topdown_function_self",
+                sql::query(
+                    p,
+                    By::Function,
+                    Mode::SelfTime,
+                    interval_ns,
+                    opt.min_samples,
+                ),
+            ),
+            (
+                "topdown_function_total",
+                sql::query(p, By::Function, Mode::Total, interval_ns, opt.min_samples),
+            ),
+            (
+                "topdown_thread",
+                sql::query(p, By::Thread, Mode::SelfTime, interval_ns, opt.min_samples),
+            ),
+            (
+                "topdown_process",
+                sql::query(p, By::Process, Mode::SelfTime, interval_ns, opt.min_samples),
+            ),
+            (
+                "topdown_dso",
+                sql::query(p, By::Dso, Mode::SelfTime, interval_ns, opt.min_samples),
+            ),
+        ];
+        for s in &suffixes {
+            for (name, q) in &views {
+                session.create_view(&format!("{name}{s}"), q)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn column<'a>(
+    b: &'a RecordBatch,
+    name: &str,
+) -> Result<&'a datafusion::arrow::array::ArrayRef, Error> {
+    b.column_by_name(name)
+        .ok_or_else(|| Error::Shape(format!("no column {name}")))
+}
+
+fn read_rows(
+    b: &RecordBatch,
+    keys: &[&str],
+    nodes: &[NodeInfo],
+    roles: &std::collections::BTreeSet<String>,
+    core: Option<&str>,
+    out: &mut Vec<Row>,
+) -> Result<(), Error> {
+    let shape = |e: datafusion::arrow::error::ArrowError| Error::Shape(e.to_string());
+    let key_cols = keys
+        .iter()
+        .map(|k| cast(column(b, k)?, &DataType::Utf8).map_err(shape))
+        .collect::<Result<Vec<_>, _>>()?;
+    let n = cast(column(b, "n")?, &DataType::Int64).map_err(shape)?;
+    let n = n.as_primitive::<Int64Type>();
+    let low = column(b, "low_samples")?.as_boolean();
+    let issues = cast(column(b, "issues")?, &DataType::Utf8).map_err(shape)?;
+    let issues = issues.as_string::<i32>();
+    let mut node_cols = Vec::new();
+    for node in nodes {
+        let v = cast(column(b, &node.name)?, &DataType::Float64).map_err(shape)?;
+        let se =
+            cast(column(b, &format!("se_{}", node.name))?, &DataType::Float64).map_err(shape)?;
+        let flag = column(b, &format!("flag_{}", node.name))?.clone();
+        node_cols.push((node.name.clone(), v, se, flag));
+    }
+    let mut sum_cols = Vec::new();
+    for r in roles {
+        let v = cast(column(b, &format!("s_{r}"))?, &DataType::Float64).map_err(shape)?;
+        sum_cols.push((r.clone(), v));
+    }
+    for i in 0..b.num_rows() {
+        let counts = sum_cols
+            .iter()
+            .map(|(r, v)| {
+                let v = v.as_primitive::<Float64Type>();
+                (r.clone(), if v.is_valid(i) { v.value(i) } else { 0.0 })
+            })
+            .collect();
+        let keys = keys
+            .iter()
+            .zip(&key_cols)
+            .map(|(k, a)| {
+                let a = a.as_string::<i32>();
+                let v = if a.is_valid(i) {
+                    a.value(i).to_string()
+                } else {
+                    String::new()
+                };
+                (k.to_string(), v)
+            })
+            .collect();
+        let nodes = node_cols
+            .iter()
+            .map(|(name, v, se, flag)| {
+                let v = v.as_primitive::<Float64Type>();
+                let se = se.as_primitive::<Float64Type>();
+                let flag = flag.as_boolean();
+                NodeValue {
+                    name: name.clone(),
+                    value: v.is_valid(i).then(|| v.value(i)),
+                    se: se.is_valid(i).then(|| se.value(i)),
+                    flagged: flag.is_valid(i) && flag.value(i),
+                }
+            })
+            .collect();
+        out.push(Row {
+            keys,
+            samples: n.value(i).max(0) as u64,
+            low_samples: low.is_valid(i) && low.value(i),
+            nodes,
+            issues: (issues.is_valid(i) && !issues.value(i).is_empty())
+                .then(|| issues.value(i).to_string()),
+            core: core.map(str::to_string),
+            counts,
+        });
+    }
+    Ok(())
+}

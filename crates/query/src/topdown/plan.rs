@@ -1,0 +1,607 @@
+//! From a dataset's small tables (capture, events, pmus) to what the
+//! topdown queries need: each capture's CPU model and formula sets, and
+//! where each event role's per-sample value is (a group-read member's
+//! column `mK` of the sampler's rows, or the period of an independently
+//! sampled event's rows).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::datatypes::{DataType, UInt32Type, UInt64Type};
+use datafusion::arrow::record_batch::RecordBatch;
+use perfq_topdown::{
+    by_name, detect, pmu_types, role_of, Compiled, CpuInfo, EventKey, Expr, Model, PmuClass,
+    PmuInfo, SetUse,
+};
+
+use crate::{Error, Session};
+
+/// Read-value columns the samples table carries (`m0` .. `m15`).
+pub(crate) const MEMBER_COLUMNS: u32 = 16;
+
+/// Where one role's value is, in one capture's samples.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// Column `m{member}` of the rows of these sampler events.
+    Member { samplers: Vec<u32>, member: u32 },
+    /// The period of this event's own samples.
+    Period { event: u32 },
+}
+
+/// One capture's part in a set's query.
+#[derive(Clone, Debug)]
+pub(crate) struct CaptureSources {
+    pub(crate) capture: String,
+    /// The events whose samples carry the roles.
+    pub(crate) events: Vec<u32>,
+    pub(crate) roles: BTreeMap<String, Source>,
+}
+
+/// Captures that share a formula set and the roles they carry: one
+/// query.
+#[derive(Clone, Debug)]
+pub struct SetPlan {
+    /// The set as the model uses it.
+    pub set_use: SetUse,
+    /// What the roles allow.
+    pub compiled: Compiled,
+    /// The models (one per distinct CPU among the captures).
+    pub models: Vec<String>,
+    pub(crate) captures: Vec<CaptureSources>,
+}
+
+impl SetPlan {
+    /// `intel_glc`, or `intel_grt_cpu_atom` for a hybrid part's E-core set.
+    pub fn view_suffix(&self) -> String {
+        let base = self.set_use.set.name.replace('-', "_");
+        match self.set_use.pmu {
+            PmuClass::Atom => format!("{base}_cpu_atom"),
+            _ => base,
+        }
+    }
+
+    /// Which core type the rows are for (hybrid parts), or `None`.
+    pub fn core(&self) -> Option<&'static str> {
+        match self.set_use.pmu {
+            PmuClass::Atom => Some("cpu_atom"),
+            PmuClass::Core if self.models.iter().any(|m| is_hybrid_model(m)) => Some("cpu_core"),
+            _ => None,
+        }
+    }
+}
+
+fn is_hybrid_model(name: &str) -> bool {
+    matches!(
+        name,
+        "alderlake" | "meteorlake" | "lunarlake" | "arrowlake" | "pantherlake"
+    )
+}
+
+#[derive(Clone, Debug)]
+struct EventRow {
+    event_id: u32,
+    type_: u32,
+    config: u64,
+    group_leader: Option<u32>,
+}
+
+/// Everything planned, and what could not be.
+pub struct Plans {
+    /// One per (formula set, roles present).
+    pub sets: Vec<SetPlan>,
+    /// Why some captures or nodes are left out.
+    pub warnings: Vec<String>,
+    /// Captures with no usable topdown events, and what they would need.
+    pub unusable: Vec<String>,
+}
+
+fn strings(b: &RecordBatch, col: &str) -> Result<Vec<Option<String>>, Error> {
+    let a = b
+        .column_by_name(col)
+        .ok_or_else(|| Error::Shape(format!("no column {col}")))?;
+    let a = datafusion::arrow::compute::cast(a, &DataType::Utf8)
+        .map_err(|e| Error::Shape(format!("{col}: {e}")))?;
+    let a = a.as_string::<i32>();
+    Ok((0..a.len())
+        .map(|i| a.is_valid(i).then(|| a.value(i).to_string()))
+        .collect())
+}
+
+fn u64s(b: &RecordBatch, col: &str) -> Result<Vec<Option<u64>>, Error> {
+    let a = b
+        .column_by_name(col)
+        .ok_or_else(|| Error::Shape(format!("no column {col}")))?;
+    let a = datafusion::arrow::compute::cast(a, &DataType::UInt64)
+        .map_err(|e| Error::Shape(format!("{col}: {e}")))?;
+    let a = a.as_primitive::<UInt64Type>();
+    Ok((0..a.len())
+        .map(|i| a.is_valid(i).then(|| a.value(i)))
+        .collect())
+}
+
+fn u32s(b: &RecordBatch, col: &str) -> Result<Vec<Option<u32>>, Error> {
+    let a = b
+        .column_by_name(col)
+        .ok_or_else(|| Error::Shape(format!("no column {col}")))?;
+    let a = datafusion::arrow::compute::cast(a, &DataType::UInt32)
+        .map_err(|e| Error::Shape(format!("{col}: {e}")))?;
+    let a = a.as_primitive::<UInt32Type>();
+    Ok((0..a.len())
+        .map(|i| a.is_valid(i).then(|| a.value(i)))
+        .collect())
+}
+
+/// Reads the small tables and plans the topdown queries. `only` limits
+/// them to one capture; `cpu_model` overrides detection.
+pub fn plan(
+    session: &Session,
+    only: Option<&str>,
+    cpu_model: Option<&str>,
+) -> Result<Plans, Error> {
+    let filter = only
+        .map(|c| format!(" WHERE capture = '{}'", c.replace('\'', "''")))
+        .unwrap_or_default();
+    let mut infos: BTreeMap<String, CpuInfo> = BTreeMap::new();
+    for b in session.sql(&format!("SELECT capture, cpuid, arch FROM capture{filter}"))? {
+        let (c, id, arch) = (
+            strings(&b, "capture")?,
+            strings(&b, "cpuid")?,
+            strings(&b, "arch")?,
+        );
+        for i in 0..b.num_rows() {
+            let Some(cap) = c[i].clone() else { continue };
+            infos.insert(
+                cap,
+                CpuInfo {
+                    arch: arch[i].clone(),
+                    cpuid: id[i].clone(),
+                    pmus: Vec::new(),
+                },
+            );
+        }
+    }
+    if session.has_table("pmus") {
+        for b in session.sql(&format!(
+            "SELECT capture, type, name, caps FROM pmus{filter}"
+        ))? {
+            let (c, t, n, caps) = (
+                strings(&b, "capture")?,
+                u32s(&b, "type")?,
+                strings(&b, "name")?,
+                strings(&b, "caps")?,
+            );
+            for i in 0..b.num_rows() {
+                let Some(info) = c[i].as_ref().and_then(|c| infos.get_mut(c)) else {
+                    continue;
+                };
+                let caps = caps[i]
+                    .as_deref()
+                    .unwrap_or("")
+                    .lines()
+                    .filter_map(|l| l.split_once('='))
+                    .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                    .collect();
+                info.pmus.push(PmuInfo {
+                    type_: t[i],
+                    name: n[i].clone().unwrap_or_default(),
+                    caps,
+                });
+            }
+        }
+    }
+    let mut events: BTreeMap<String, Vec<EventRow>> = BTreeMap::new();
+    for b in session.sql(&format!(
+        "SELECT capture, event_id, type, config, group_leader FROM events{filter}"
+    ))? {
+        let (c, id, t, cfg, gl) = (
+            strings(&b, "capture")?,
+            u32s(&b, "event_id")?,
+            u32s(&b, "type")?,
+            u64s(&b, "config")?,
+            u32s(&b, "group_leader")?,
+        );
+        for i in 0..b.num_rows() {
+            let (Some(cap), Some(event_id), Some(type_), Some(config)) =
+                (c[i].clone(), id[i], t[i], cfg[i])
+            else {
+                continue;
+            };
+            events.entry(cap).or_default().push(EventRow {
+                event_id,
+                type_,
+                config,
+                group_leader: gl[i],
+            });
+        }
+    }
+    // Which events have samples: only those carry values.
+    let member_counts = member_counts(session, &filter)?;
+    let sampled: BTreeSet<(String, u32)> = member_counts
+        .iter()
+        .flat_map(|(c, per)| per.keys().map(move |e| (c.clone(), *e)))
+        .collect();
+    let mut warnings = Vec::new();
+    let mut unusable = Vec::new();
+    let mut groups: BTreeMap<String, SetPlan> = BTreeMap::new();
+    for (capture, info) in &infos {
+        let model = match cpu_model {
+            Some(name) => by_name(name, info)?,
+            None => detect(info).map_err(|e| match only {
+                Some(_) => Error::Cpu(e),
+                None => Error::NoTopdown(format!("capture {capture}: {e}")),
+            })?,
+        };
+        if model.sets.is_empty() {
+            unusable.push(format!(
+                "capture {capture} was recorded on {} ({}): {}",
+                model.name, model.found_by, model.note
+            ));
+            continue;
+        }
+        let evs = events.get(capture).map(Vec::as_slice).unwrap_or(&[]);
+        let hybrid = info
+            .pmus
+            .iter()
+            .any(|p| p.name == "cpu_atom" || p.name == "cpu_core");
+        let mut usable = false;
+        for u in &model.sets {
+            let Some(types) = pmu_types(u.pmu, &info.pmus) else {
+                continue;
+            };
+            let empty = MemberCounts::new();
+            let counts = member_counts.get(capture).unwrap_or(&empty);
+            let roles = sources(
+                u,
+                &types,
+                hybrid,
+                capture,
+                evs,
+                &sampled,
+                counts,
+                &mut warnings,
+            );
+            let mut compiled = u.compile(&|r| roles.contains_key(r));
+            if !compiled.has_level1() {
+                continue;
+            }
+            usable = true;
+            let lay = layout(&roles);
+            if !lay.subst.is_empty() {
+                for n in &mut compiled.nodes {
+                    n.expr = n.expr.substitute(&|v| lay.subst.get(v).cloned()).simplify();
+                }
+            }
+            compiled.roles = compiled
+                .nodes
+                .iter()
+                .flat_map(|n| {
+                    let mut v = BTreeSet::new();
+                    n.expr.vars(&mut v);
+                    v
+                })
+                .collect();
+            let key = format!(
+                "{}|{:?}|{:?}|{}",
+                u.set.name, u.pmu, u.consts, lay.signature
+            );
+            let roles = lay.vars;
+            let entry = groups.entry(key).or_insert_with(|| SetPlan {
+                set_use: u.clone(),
+                compiled,
+                models: Vec::new(),
+                captures: Vec::new(),
+            });
+            if !entry.models.contains(&model.name) {
+                entry.models.push(model.name.clone());
+            }
+            let mut carriers: Vec<u32> = roles
+                .values()
+                .flat_map(|s| match s {
+                    Source::Member { samplers, .. } => samplers.clone(),
+                    Source::Period { event } => vec![*event],
+                })
+                .collect();
+            carriers.sort_unstable();
+            carriers.dedup();
+            entry.captures.push(CaptureSources {
+                capture: capture.clone(),
+                events: carriers,
+                roles,
+            });
+        }
+        if !usable {
+            unusable.push(needed(capture, &model));
+        }
+    }
+    Ok(Plans {
+        sets: groups.into_values().collect(),
+        warnings,
+        unusable,
+    })
+}
+
+/// Per capture and sampler event: samples, and samples with a value in
+/// each member column.
+fn member_counts(session: &Session, filter: &str) -> Result<BTreeMap<String, MemberCounts>, Error> {
+    let cols: Vec<String> = (0..MEMBER_COLUMNS)
+        .map(|k| format!("COUNT(m{k}) AS c{k}"))
+        .collect();
+    let mut out: BTreeMap<String, MemberCounts> = BTreeMap::new();
+    let q = format!(
+        "SELECT capture, event_id, COUNT(*) AS n, {} FROM samples{filter} GROUP BY capture, event_id",
+        cols.join(", ")
+    );
+    for b in session.sql(&q)? {
+        let (c, e, n) = (
+            strings(&b, "capture")?,
+            u32s(&b, "event_id")?,
+            u64s(&b, "n")?,
+        );
+        let ks = (0..MEMBER_COLUMNS)
+            .map(|k| u64s(&b, &format!("c{k}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        for i in 0..b.num_rows() {
+            let (Some(c), Some(e)) = (c[i].clone(), e[i]) else {
+                continue;
+            };
+            let mut per = [0u64; MEMBER_COLUMNS as usize];
+            for (k, col) in ks.iter().enumerate() {
+                per[k] = col[i].unwrap_or(0);
+            }
+            out.entry(c)
+                .or_default()
+                .insert(e, (n[i].unwrap_or(0), per));
+        }
+    }
+    Ok(out)
+}
+
+/// What a capture of this model would need, as a `perf record` line.
+fn needed(capture: &str, model: &Model) -> String {
+    let records: Vec<String> = model
+        .sets
+        .iter()
+        .map(|u| u.set.record.replace("CMD", "<command>"))
+        .collect();
+    format!(
+        "capture {capture} has no topdown events for {} ({}); record them with: {}",
+        model.name,
+        model.found_by,
+        records.join("  and  ")
+    )
+}
+
+/// Where a capture's samples carry one role: every source (a role may be
+/// in several groups, e.g. the cycles that lead each of several groups the
+/// kernel multiplexes).
+type RoleSources = BTreeMap<String, Vec<Source>>;
+
+/// The group a source belongs to: its sampler events.
+fn group_of(s: &Source) -> Vec<u32> {
+    match s {
+        Source::Member { samplers, .. } => samplers.clone(),
+        Source::Period { event } => vec![*event],
+    }
+}
+
+/// Per sampler event, how many samples it has and how many carry a value
+/// in each member column (an id no event has leaves its column null).
+pub(crate) type MemberCounts = BTreeMap<u32, (u64, [u64; MEMBER_COLUMNS as usize])>;
+
+/// The roles a capture's events carry for one set, and where.
+#[allow(clippy::too_many_arguments)]
+fn sources(
+    u: &SetUse,
+    types: &[u32],
+    hybrid: bool,
+    capture: &str,
+    evs: &[EventRow],
+    sampled: &BTreeSet<(String, u32)>,
+    counts: &MemberCounts,
+    warnings: &mut Vec<String>,
+) -> RoleSources {
+    let mut out: RoleSources = BTreeMap::new();
+    let has_samples = |e: u32| sampled.contains(&(capture.to_string(), e));
+    let mut independent = Vec::new();
+    for e in evs {
+        let key = EventKey {
+            type_: e.type_,
+            config: e.config,
+        };
+        let Some(role) = role_of(u, types, hybrid, key) else {
+            continue;
+        };
+        let source = match e.group_leader {
+            Some(leader) => {
+                // Members in event order; the leader is member 0.
+                let mut members: Vec<u32> = evs
+                    .iter()
+                    .filter(|x| x.group_leader == Some(leader) || x.event_id == leader)
+                    .map(|x| x.event_id)
+                    .collect();
+                members.sort_unstable();
+                members.dedup();
+                let Some(member) = members.iter().position(|&x| x == e.event_id) else {
+                    continue;
+                };
+                let samplers: Vec<u32> = members
+                    .iter()
+                    .copied()
+                    .filter(|&x| has_samples(x))
+                    .collect();
+                if samplers.is_empty() {
+                    continue;
+                }
+                if member as u32 >= MEMBER_COLUMNS {
+                    warnings.push(format!(
+                        "capture {capture}: {role} is member {member} of its group; only members 0-{} have per-sample columns",
+                        MEMBER_COLUMNS - 1
+                    ));
+                    continue;
+                }
+                // Samples whose read gives this member no value (its id
+                // is unknown to the capture) do not carry the role.
+                let (total, with) = samplers.iter().fold((0, 0), |(t, w), s| {
+                    let (n, c) = counts.get(s).copied().unwrap_or((0, [0; 16]));
+                    (t + n, w + c[member])
+                });
+                if with == 0 {
+                    warnings.push(format!(
+                        "capture {capture}: no sample carries a value for {role} (event {}): its id is in no sample's read group as the capture names it; nodes that need it are not computed",
+                        e.event_id
+                    ));
+                    continue;
+                }
+                if with < total {
+                    warnings.push(format!(
+                        "capture {capture}: {} of {total} samples carry no value for {role} (an id the capture does not name); they count 0 for it",
+                        total - with
+                    ));
+                }
+                Source::Member {
+                    samplers,
+                    member: member as u32,
+                }
+            }
+            None if has_samples(e.event_id) => {
+                independent.push(role.to_string());
+                Source::Period { event: e.event_id }
+            }
+            None => continue,
+        };
+        let list = out.entry(role.to_string()).or_default();
+        if !list.contains(&source) {
+            list.push(source);
+        }
+    }
+    if independent.len() > 1 {
+        let w = format!(
+            "capture {capture}: {} were sampled independently, each with its own period; if there were more events than counters the kernel multiplexed them, and this capture does not record for how long each ran, so their sums are not scaled",
+            independent.join(", ")
+        );
+        warnings.push(w);
+    }
+    out
+}
+
+/// How one capture's role values are laid out for the queries: each
+/// variable (a per-sample column) and its source, and what replaces each
+/// role in the formulas.
+pub(crate) struct Layout {
+    /// Variable → where its value is.
+    pub(crate) vars: BTreeMap<String, Source>,
+    /// Role → its expression over variables (absent: the role is the
+    /// variable of the same name).
+    pub(crate) subst: BTreeMap<String, Expr>,
+    /// A signature of the layout: captures that share it share a query.
+    pub(crate) signature: String,
+}
+
+/// Lays out the roles. With one group (or independent events) each role
+/// is a variable. When the roles come from several groups the kernel
+/// multiplexed (taking turns on the counters), each group measured part of
+/// the time: every group's counts are scaled to the whole time by the
+/// group's own share of a clock event that leads every group (`cycles`),
+/// `x_G · C / C_G` with `C = Σ C_G`, so that a formula mixing events of two
+/// groups divides rates of the same time (perf stat scales by
+/// time_enabled/time_running to the same end; sampled reads do not carry
+/// them).
+fn layout(roles: &RoleSources) -> Layout {
+    let mut groups: Vec<Vec<u32>> = Vec::new();
+    for srcs in roles.values() {
+        for s in srcs {
+            let g = group_of(s);
+            if !groups.contains(&g) {
+                groups.push(g);
+            }
+        }
+    }
+    // Groups with more roles first: a role found in several groups is
+    // taken from the one that carries the most of the set.
+    let weight = |g: &Vec<u32>| {
+        roles
+            .values()
+            .filter(|srcs| srcs.iter().any(|s| group_of(s) == *g))
+            .count()
+    };
+    groups.sort_by(|a, b| weight(b).cmp(&weight(a)).then(a.cmp(b)));
+    let in_group =
+        |srcs: &Vec<Source>, g: &Vec<u32>| srcs.iter().find(|s| group_of(s) == *g).cloned();
+    let grouped = groups.len() > 1
+        && roles
+            .values()
+            .flatten()
+            .all(|s| matches!(s, Source::Member { .. }));
+    // The clock: a role every group carries; cycles if it is one.
+    let clock = roles
+        .iter()
+        .filter(|(_, srcs)| groups.iter().all(|g| in_group(srcs, g).is_some()))
+        .map(|(r, _)| r.clone())
+        .min_by_key(|r| (r != "cycles", r.clone()));
+    let mut vars = BTreeMap::new();
+    let mut subst = BTreeMap::new();
+    match (grouped, clock) {
+        (true, Some(clock)) => {
+            let clock_var = |i: usize| format!("{clock}__g{i}");
+            let total = (0..groups.len())
+                .map(|i| Expr::Var(clock_var(i)))
+                .reduce(|a, b| Expr::Bin(perfq_topdown::expr::Op::Add, Box::new(a), Box::new(b)))
+                .unwrap_or(Expr::Num(0.0));
+            for (i, g) in groups.iter().enumerate() {
+                if let Some(s) = in_group(&roles[&clock], g) {
+                    vars.insert(clock_var(i), s);
+                }
+            }
+            subst.insert(clock.clone(), total.clone());
+            for (role, srcs) in roles {
+                if *role == clock {
+                    continue;
+                }
+                let Some((i, s)) = groups
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, g)| in_group(srcs, g).map(|s| (i, s)))
+                else {
+                    continue;
+                };
+                vars.insert(role.clone(), s);
+                use perfq_topdown::expr::Op;
+                let scaled = Expr::Bin(
+                    Op::Div,
+                    Box::new(Expr::Bin(
+                        Op::Mul,
+                        Box::new(Expr::Var(role.clone())),
+                        Box::new(total.clone()),
+                    )),
+                    Box::new(Expr::Var(clock_var(i))),
+                );
+                subst.insert(role.clone(), scaled);
+            }
+        }
+        _ => {
+            for (role, srcs) in roles {
+                let s = groups
+                    .iter()
+                    .find_map(|g| in_group(srcs, g))
+                    .or_else(|| srcs.first().cloned());
+                if let Some(s) = s {
+                    vars.insert(role.clone(), s);
+                }
+            }
+        }
+    }
+    let signature = format!(
+        "{}|{}",
+        vars.keys().cloned().collect::<Vec<_>>().join(","),
+        subst
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    Layout {
+        vars,
+        subst,
+        signature,
+    }
+}

@@ -1,0 +1,86 @@
+//! The topdown views of a session over a generated capture's dataset:
+//! they exist under their documented names and agree with `topdown::run`.
+
+use std::path::PathBuf;
+
+use perfq_query::arrow::array::AsArray;
+use perfq_query::arrow::datatypes::Float64Type;
+use perfq_query::topdown::{self, plan, register_views, Options};
+use perfq_query::Session;
+use perfq_testgen::{presets, Binary, CallTree, Workload};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+#[test]
+fn views_answer_as_run_does() {
+    let dir = std::env::temp_dir().join(format!("perfq-views-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let demo = root().join("testdata/td-demo");
+    let binary = Binary::open(&demo).unwrap();
+    let workload = Workload::new(&binary, &demo.to_string_lossy());
+    let file = dir.join("spr.data");
+    let preset = presets::get("sapphirerapids").unwrap();
+    workload
+        .write(&file, &preset, &CallTree::td_demo(), 2000)
+        .unwrap();
+    let dataset = dir.join("dataset");
+    let copt = perfq_writer::convert::Options {
+        force: false,
+        symbols: Some(perfq_symbolize::Config::default()),
+    };
+    perfq_writer::convert::convert(&file, &dataset, &copt, &mut |_, _| {}).unwrap();
+
+    let session = Session::open(&dataset).unwrap();
+    let opt = Options {
+        level: 2,
+        min_samples: 1,
+        ..Options::default()
+    };
+    let plans = plan(&session, None, None).unwrap();
+    register_views(&session, &plans, &opt).unwrap();
+    for v in [
+        "topdown_samples",
+        "topdown_function_self",
+        "topdown_function_total",
+        "topdown_thread",
+        "topdown_process",
+        "topdown_dso",
+        "topdown_samples_intel_glc",
+    ] {
+        let b = session.sql(&format!("SELECT COUNT(*) FROM {v}")).unwrap();
+        assert!(b[0].num_rows() == 1, "{v}");
+    }
+    let n: i64 = session
+        .sql("SELECT COUNT(*) AS n FROM topdown_samples")
+        .unwrap()
+        .iter()
+        .map(|b| {
+            b.column(0)
+                .as_primitive::<perfq_query::arrow::datatypes::Int64Type>()
+                .value(0)
+        })
+        .sum();
+    assert_eq!(n, 2000);
+
+    let report = topdown::run(&session, &opt).unwrap();
+    let checksum = report
+        .rows
+        .iter()
+        .find(|r| r.keys.iter().any(|k| k.1 == "checksum"))
+        .unwrap();
+    let b = session
+        .sql("SELECT memory_bound FROM topdown_function_self WHERE symbol = 'checksum'")
+        .unwrap();
+    let from_view = b[0].column(0).as_primitive::<Float64Type>().value(0);
+    let from_run = checksum
+        .nodes
+        .iter()
+        .find(|n| n.name == "memory_bound")
+        .and_then(|n| n.value)
+        .unwrap();
+    assert_eq!(from_view, from_run);
+    let _ = std::fs::remove_dir_all(&dir);
+}
