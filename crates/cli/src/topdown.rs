@@ -146,7 +146,10 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         let id = converted(&opt.input, &dataset, &opt.symbols)?;
         (dataset, Some(id))
     };
-    let session = Session::open(&dataset)?;
+    let session = match &capture {
+        Some(id) => Session::open_capture(&dataset, id)?,
+        None => Session::open(&dataset)?,
+    };
     let by = match (opt.interval_ms, opt.by) {
         (Some(_), _) => By::Interval,
         (None, ByArg::Function) => By::Function,

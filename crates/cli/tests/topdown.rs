@@ -554,3 +554,70 @@ fn no_topdown_events_says_what_to_record() {
         "{err}"
     );
 }
+
+/// Threads, processes, DSOs and intervals partition the same samples; each
+/// row's shares come from its own sums.
+#[test]
+fn other_groupings_partition_the_samples() {
+    let dir = scratch("by");
+    let p = presets::get("sapphirerapids").unwrap();
+    let binary = Binary::open(demo()).unwrap();
+    let workload = Workload::new(&binary, &demo().to_string_lossy());
+    let file = dir.join("spr.data");
+    workload
+        .write(&file, &p, &perfq_testgen::CallTree::td_demo(), 3000)
+        .unwrap();
+    let cache = dir.join("cache");
+    let total =
+        |rows: &[Value]| -> u64 { rows.iter().map(|r| r["samples"].as_u64().unwrap()).sum() };
+    let threads = topdown(&file, &cache, &["--by", "thread"]);
+    assert_eq!(total(&threads), 3000);
+    assert!(threads.len() > 1, "{threads:?}");
+    for t in &threads {
+        assert!(
+            t["tid"].is_i64() && t["pid"].is_i64() && t["comm"].is_string(),
+            "{t}"
+        );
+        let sum: f64 = [
+            "retiring",
+            "bad_speculation",
+            "frontend_bound",
+            "backend_bound",
+        ]
+        .iter()
+        .map(|n| t[*n].as_f64().unwrap())
+        .sum();
+        assert!((sum - 1.0).abs() < 1e-9, "{t}");
+        assert!(t["retiring_se"].as_f64().unwrap() > 0.0, "{t}");
+    }
+    let procs = topdown(&file, &cache, &["--by", "process"]);
+    assert_eq!(procs.len(), 1);
+    assert_eq!(total(&procs), 3000);
+    let dsos = topdown(&file, &cache, &["--by", "dso"]);
+    assert_eq!(total(&dsos), 3000);
+    assert!(dsos.iter().any(|d| d["dso"] == "td-demo"), "{dsos:?}");
+    let intervals = topdown(&file, &cache, &["--interval", "100"]);
+    assert_eq!(total(&intervals), 3000);
+    let starts: Vec<f64> = intervals
+        .iter()
+        .map(|r| r["start_s"].as_f64().unwrap())
+        .collect();
+    assert!(starts.windows(2).all(|w| w[0] < w[1]), "{starts:?}");
+    assert!(
+        starts
+            .iter()
+            .all(|s| (s * 10.0 - (s * 10.0).round()).abs() < 1e-9),
+        "{starts:?}"
+    );
+    // The second question about the same capture reads the cache: the
+    // capture is converted once.
+    let folders = std::fs::read_dir(cache.join("datasets-v2"))
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with("capture="))
+                .count()
+        })
+        .unwrap_or(0);
+    assert_eq!(folders, 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -36,12 +36,32 @@ pub struct Session {
     runtime: tokio::runtime::Runtime,
     dataset: PathBuf,
     tables: Vec<&'static str>,
+    /// The one capture registered, if only one is.
+    only: Option<String>,
 }
 
 impl Session {
     /// Opens the dataset at `dataset` (a folder of `capture=<id>/`
     /// folders) and registers every table its captures have.
     pub fn open(dataset: &Path) -> Result<Session, Error> {
+        Session::open_with(dataset, None)
+    }
+
+    /// Opens one capture of a dataset: the tables hold its rows only, and
+    /// only its files are read (a cache dataset of many captures costs
+    /// nothing more than one).
+    pub fn open_capture(dataset: &Path, capture: &str) -> Result<Session, Error> {
+        let ok = !capture.is_empty() && capture.chars().all(|c| c.is_ascii_alphanumeric());
+        if !ok || !dataset.join(format!("capture={capture}")).is_dir() {
+            return Err(Error::NotDataset {
+                path: dataset.into(),
+                why: format!("it holds no capture {capture}"),
+            });
+        }
+        Session::open_with(dataset, Some(capture))
+    }
+
+    fn open_with(dataset: &Path, only: Option<&str>) -> Result<Session, Error> {
         if !dataset.is_dir() {
             return Err(Error::NotDataset {
                 path: dataset.into(),
@@ -65,6 +85,7 @@ impl Session {
             runtime,
             dataset: dataset.into(),
             tables: Vec::new(),
+            only: only.map(str::to_string),
         };
         let present = s.present_tables()?;
         if !present.contains(&"capture") {
@@ -91,7 +112,12 @@ impl Session {
             let entry = entry.map_err(io)?;
             let name = entry.file_name();
             // Captures being written are hidden until complete.
-            if !name.to_string_lossy().starts_with("capture=") {
+            let name = name.to_string_lossy();
+            let wanted = match &self.only {
+                Some(id) => name.strip_prefix("capture=") == Some(id.as_str()),
+                None => name.starts_with("capture="),
+            };
+            if !wanted {
                 continue;
             }
             for t in TABLES {
@@ -105,16 +131,39 @@ impl Session {
     }
 
     fn register(&mut self, table: &'static str) -> Result<(), Error> {
+        let context = format!("registering {table}");
         let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
-            .with_file_extension(format!("/{table}.parquet"))
-            .with_table_partition_cols(vec![("capture".to_string(), DataType::Utf8)]);
-        let url = format!("{}/", self.dataset.display());
-        self.runtime
-            .block_on(
-                self.ctx
-                    .register_listing_table(table, &url, options, None, None),
-            )
-            .map_err(|e| Error::query(&format!("registering {table}"), e))?;
+            .with_file_extension(format!("/{table}.parquet"));
+        match self.only.clone() {
+            None => {
+                let options = options
+                    .with_table_partition_cols(vec![("capture".to_string(), DataType::Utf8)]);
+                let url = format!("{}/", self.dataset.display());
+                self.runtime
+                    .block_on(
+                        self.ctx
+                            .register_listing_table(table, &url, options, None, None),
+                    )
+                    .map_err(|e| Error::query(&context, e))?;
+            }
+            Some(id) => {
+                // One capture: its folder alone is listed and read, and the
+                // `capture` column the partition would give is a constant
+                // (DataFusion drops a partition folder's `capture=` from
+                // glob matching, so a glob cannot name it).
+                let raw = format!("_capture_{table}");
+                let url = format!("{}/capture={id}/", self.dataset.display());
+                self.runtime
+                    .block_on(
+                        self.ctx
+                            .register_listing_table(&raw, &url, options, None, None),
+                    )
+                    .map_err(|e| Error::query(&context, e))?;
+                self.sql(&format!(
+                    "CREATE VIEW {table} AS SELECT *, CAST('{id}' AS VARCHAR) AS capture FROM {raw}"
+                ))?;
+            }
+        }
         self.tables.push(table);
         Ok(())
     }

@@ -149,19 +149,25 @@ fn grouped(plan: &SetPlan, by: By, mode: Mode, interval_ns: u64, multi: bool) ->
                  k AS (SELECT {keys}, {again} FROM gk GROUP BY {keys})"
             )
         }
-        (By::Function, Mode::Total) => format!(
+        (By::Function, Mode::Total) => {
+            // `g` is named once: DataFusion inlines a CTE at each use,
+            // and `g` is the pass over every sample. Stacks are unnested
+            // whole (only sampled stacks have their frames listed).
+            let captures: Vec<String> = plan.captures.iter().map(|c| quote(&c.capture)).collect();
+            let stack_filter = format!(" AND capture IN ({})", captures.join(", "));
+            format!(
             "g AS (SELECT capture, stack_id, {first} FROM t WHERE stack_id IS NOT NULL \
              GROUP BY capture, stack_id), \
-             gs AS (SELECT st.capture, st.stack_id, st.frame_ids FROM stacks st \
-             JOIN g ON st.capture = g.capture AND st.stack_id = g.stack_id), \
-             u AS (SELECT capture, stack_id, unnest(frame_ids) AS frame_id FROM gs), \
+             u AS (SELECT capture, stack_id, unnest(frame_ids) AS frame_id FROM stacks \
+             WHERE frame_ids IS NOT NULL{stack_filter}), \
              sf AS (SELECT DISTINCT u.capture, u.stack_id, {SYMBOL} AS symbol, {DSO} AS dso \
              FROM u LEFT JOIN frames f ON f.capture = u.capture AND f.frame_id = u.frame_id \
              AND f.inline_depth = 0), \
              gk AS (SELECT sf.symbol, sf.dso, g.* FROM g JOIN sf ON sf.capture = g.capture \
              AND sf.stack_id = g.stack_id), \
              k AS (SELECT symbol, dso, {again} FROM gk GROUP BY symbol, dso)"
-        ),
+            )
+        }
         (By::Thread, _) => format!(
             "g AS (SELECT capture, pid, tid, {first} FROM t GROUP BY capture, pid, tid), \
              k AS (SELECT {cap}g.pid AS pid, g.tid AS tid, c.comm AS comm, {} FROM g \
