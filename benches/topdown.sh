@@ -14,16 +14,20 @@ set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}
 samples=${1:-10000000}
+# PERFQ_PROFILE=release measures the release build instead of dist (fat
+# LTO), whose cold build with DataFusion takes much longer.
+profile=${PERFQ_PROFILE:-dist}
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
 mkdir -p "$dir"
 cd "$root"
-cargo build --profile dist -q -p perfq -p perfq-testgen
-perfq="$CARGO_TARGET_DIR/dist/perfq"
-gen="$CARGO_TARGET_DIR/dist/perfq-gen"
+cargo build --profile "$profile" -q -p perfq -p perfq-testgen
+perfq="$CARGO_TARGET_DIR/$profile/perfq"
+gen="$CARGO_TARGET_DIR/$profile/perfq-gen"
 file="$dir/topdown-spr-$samples.data"
 dataset="$dir/topdown-spr-$samples.dataset"
 [ -f "$file" ] || "$gen" --preset sapphirerapids --samples "$samples" --depth 12 -o "$file"
 [ -d "$dataset" ] || "$perfq" convert "$file" -o "$dataset" >/dev/null
+export PERFQ_CACHE_DIR="$dir/cache"
 ls -l "$file"
 
 rss() { # peak RSS in MB of a command

@@ -234,7 +234,16 @@ fn table(report: &Report, opt: &Options, out: &mut dyn Write) -> anyhow::Result<
     )?;
     // Level-1 nodes, each followed by its children.
     let mut cols: Vec<&NodeInfo> = Vec::new();
-    for n in report.nodes.iter().filter(|n| n.level == 1) {
+    // Level 1 in one order for every family (perf stat's: retiring, bad
+    // speculation, frontend, backend), AMD's SMT contention last.
+    let mut level1: Vec<&NodeInfo> = report.nodes.iter().filter(|n| n.level == 1).collect();
+    level1.sort_by_key(|n| {
+        perfq_topdown::LEVEL1
+            .iter()
+            .position(|l| *l == n.name)
+            .unwrap_or(9)
+    });
+    for n in level1 {
         cols.push(n);
         cols.extend(
             report
