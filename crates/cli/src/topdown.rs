@@ -170,19 +170,14 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         cpu_model: opt.cpu_model.clone(),
         capture,
     };
-    let report = topdown::run(&session, &topt).map_err(|e| match &topt.capture {
-        Some(id) => anyhow::anyhow!(
-            "{}",
-            e.to_string()
-                .replace(&format!("capture {id}"), &opt.input.display().to_string())
-        ),
-        None => e.into(),
-    })?;
-    // A file's warnings name the file rather than its id in the cache.
+    // A file's errors and warnings name the file rather than its id in the
+    // cache.
     let named = |w: &str| match &topt.capture {
         Some(id) => w.replace(&format!("capture {id}"), &opt.input.display().to_string()),
         None => w.to_string(),
     };
+    let report =
+        topdown::run(&session, &topt).map_err(|e| anyhow::anyhow!("{}", named(&e.to_string())))?;
     for w in &report.warnings {
         eprintln!("perfq: warning: {}", named(w));
     }

@@ -82,23 +82,9 @@ fn spark(py: &std::path::Path) -> bool {
             && have(py))
 }
 
-/// The tables docs/schema.md lists, each a file in every capture folder.
-const TABLES: &[&str] = &[
-    "capture",
-    "events",
-    "samples",
-    "read_values",
-    "stacks",
-    "frames",
-    "dsos",
-    "branches",
-    "raw",
-    "data_src",
-    "threads",
-    "mappings",
-    "quality",
-    "pmus",
-];
+/// The tables docs/schema.md lists, each a file in every capture folder:
+/// the ones a query session registers.
+const TABLES: &[&str] = perfq_query::TABLES;
 
 /// pyarrow, Polars and (with Java) Spark read every table of a dataset
 /// unchanged, with the same row counts.

@@ -76,9 +76,8 @@ pub(crate) fn samples(plan: &SetPlan) -> String {
     parts.join(" UNION ALL ")
 }
 
-/// Sums and sums of products of the roles, over `from`'s rows (`agg`
-/// wraps each per-row term: `SUM(x)` over samples, `SUM(s_x)` when
-/// re-adding sums).
+/// Sums and sums of products of the roles: over the samples of `t`
+/// (`first`), or re-adding the sums of an earlier grouping.
 fn sums(roles: &BTreeSet<String>, first: bool) -> Vec<String> {
     let roles: Vec<&String> = roles.iter().collect();
     let mut out = Vec::new();
