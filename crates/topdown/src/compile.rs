@@ -51,6 +51,52 @@ impl Compiled {
         self.nodes.iter().any(|n| n.level == 2)
     }
 
+    /// The nodes down to `level`, and the deeper ones their thresholds
+    /// name (Golden Cove's Retiring is flagged on Heavy_Operations too, so
+    /// a level-1 question still needs it), with the roles they use: a
+    /// level-1 question then sums and plans only what level 1 needs.
+    pub fn up_to(&self, level: u8) -> Compiled {
+        let mut keep: BTreeSet<&str> = self
+            .nodes
+            .iter()
+            .filter(|n| n.level <= level)
+            .map(|n| n.name.as_str())
+            .collect();
+        // Thresholds may name nodes that name others in theirs.
+        loop {
+            let mut named = BTreeSet::new();
+            for n in self.nodes.iter().filter(|n| keep.contains(n.name.as_str())) {
+                if let Some(t) = &n.threshold {
+                    t.vars(&mut named);
+                }
+            }
+            let before = keep.len();
+            for n in &self.nodes {
+                if named.contains(&n.name) {
+                    keep.insert(n.name.as_str());
+                }
+            }
+            if keep.len() == before {
+                break;
+            }
+        }
+        let nodes: Vec<CompiledNode> = self
+            .nodes
+            .iter()
+            .filter(|n| keep.contains(n.name.as_str()))
+            .cloned()
+            .collect();
+        let mut roles = BTreeSet::new();
+        for n in &nodes {
+            n.expr.vars(&mut roles);
+        }
+        Compiled {
+            nodes,
+            missing: self.missing.clone(),
+            roles,
+        }
+    }
+
     /// The node values for given event sums (for tests, and to check
     /// the SQL the query layer runs): `None` where a divisor is 0.
     pub fn evaluate(&self, sums: &dyn Fn(&str) -> Option<f64>) -> Vec<(String, Option<f64>)> {

@@ -40,6 +40,7 @@ assert!((retiring.unwrap() - 0.298039).abs() < 1e-6);
 mod compile;
 mod cpu;
 pub mod expr;
+mod layers;
 mod recognize;
 mod set;
 
@@ -49,6 +50,7 @@ pub use crate::cpu::{
     Model, PmuInfo, SetUse,
 };
 pub use crate::expr::{Cond, Expr};
+pub use crate::layers::{layer, Layers};
 pub use crate::recognize::{pmu_types, role_of, EventKey, TYPE_HARDWARE, TYPE_RAW};
 pub use crate::set::{
     set, sets, Const, EventRole, FormulaSet, Matcher, Node, PmuClass, SetError, LEVEL1,

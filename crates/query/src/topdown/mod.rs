@@ -196,7 +196,16 @@ pub fn run(session: &Session, opt: &Options) -> Result<Report, Error> {
                 lacking.join(", ")
             ));
         }
+        // Only what the level asked for is summed and planned.
+        let leveled = SetPlan {
+            compiled: p.compiled.up_to(opt.level),
+            ..p.clone()
+        };
+        let p = &leveled;
         let q = sql::query(p, opt.by, opt.mode, interval_ns, opt.min_samples);
+        if std::env::var_os("PERFQ_DEBUG_SQL").is_some() {
+            eprintln!("{q}");
+        }
         let batches = session.sql(&q)?;
         let keys = sql::key_columns(opt.by, p.captures.len() > 1);
         let nodes: Vec<NodeInfo> = p

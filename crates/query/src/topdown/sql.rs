@@ -6,18 +6,25 @@
 //! 2. `g`: sums per stack, leaf frame or thread — the sums are additive,
 //!    so most of the work is done over samples once;
 //! 3. `k`: sums per output key: `n` samples, `s_<role>` sums and
-//!    `p_<a>_<b>` sums of products (for the standard errors);
-//! 4. `v`: node values (`v_<node>`) and their gradients with respect to
-//!    each role (`g_<node>_<role>`);
-//! 5. `e`: standard errors: the delta method over the per-sample values,
-//!    `Var = n/(n-1) Σ_ab g_a g_b (p_ab - s_a s_b / n)` (for a plain ratio
-//!    this is the ratio estimator's variance);
-//! 6. `c`: values clamped to [0, 1], with the reason when one was not;
-//! 7. the flags: a node's threshold holds and its parent is flagged.
+//!    `p_<a>__<b>` sums of products (for the standard errors, only of
+//!    roles that meet in a formula);
+//! 4. `l1` .. `lN` and `v`: node values (`v_<node>`) and the variances of
+//!    their estimates (`var_<node>`): the delta method over the per-sample
+//!    values, `Var = n/(n-1) Σ_ab g_a g_b (p_ab - s_a s_b / n)` with `g`
+//!    the formula's derivatives (for a plain ratio, the ratio estimator's
+//!    variance). The formulas, their derivatives and the variances are
+//!    written as layers of shared subexpressions
+//!    ([`perfq_topdown::layer`]), each a column computed once;
+//!    inlined whole they were tens of kilobytes of SQL per query, which
+//!    DataFusion took longer to plan than to run;
+//! 5. `c`: values clamped to [0, 1], with the reason when one was not,
+//!    and the standard errors (the variances' square roots);
+//! 6. the flags: a node's threshold holds and its parent is flagged.
 
 use std::collections::BTreeSet;
 
-use perfq_topdown::{CompiledNode, LEVEL1};
+use perfq_topdown::expr::Op;
+use perfq_topdown::{layer, CompiledNode, Expr, LEVEL1};
 
 use crate::topdown::plan::{SetPlan, Source};
 use crate::topdown::{By, Mode};
@@ -50,18 +57,25 @@ pub(crate) fn samples(plan: &SetPlan) -> String {
             let cols: Vec<String> = roles
                 .iter()
                 .map(|r| {
-                    let v = match c.roles.get(r) {
-                        Some(Source::Member { samplers, member }) => format!(
-                            "CASE WHEN event_id IN ({}) THEN m{member} END",
-                            list(samplers)
-                        ),
-                        Some(Source::Period { event }) => {
-                            format!("CASE WHEN event_id = {event} THEN period END")
+                    // Cast before COALESCE: a UInt64 column and an
+                    // integer literal meet as DECIMAL(20), slow per row.
+                    let (mut ids, col) = match c.roles.get(r) {
+                        Some(Source::Member { samplers, member }) => {
+                            (samplers.clone(), format!("m{member}"))
                         }
+                        Some(Source::Period { event }) => (vec![*event], "period".into()),
                         // An optional role this capture lacks.
-                        None => "0".into(),
+                        None => return format!("0.0 AS r_{r}"),
                     };
-                    format!("CAST(COALESCE({v}, 0) AS DOUBLE) AS r_{r}")
+                    ids.sort_unstable();
+                    ids.dedup();
+                    let v = format!("CAST({col} AS DOUBLE)");
+                    let v = if ids == c.events {
+                        v
+                    } else {
+                        format!("CASE WHEN event_id IN ({}) THEN {v} END", list(&ids))
+                    };
+                    format!("COALESCE({v}, 0.0) AS r_{r}")
                 })
                 .collect();
             format!(
@@ -76,31 +90,44 @@ pub(crate) fn samples(plan: &SetPlan) -> String {
     parts.join(" UNION ALL ")
 }
 
+/// The pairs of roles whose products the standard errors need: those
+/// that meet in some node's formula (Zen 4's level 2 in three groups
+/// taking turns has many that never do).
+fn pairs(plan: &SetPlan) -> Vec<(String, String)> {
+    let mut out = BTreeSet::new();
+    for n in &plan.compiled.nodes {
+        let rs: Vec<String> = node_roles(n).into_iter().collect();
+        for (i, a) in rs.iter().enumerate() {
+            for b in &rs[i..] {
+                out.insert((a.clone(), b.clone()));
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
 /// Sums and sums of products of the roles: over the samples of `t`
 /// (`first`), or re-adding the sums of an earlier grouping.
-fn sums(roles: &BTreeSet<String>, first: bool) -> Vec<String> {
-    let roles: Vec<&String> = roles.iter().collect();
+fn sums(plan: &SetPlan, first: bool) -> Vec<String> {
     let mut out = Vec::new();
     out.push(if first {
         "COUNT(*) AS n".into()
     } else {
         "SUM(n) AS n".into()
     });
-    for r in &roles {
+    for r in &plan.compiled.roles {
         out.push(if first {
             format!("SUM(r_{r}) AS s_{r}")
         } else {
             format!("SUM(s_{r}) AS s_{r}")
         });
     }
-    for (i, a) in roles.iter().enumerate() {
-        for b in &roles[i..] {
-            out.push(if first {
-                format!("SUM(r_{a} * r_{b}) AS p_{a}__{b}")
-            } else {
-                format!("SUM(p_{a}__{b}) AS p_{a}__{b}")
-            });
-        }
+    for (a, b) in pairs(plan) {
+        out.push(if first {
+            format!("SUM(r_{a} * r_{b}) AS p_{a}__{b}")
+        } else {
+            format!("SUM(p_{a}__{b}) AS p_{a}__{b}")
+        });
     }
     out
 }
@@ -128,10 +155,15 @@ pub(crate) fn key_columns(by: By, multi_capture: bool) -> Vec<&'static str> {
 
 /// `g` and `k`: the sums per output key.
 fn grouped(plan: &SetPlan, by: By, mode: Mode, interval_ns: u64, multi: bool) -> String {
-    let roles = &plan.compiled.roles;
-    let first = sums(roles, true).join(", ");
-    let again = sums(roles, false).join(", ");
+    let first = sums(plan, true).join(", ");
+    let again = sums(plan, false).join(", ");
     let cap = if multi { "g.capture AS capture, " } else { "" };
+    // `g` passes over every sample: with one capture, its name is a
+    // constant rather than a string key hashed per sample.
+    let (gsel, gby) = match plan.captures.as_slice() {
+        [one] => (format!("{} AS capture, ", quote(&one.capture)), ""),
+        _ => ("capture, ".to_string(), "capture, "),
+    };
     let comm = "(SELECT capture, tid, comm FROM (SELECT capture, tid, comm, \
                 row_number() OVER (PARTITION BY capture, tid ORDER BY time DESC) AS rn \
                 FROM threads WHERE comm IS NOT NULL) WHERE rn = 1)";
@@ -142,7 +174,7 @@ fn grouped(plan: &SetPlan, by: By, mode: Mode, interval_ns: u64, multi: bool) ->
                 _ => (format!("{SYMBOL} AS symbol, {DSO} AS dso"), "symbol, dso"),
             };
             format!(
-                "g AS (SELECT capture, leaf_frame_id, {first} FROM t GROUP BY capture, leaf_frame_id), \
+                "g AS (SELECT {gsel}leaf_frame_id, {first} FROM t GROUP BY {gby}leaf_frame_id), \
                  gk AS (SELECT {sel}, g.* FROM g LEFT JOIN frames f ON f.capture = g.capture \
                  AND f.frame_id = g.leaf_frame_id AND f.inline_depth = 0), \
                  k AS (SELECT {keys}, {again} FROM gk GROUP BY {keys})"
@@ -155,8 +187,8 @@ fn grouped(plan: &SetPlan, by: By, mode: Mode, interval_ns: u64, multi: bool) ->
             let captures: Vec<String> = plan.captures.iter().map(|c| quote(&c.capture)).collect();
             let stack_filter = format!(" AND capture IN ({})", captures.join(", "));
             format!(
-            "g AS (SELECT capture, stack_id, {first} FROM t WHERE stack_id IS NOT NULL \
-             GROUP BY capture, stack_id), \
+            "g AS (SELECT {gsel}stack_id, {first} FROM t WHERE stack_id IS NOT NULL \
+             GROUP BY {gby}stack_id), \
              u AS (SELECT capture, stack_id, unnest(frame_ids) AS frame_id FROM stacks \
              WHERE frame_ids IS NOT NULL{stack_filter}), \
              sf AS (SELECT DISTINCT u.capture, u.stack_id, {SYMBOL} AS symbol, {DSO} AS dso \
@@ -168,16 +200,16 @@ fn grouped(plan: &SetPlan, by: By, mode: Mode, interval_ns: u64, multi: bool) ->
             )
         }
         (By::Thread, _) => format!(
-            "g AS (SELECT capture, pid, tid, {first} FROM t GROUP BY capture, pid, tid), \
+            "g AS (SELECT {gsel}pid, tid, {first} FROM t GROUP BY {gby}pid, tid), \
              k AS (SELECT {cap}g.pid AS pid, g.tid AS tid, c.comm AS comm, {} FROM g \
              LEFT JOIN {comm} c ON c.capture = g.capture AND c.tid = g.tid)",
-            pass(roles, "g")
+            pass(plan, "g")
         ),
         (By::Process, _) => format!(
-            "g AS (SELECT capture, pid, {first} FROM t GROUP BY capture, pid), \
+            "g AS (SELECT {gsel}pid, {first} FROM t GROUP BY {gby}pid), \
              k AS (SELECT {cap}g.pid AS pid, c.comm AS comm, {} FROM g \
              LEFT JOIN {comm} c ON c.capture = g.capture AND c.tid = g.pid)",
-            pass(roles, "g")
+            pass(plan, "g")
         ),
         (By::Interval, _) => format!(
             "g AS (SELECT t.capture AS capture, \
@@ -186,28 +218,21 @@ fn grouped(plan: &SetPlan, by: By, mode: Mode, interval_ns: u64, multi: bool) ->
              GROUP BY t.capture, CAST(FLOOR(CAST(t.time - c.time_first AS DOUBLE) / {interval_ns}) AS BIGINT)), \
              k AS (SELECT {cap}CAST(g.bucket AS DOUBLE) * {} AS start_s, {} FROM g)",
             interval_ns as f64 / 1e9,
-            pass(roles, "g")
+            pass(plan, "g")
         ),
     }
 }
 
 /// `n`, the sums and the products of `t`, passed through.
-fn pass(roles: &BTreeSet<String>, t: &str) -> String {
-    let roles: Vec<&String> = roles.iter().collect();
+fn pass(plan: &SetPlan, t: &str) -> String {
     let mut out = vec![format!("{t}.n AS n")];
-    for r in &roles {
+    for r in &plan.compiled.roles {
         out.push(format!("{t}.s_{r} AS s_{r}"));
     }
-    for (i, a) in roles.iter().enumerate() {
-        for b in &roles[i..] {
-            out.push(format!("{t}.p_{a}__{b} AS p_{a}__{b}"));
-        }
+    for (a, b) in pairs(plan) {
+        out.push(format!("{t}.p_{a}__{b} AS p_{a}__{b}"));
     }
     out.join(", ")
-}
-
-fn sum_col(r: &str) -> String {
-    format!("s_{r}")
 }
 
 /// The whole query for one set, one grouping.
@@ -224,41 +249,11 @@ pub(crate) fn query(
     let nodes = &plan.compiled.nodes;
     let roles = &plan.compiled.roles;
 
-    // v: values and gradients.
-    let mut v_cols = vec![keys_sql.clone(), pass(roles, "k")];
-    for n in nodes {
-        v_cols.push(format!("{} AS v_{}", n.expr.to_sql(&sum_col), n.name));
-        for r in node_roles(n) {
-            let d = n.expr.derivative(&r);
-            v_cols.push(format!("{} AS g_{}__{r}", d.to_sql(&sum_col), n.name));
-        }
-    }
-    // e: standard errors.
+    // v: values and variances, through layers of shared subexpressions
+    // (`perfq_topdown::layer`): the formulas inlined down to event sums
+    // and their derivatives repeat the same terms many times over.
     let sums_cols: Vec<String> = roles.iter().map(|r| format!("s_{r}")).collect();
-    let mut e_cols = vec![keys_sql.clone(), "n".to_string()];
-    e_cols.extend(sums_cols.iter().cloned());
-    for n in nodes {
-        e_cols.push(format!("v_{}", n.name));
-        let rs: Vec<String> = node_roles(n).into_iter().collect();
-        let mut terms = Vec::new();
-        for (i, a) in rs.iter().enumerate() {
-            for b in &rs[i..] {
-                let (x, y) = if a <= b { (a, b) } else { (b, a) };
-                let cov = format!("(p_{x}__{y} - s_{x} * s_{y} / n)");
-                let w = if a == b { "" } else { "2.0 * " };
-                terms.push(format!("{w}g_{n}__{a} * g_{n}__{b} * {cov}", n = n.name));
-            }
-        }
-        let var = if terms.is_empty() {
-            "0.0".into()
-        } else {
-            format!("(CAST(n AS DOUBLE) / (n - 1)) * ({})", terms.join(" + "))
-        };
-        e_cols.push(format!(
-            "CASE WHEN n > 1 THEN SQRT(CASE WHEN {var} > 0 THEN {var} ELSE 0.0 END) END AS se_{}",
-            n.name
-        ));
-    }
+    let (v_layers, v_cols) = values(plan, &keys_sql, &sums_cols);
     // c: clamped values and the reasons.
     let mut c_cols = vec![keys_sql.clone(), "n".to_string()];
     c_cols.extend(sums_cols.iter().cloned());
@@ -269,7 +264,11 @@ pub(crate) fn query(
             "CASE WHEN {v} < 0 THEN 0.0 WHEN {v} > 1 THEN 1.0 ELSE {v} END AS {}",
             n.name
         ));
-        c_cols.push(format!("se_{}", n.name));
+        // A variance below 0 is rounding (the covariance terms cancel).
+        c_cols.push(format!(
+            "CASE WHEN var_{n} > 0 THEN SQRT(var_{n}) WHEN var_{n} IS NOT NULL THEN 0.0 END AS se_{n}",
+            n = n.name
+        ));
         reasons.push(format!(
             "CASE WHEN {v} < -{SLACK} THEN concat('{} ', CAST(ROUND({v} * 100, 2) AS VARCHAR), '% clamped to 0') \
              WHEN {v} > 1 + {SLACK} THEN concat('{} ', CAST(ROUND({v} * 100, 2) AS VARCHAR), '% clamped to 100') END",
@@ -334,15 +333,102 @@ pub(crate) fn query(
         _ => format!("n DESC, {order}"),
     };
     format!(
-        "WITH t AS ({}), {}, v AS (SELECT {} FROM k), e AS (SELECT {} FROM v), c AS (SELECT {} FROM e) \
+        "WITH t AS ({}), {}, {v_layers}v AS ({v_cols}), c AS (SELECT {} FROM v) \
          SELECT {} FROM c ORDER BY {order}",
         samples(plan),
         grouped(plan, by, mode, interval_ns, multi),
-        v_cols.join(", "),
-        e_cols.join(", "),
         c_cols.join(", "),
         f_cols.join(", "),
     )
+}
+
+/// The layers from `k` to `v` (`l1 AS (...), l2 AS (...), `) and `v`'s
+/// body: the keys, `n`, the sums, each node's value `v_<node>` and the
+/// variance of its estimate `var_<node>` (the delta method over the
+/// per-sample values: `n/(n-1) Σ_ab g_a g_b (p_ab - s_a s_b / n)`, the
+/// `g` being the formula's derivatives; for a plain ratio this is the
+/// ratio estimator's variance).
+fn values(plan: &SetPlan, keys_sql: &str, sums_cols: &[String]) -> (String, String) {
+    let var = |v: &str| Expr::Var(v.to_string());
+    let sum = |r: &str| Expr::Var(format!("s_{r}"));
+    let bin = |op, a: Expr, b: Expr| Expr::Bin(op, Box::new(a), Box::new(b));
+    let mut outputs = Vec::new();
+    for n in &plan.compiled.nodes {
+        let to_sums = |e: &Expr| e.substitute(&|v| Some(sum(v)));
+        outputs.push((format!("v_{}", n.name), to_sums(&n.expr)));
+        let rs: Vec<String> = node_roles(n).into_iter().collect();
+        let grads: Vec<Expr> = rs.iter().map(|r| to_sums(&n.expr.derivative(r))).collect();
+        let mut total: Option<Expr> = None;
+        for i in 0..rs.len() {
+            for j in i..rs.len() {
+                let (a, b) = (&rs[i], &rs[j]);
+                let cov = bin(
+                    Op::Sub,
+                    var(&format!("p_{a}__{b}")),
+                    bin(Op::Div, bin(Op::Mul, sum(a), sum(b)), var("n")),
+                );
+                let mut term = bin(
+                    Op::Mul,
+                    bin(Op::Mul, grads[i].clone(), grads[j].clone()),
+                    cov,
+                );
+                if i != j {
+                    term = bin(Op::Mul, Expr::Num(2.0), term);
+                }
+                total = Some(match total {
+                    Some(t) => bin(Op::Add, t, term),
+                    None => term,
+                });
+            }
+        }
+        outputs.push((format!("var_{}", n.name), total.unwrap_or(Expr::Num(0.0))));
+    }
+    let layers = layer(&outputs, "x");
+    let ident = |v: &str| v.to_string();
+    let always: Vec<String> = std::iter::once("n".to_string())
+        .chain(sums_cols.iter().cloned())
+        .collect();
+    let mut sql = String::new();
+    let mut from = "k".to_string();
+    for (i, cols) in layers.layers.iter().enumerate() {
+        // What the later layers read, besides the keys, that exists
+        // already.
+        let later: BTreeSet<&String> = layers.layers[i..]
+            .iter()
+            .flatten()
+            .map(|(n, _)| n)
+            .collect();
+        let mut pass = always.clone();
+        for v in layers.live_from(i + 1) {
+            if !pass.contains(&v) && !later.contains(&v) {
+                pass.push(v);
+            }
+        }
+        let new: Vec<String> = cols
+            .iter()
+            .map(|(name, e)| format!("{} AS {name}", e.to_sql(&ident)))
+            .collect();
+        let this = format!("l{}", i + 1);
+        sql.push_str(&format!(
+            "{this} AS (SELECT {keys_sql}, {}, {} FROM {from}), ",
+            pass.join(", "),
+            new.join(", ")
+        ));
+        from = this;
+    }
+    let mut v_cols = vec![keys_sql.to_string()];
+    v_cols.extend(always);
+    for (name, e) in &layers.outputs {
+        let e = e.to_sql(&ident);
+        v_cols.push(match name.strip_prefix("var_") {
+            // The `n/(n-1)` of the sample variance; none from one sample.
+            Some(_) => {
+                format!("CASE WHEN n > 1 THEN CAST(n AS DOUBLE) / (n - 1) * {e} END AS {name}")
+            }
+            None => format!("{e} AS {name}"),
+        });
+    }
+    (sql, format!("SELECT {} FROM {from}", v_cols.join(", ")))
 }
 
 fn node_roles(n: &CompiledNode) -> BTreeSet<String> {
