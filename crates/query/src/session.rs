@@ -196,6 +196,21 @@ impl Session {
             .map(|_| ())
     }
 
+    /// Computes `sql` once and keeps the rows in memory under `name`
+    /// (unless `name` exists already): for small intermediate results
+    /// that several queries, or several parts of one, read — DataFusion
+    /// computes a view or a CTE anew at each use.
+    pub fn create_table_once(&self, name: &str, sql: &str) -> Result<(), Error> {
+        let exists = self
+            .ctx
+            .table_exist(name)
+            .map_err(|e| Error::query("planning", e))?;
+        if !exists {
+            self.sql(&format!("CREATE TABLE {name} AS {sql}"))?;
+        }
+        Ok(())
+    }
+
     /// The DataFusion context, for callers that build plans of their own.
     pub fn context(&self) -> &SessionContext {
         &self.ctx

@@ -82,5 +82,45 @@ fn views_answer_as_run_does() {
         .and_then(|n| n.value)
         .unwrap();
     assert_eq!(from_view, from_run);
+
+    // Total: `run` computes the stack tables once and keeps them; the
+    // views define them as views. Same numbers, every function.
+    let fresh = Session::open(&dataset).unwrap();
+    let total = topdown::run(
+        &fresh,
+        &Options {
+            mode: topdown::Mode::Total,
+            ..opt.clone()
+        },
+    )
+    .unwrap();
+    assert!(total.rows.len() >= 5);
+    for row in &total.rows {
+        let symbol = &row.keys.iter().find(|k| k.0 == "symbol").unwrap().1;
+        let b = session
+            .sql(&format!(
+                "SELECT n, memory_bound, se_memory_bound FROM topdown_function_total \
+                 WHERE symbol = '{symbol}'"
+            ))
+            .unwrap();
+        let b = &b[0];
+        let n = b
+            .column(0)
+            .as_primitive::<perfq_query::arrow::datatypes::Int64Type>()
+            .value(0);
+        assert_eq!(n as u64, row.samples, "{symbol}");
+        let node = row.nodes.iter().find(|n| n.name == "memory_bound").unwrap();
+        assert_eq!(
+            Some(b.column(1).as_primitive::<Float64Type>().value(0)),
+            node.value,
+            "{symbol}"
+        );
+        let se = b.column(2).as_primitive::<Float64Type>().value(0);
+        let want = node.se.unwrap();
+        assert!(
+            (se - want).abs() <= 1e-12 * want.max(1e-300),
+            "{symbol}: {se} {want}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

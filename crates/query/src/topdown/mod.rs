@@ -202,10 +202,14 @@ pub fn run(session: &Session, opt: &Options) -> Result<Report, Error> {
             ..p.clone()
         };
         let p = &leveled;
-        let q = sql::query(p, opt.by, opt.mode, interval_ns, opt.min_samples);
-        if std::env::var_os("PERFQ_DEBUG_SQL").is_some() {
-            eprintln!("{q}");
+        if (opt.by, opt.mode) == (By::Function, Mode::Total) {
+            // Small, and read more than once: computed once, kept in
+            // memory (DataFusion computes a view again at each use).
+            for (name, q) in sql::stack_views() {
+                session.create_table_once(name, &q)?;
+            }
         }
+        let q = sql::query(p, opt.by, opt.mode, interval_ns, opt.min_samples);
         let batches = session.sql(&q)?;
         let keys = sql::key_columns(opt.by, p.captures.len() > 1);
         let nodes: Vec<NodeInfo> = p
@@ -254,6 +258,15 @@ pub fn run(session: &Session, opt: &Options) -> Result<Report, Error> {
 /// the first set's.
 pub fn register_views(session: &Session, plans: &Plans, opt: &Options) -> Result<(), Error> {
     let interval_ns = opt.interval_ms.max(1) * 1_000_000;
+    for (name, q) in sql::stack_views() {
+        if !session
+            .context()
+            .table_exist(name)
+            .map_err(|e| Error::query("planning", e))?
+        {
+            session.create_view(name, &q)?;
+        }
+    }
     for (i, p) in plans.sets.iter().enumerate() {
         let suffixes = if i == 0 {
             vec![String::new(), format!("_{}", p.view_suffix())]

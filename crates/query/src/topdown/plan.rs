@@ -215,7 +215,18 @@ pub fn plan(
         }
     }
     // Which events have samples: only those carry values.
-    let member_counts = member_counts(session, &filter)?;
+    let mut member_counts = BTreeMap::new();
+    for capture in infos.keys() {
+        let members = match max_member(session, capture) {
+            Ok(Some(m)) => m.min(MEMBER_COLUMNS - 1) + 1,
+            // An older dataset without `events.member`: every column.
+            _ => MEMBER_COLUMNS,
+        };
+        member_counts.insert(
+            capture.clone(),
+            member_counts_of(session, capture, members)?,
+        );
+    }
     let sampled: BTreeSet<(String, u32)> = member_counts
         .iter()
         .flat_map(|(c, per)| per.keys().map(move |e| (c.clone(), *e)))
@@ -320,37 +331,48 @@ pub fn plan(
     })
 }
 
-/// Per capture and sampler event: samples, and samples with a value in
-/// each member column.
-fn member_counts(session: &Session, filter: &str) -> Result<BTreeMap<String, MemberCounts>, Error> {
-    let cols: Vec<String> = (0..MEMBER_COLUMNS)
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// The highest group member position of a capture's events.
+fn max_member(session: &Session, capture: &str) -> Result<Option<u32>, Error> {
+    let q = format!(
+        "SELECT MAX(member) AS m FROM events WHERE capture = {}",
+        quote(capture)
+    );
+    let mut out = None;
+    for b in session.sql(&q)? {
+        out = out.max(u32s(&b, "m")?.into_iter().flatten().max());
+    }
+    Ok(out)
+}
+
+/// Per sampler event of one capture: samples, and samples with a value
+/// in each of the first `members` member columns (a scan of the samples:
+/// one capture's, grouped by a number, the columns its groups can fill).
+fn member_counts_of(session: &Session, capture: &str, members: u32) -> Result<MemberCounts, Error> {
+    let cols: Vec<String> = (0..members)
         .map(|k| format!("COUNT(m{k}) AS c{k}"))
         .collect();
-    let mut out: BTreeMap<String, MemberCounts> = BTreeMap::new();
+    let mut out = MemberCounts::new();
     let q = format!(
-        "SELECT capture, event_id, COUNT(*) AS n, {} FROM samples{filter} GROUP BY capture, event_id",
-        cols.join(", ")
+        "SELECT event_id, COUNT(*) AS n, {} FROM samples WHERE capture = {} GROUP BY event_id",
+        cols.join(", "),
+        quote(capture)
     );
     for b in session.sql(&q)? {
-        let (c, e, n) = (
-            strings(&b, "capture")?,
-            u32s(&b, "event_id")?,
-            u64s(&b, "n")?,
-        );
-        let ks = (0..MEMBER_COLUMNS)
+        let (e, n) = (u32s(&b, "event_id")?, u64s(&b, "n")?);
+        let ks = (0..members)
             .map(|k| u64s(&b, &format!("c{k}")))
             .collect::<Result<Vec<_>, _>>()?;
         for i in 0..b.num_rows() {
-            let (Some(c), Some(e)) = (c[i].clone(), e[i]) else {
-                continue;
-            };
+            let Some(e) = e[i] else { continue };
             let mut per = [0u64; MEMBER_COLUMNS as usize];
             for (k, col) in ks.iter().enumerate() {
                 per[k] = col[i].unwrap_or(0);
             }
-            out.entry(c)
-                .or_default()
-                .insert(e, (n[i].unwrap_or(0), per));
+            out.insert(e, (n[i].unwrap_or(0), per));
         }
     }
     Ok(out)

@@ -12,7 +12,13 @@ use perfq_testgen::{Emitted, Preset};
 /// The repository root: relative mappings (`testdata/td-demo`) resolve
 /// from here.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    // Cargo sets the variable when it runs a test too; that one names
+    // this checkout even when the binary was built in another one
+    // sharing the target folder (CI's clean clones do).
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    manifest
         .join("../..")
         .canonicalize()
         .expect("repository root")
