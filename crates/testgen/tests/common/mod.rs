@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use perfq_testgen::{Emitted, Preset};
