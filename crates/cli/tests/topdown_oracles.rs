@@ -1308,7 +1308,6 @@ fn bad_input_cut_capture() {
 /// there: every sample carries its whole group read, with the ids the
 /// attr section (at the start of the file, intact) gives to each event.
 #[test]
-#[ignore = "perfq bug: a capture cut before its GROUP_DESC feature loses its groups, and `--cpu-model sapphirerapids` then fails with `has no topdown events ... record them with`, though every sample carries the group read"]
 fn bad_input_cut_capture_with_cpu_model() {
     let dir = scratch("cut-model");
     let cache = dir.join("cache");

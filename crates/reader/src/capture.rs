@@ -5,7 +5,7 @@ use std::io::Read;
 use std::ops::{Deref, Range};
 use std::path::{Path, PathBuf};
 
-use crate::attr::Attr;
+use crate::attr::{Attr, ReadFormat, SampleType};
 use crate::endian::Endian;
 use crate::error::{Error, ErrorKind, Result, Warning};
 use crate::events::{default_event_name, Event, EventIndex, Events};
@@ -178,6 +178,7 @@ impl Capture {
         };
         c.read_meta();
         c.build_events(attrs);
+        c.infer_groups();
         Ok(c)
     }
 
@@ -659,6 +660,77 @@ impl Capture {
             ));
         }
         self.events = events;
+    }
+}
+
+/// How many records [`Capture::infer_groups`] reads at most looking for
+/// each group's first sample.
+const GROUP_SCAN_RECORDS: usize = 100_000;
+
+impl Capture {
+    /// A capture cut before its feature sections has no `GROUP_DESC`, but
+    /// its samples' group reads still name every member's id, the
+    /// leader's first (the kernel's order): the groups are read off the
+    /// first sample of each event whose samples carry one.
+    fn infer_groups(&mut self) {
+        if !self.meta.groups.is_empty() {
+            return;
+        }
+        let group_read = |e: &Event| {
+            e.group_leader.is_none()
+                && e.attr.sample_type.contains(SampleType::READ)
+                && e.attr
+                    .read_format
+                    .contains(ReadFormat::GROUP | ReadFormat::ID)
+        };
+        let mut pending: std::collections::BTreeSet<usize> = self
+            .events
+            .list()
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| group_read(e))
+            .map(|(i, _)| i)
+            .collect();
+        if pending.is_empty() {
+            return;
+        }
+        let mut found: Vec<(EventIndex, EventIndex)> = Vec::new();
+        let mut records = self.records();
+        let (mut error, mut seen) = (None, 0);
+        while let Some(r) = records.next_ok(&mut error) {
+            seen += 1;
+            if pending.is_empty() || seen > GROUP_SCAN_RECORDS {
+                break;
+            }
+            let Some(i) = r.event.index() else { continue };
+            if r.kind != RecordType::SAMPLE || !pending.contains(&i.0) {
+                continue;
+            }
+            let Some(read) = self.sample(&r).ok().and_then(|s| s.read) else {
+                continue;
+            };
+            let members: Vec<EventIndex> = read
+                .values()
+                .filter_map(|v| v.id.and_then(|id| self.events.by_id(id)))
+                .collect();
+            pending.remove(&i.0);
+            // A read of one value is no group.
+            if let [leader, _, ..] = members[..] {
+                for m in members {
+                    pending.remove(&m.0);
+                    found.push((m, leader));
+                }
+            }
+        }
+        if found.is_empty() {
+            return;
+        }
+        for &(m, leader) in &found {
+            self.events.set_group_leader(m, leader);
+        }
+        self.warnings.push(Warning::general(
+            "the capture does not describe its event groups (no GROUP_DESC feature; a cut capture loses it): they are read off the samples' group reads",
+        ));
     }
 }
 

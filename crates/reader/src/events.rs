@@ -122,6 +122,14 @@ impl Events {
         }
     }
 
+    /// Puts event `i` in the group led by `leader` (groups read off the
+    /// samples when the header does not describe them).
+    pub(crate) fn set_group_leader(&mut self, i: EventIndex, leader: EventIndex) {
+        if let Some(e) = self.list.get_mut(i.0) {
+            e.group_leader = Some(leader);
+        }
+    }
+
     /// The events, in attr order.
     pub fn list(&self) -> &[Event] {
         &self.list
