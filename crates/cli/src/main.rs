@@ -5,7 +5,9 @@ mod convert;
 mod csv;
 mod dump;
 mod info;
+mod input;
 mod jsonw;
+mod query;
 mod report;
 mod sideband;
 mod symbols;
@@ -122,6 +124,30 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = topdown::Format::Table)]
         format: topdown::Format,
+        /// Convert a perf.data file into a temporary dataset instead of the cache.
+        #[arg(long)]
+        no_cache: bool,
+        #[command(flatten)]
+        sources: symbols::SymbolSources,
+    },
+    /// Run SQL over a dataset or a perf.data file: every table and the
+    /// documented views (docs/schema.md) are registered.
+    Query {
+        /// A perf.data file (converted once into the cache dataset, as for
+        /// `topdown`) or a dataset folder.
+        input: PathBuf,
+        /// One SQL statement (DataFusion's dialect).
+        sql: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = query::QueryFormat::Table)]
+        format: query::QueryFormat,
+        /// Write the result to this file (atomically) instead of standard
+        /// output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Only this capture of a dataset (its id, `capture=<id>`).
+        #[arg(long, value_name = "ID")]
+        capture: Option<String>,
         /// Convert a perf.data file into a temporary dataset instead of the cache.
         #[arg(long)]
         no_cache: bool,
@@ -249,6 +275,27 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 symbols: sources.config(true),
             };
             topdown::run(&opt, &mut out)?
+        }
+        Command::Query {
+            input,
+            sql,
+            format,
+            output,
+            capture,
+            no_cache,
+            sources,
+        } => {
+            let sources = sources.resolve()?;
+            let opt = query::Options {
+                input,
+                sql,
+                format,
+                output,
+                capture,
+                no_cache,
+                symbols: sources.config(true),
+            };
+            query::run(&opt, &mut out)?
         }
     };
     out.flush()?;

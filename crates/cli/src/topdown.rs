@@ -1,18 +1,14 @@
 //! `perfq topdown`: top-down shares per function (thread, process, DSO,
-//! interval) from a dataset or a perf.data file. A file is converted once
-//! into a cache dataset keyed by its content hash, so a second question
-//! about the same capture only runs the query. The work is
+//! interval) from a dataset or a perf.data file (`input.rs`). The work is
 //! `perfq_query::topdown`; this picks the input and prints.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::Context;
 use perfq_query::topdown::{self, By, Mode, NodeInfo, Report, Row};
-use perfq_query::Session;
 use perfq_symbolize::Config;
-use perfq_writer::convert;
 
+use crate::input::Input;
 use crate::Outcome;
 
 /// Output formats.
@@ -53,103 +49,10 @@ pub struct Options {
     pub symbols: Config,
 }
 
-/// Where the dataset's cache lives: `$PERFQ_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/perfq`, else `~/.cache/perfq`. The version in the
-/// path changes when the dataset's schema does, so that an older perfq's
-/// conversions are not read as if they had the new columns.
-pub fn cache_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("PERFQ_CACHE_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("perfq")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/perfq")))?;
-    Some(base.join("datasets-v2"))
-}
-
-/// A temporary dataset folder, removed when dropped.
-struct TempDataset(PathBuf);
-
-impl Drop for TempDataset {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Converts `file` into `dataset` (unless it holds it already) and gives
-/// the capture's id.
-fn converted(file: &Path, dataset: &Path, symbols: &Config) -> anyhow::Result<String> {
-    std::fs::create_dir_all(dataset).with_context(|| format!("creating {}", dataset.display()))?;
-    let bar = indicatif::ProgressBar::new(0).with_style(
-        indicatif::ProgressStyle::with_template(
-            "converting {msg} {wide_bar} {bytes}/{total_bytes}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    bar.set_message(file.display().to_string());
-    let copt = convert::Options {
-        force: false,
-        symbols: Some(symbols.clone()),
-    };
-    let result = convert::convert(file, dataset, &copt, &mut |done, total| {
-        bar.set_length(total);
-        bar.set_position(done);
-    });
-    bar.finish_and_clear();
-    // Another perfq converting the same capture into the cache may have
-    // finished first: its folder is as good as ours.
-    let result = match result {
-        Err(perfq_writer::Error::Exists(dir)) => Ok(convert::Conversion::Present { dir }),
-        Err(perfq_writer::Error::Io { path, .. })
-            if path.is_dir()
-                && path
-                    .file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("capture=")) =>
-        {
-            Ok(convert::Conversion::Present { dir: path })
-        }
-        r => r,
-    };
-    let dir = match result.with_context(|| format!("converting {}", file.display()))? {
-        convert::Conversion::Present { dir } => dir,
-        convert::Conversion::Written(c) => {
-            for w in &c.warnings {
-                eprintln!("perfq: warning: {}: {w}", file.display());
-            }
-            if let Some(e) = &c.error {
-                eprintln!(
-                    "perfq: warning: {}: {e} (what came before it is used)",
-                    file.display()
-                );
-            }
-            c.dir
-        }
-    };
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Ok(name.strip_prefix("capture=").unwrap_or(&name).to_string())
-}
-
 pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let mut _temp = None;
-    let (dataset, capture) = if opt.input.is_dir() {
-        (opt.input.clone(), None)
-    } else {
-        let dataset = if opt.no_cache {
-            let d = std::env::temp_dir().join(format!("perfq-topdown-{}", std::process::id()));
-            _temp = Some(TempDataset(d.clone()));
-            d
-        } else {
-            cache_dir()
-                .context("no cache folder: set PERFQ_CACHE_DIR or HOME, or use --no-cache")?
-        };
-        let id = converted(&opt.input, &dataset, &opt.symbols)?;
-        (dataset, Some(id))
-    };
-    let session = match &capture {
-        Some(id) => Session::open_capture(&dataset, id)?,
-        None => Session::open(&dataset)?,
-    };
+    let input = Input::open(&opt.input, opt.no_cache, &opt.symbols)?;
+    let session = input.session()?;
+    let capture = input.capture.clone();
     let by = match (opt.interval_ms, opt.by) {
         (Some(_), _) => By::Interval,
         (None, ByArg::Function) => By::Function,

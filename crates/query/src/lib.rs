@@ -24,6 +24,7 @@ for row in &report.rows {
 mod error;
 mod session;
 pub mod topdown;
+pub mod views;
 
 pub use crate::error::Error;
 pub use crate::session::{Session, TABLES};

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::ListingOptions;
@@ -190,6 +190,21 @@ impl Session {
         })
     }
 
+    /// Runs one SQL statement: its result's schema (there even when no
+    /// row comes back) and rows.
+    pub fn query(&self, sql: &str) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
+        self.runtime.block_on(async {
+            let df = self
+                .ctx
+                .sql(sql)
+                .await
+                .map_err(|e| Error::query("planning", e))?;
+            let schema = df.schema().inner().clone();
+            let rows = df.collect().await.map_err(|e| Error::query("running", e))?;
+            Ok((schema, rows))
+        })
+    }
+
     /// Defines (or replaces) a view.
     pub fn create_view(&self, name: &str, sql: &str) -> Result<(), Error> {
         self.sql(&format!("CREATE OR REPLACE VIEW {name} AS {sql}"))
@@ -201,14 +216,17 @@ impl Session {
     /// that several queries, or several parts of one, read — DataFusion
     /// computes a view or a CTE anew at each use.
     pub fn create_table_once(&self, name: &str, sql: &str) -> Result<(), Error> {
-        let exists = self
-            .ctx
-            .table_exist(name)
-            .map_err(|e| Error::query("planning", e))?;
-        if !exists {
+        if !self.has_relation(name)? {
             self.sql(&format!("CREATE TABLE {name} AS {sql}"))?;
         }
         Ok(())
+    }
+
+    /// Whether a table or view is registered under `name`.
+    pub fn has_relation(&self, name: &str) -> Result<bool, Error> {
+        self.ctx
+            .table_exist(name)
+            .map_err(|e| Error::query("planning", e))
     }
 
     /// The DataFusion context, for callers that build plans of their own.

@@ -17,7 +17,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 
 pub use plan::{plan, Plans, SetPlan};
 
-use crate::{Error, Session};
+use crate::{views, Error, Session};
 
 /// What the rows are.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -205,8 +205,12 @@ pub fn run(session: &Session, opt: &Options) -> Result<Report, Error> {
         if (opt.by, opt.mode) == (By::Function, Mode::Total) {
             // Small, and read more than once: computed once, kept in
             // memory (DataFusion computes a view again at each use).
-            for (name, q) in sql::stack_views() {
-                session.create_table_once(name, &q)?;
+            if !session.has_relation("frame_functions")? {
+                let q = views::sql("frame_functions").unwrap_or_default();
+                session.create_view("frame_functions", q)?;
+            }
+            for name in sql::STACK_TABLES {
+                session.create_table_once(name, views::sql(name).unwrap_or_default())?;
             }
         }
         let q = sql::query(p, opt.by, opt.mode, interval_ns, opt.min_samples);
@@ -258,15 +262,7 @@ pub fn run(session: &Session, opt: &Options) -> Result<Report, Error> {
 /// the first set's.
 pub fn register_views(session: &Session, plans: &Plans, opt: &Options) -> Result<(), Error> {
     let interval_ns = opt.interval_ms.max(1) * 1_000_000;
-    for (name, q) in sql::stack_views() {
-        if !session
-            .context()
-            .table_exist(name)
-            .map_err(|e| Error::query("planning", e))?
-        {
-            session.create_view(name, &q)?;
-        }
-    }
+    views::register(session)?;
     for (i, p) in plans.sets.iter().enumerate() {
         let suffixes = if i == 0 {
             vec![String::new(), format!("_{}", p.view_suffix())]

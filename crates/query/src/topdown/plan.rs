@@ -6,14 +6,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use datafusion::arrow::array::{Array, AsArray};
-use datafusion::arrow::datatypes::{DataType, UInt32Type, UInt64Type};
+use datafusion::arrow::array::{ArrayRef, AsArray};
+use datafusion::arrow::datatypes::{ArrowPrimitiveType, DataType, UInt32Type, UInt64Type};
 use datafusion::arrow::record_batch::RecordBatch;
 use perfq_topdown::{
     by_name, detect, pmu_types, role_of, Compiled, CpuInfo, EventKey, Expr, Model, PmuClass,
     PmuInfo, SetUse,
 };
 
+use crate::topdown::sql::quote;
 use crate::{Error, Session};
 
 /// Read-value columns the samples table carries (`m0` .. `m15`).
@@ -95,40 +96,37 @@ pub struct Plans {
     pub unusable: Vec<String>,
 }
 
-fn strings(b: &RecordBatch, col: &str) -> Result<Vec<Option<String>>, Error> {
+/// Column `col` of a batch cast to `to` (the small tables' integer
+/// widths differ between dataset versions and engines' results).
+fn cast_column(b: &RecordBatch, col: &str, to: &DataType) -> Result<ArrayRef, Error> {
     let a = b
         .column_by_name(col)
         .ok_or_else(|| Error::Shape(format!("no column {col}")))?;
-    let a = datafusion::arrow::compute::cast(a, &DataType::Utf8)
-        .map_err(|e| Error::Shape(format!("{col}: {e}")))?;
-    let a = a.as_string::<i32>();
-    Ok((0..a.len())
-        .map(|i| a.is_valid(i).then(|| a.value(i).to_string()))
+    datafusion::arrow::compute::cast(a, to).map_err(|e| Error::Shape(format!("{col}: {e}")))
+}
+
+fn strings(b: &RecordBatch, col: &str) -> Result<Vec<Option<String>>, Error> {
+    let a = cast_column(b, col, &DataType::Utf8)?;
+    Ok(a.as_string::<i32>()
+        .iter()
+        .map(|v| v.map(str::to_string))
         .collect())
+}
+
+fn numbers<T: ArrowPrimitiveType>(
+    b: &RecordBatch,
+    col: &str,
+) -> Result<Vec<Option<T::Native>>, Error> {
+    let a = cast_column(b, col, &T::DATA_TYPE)?;
+    Ok(a.as_primitive::<T>().iter().collect())
 }
 
 fn u64s(b: &RecordBatch, col: &str) -> Result<Vec<Option<u64>>, Error> {
-    let a = b
-        .column_by_name(col)
-        .ok_or_else(|| Error::Shape(format!("no column {col}")))?;
-    let a = datafusion::arrow::compute::cast(a, &DataType::UInt64)
-        .map_err(|e| Error::Shape(format!("{col}: {e}")))?;
-    let a = a.as_primitive::<UInt64Type>();
-    Ok((0..a.len())
-        .map(|i| a.is_valid(i).then(|| a.value(i)))
-        .collect())
+    numbers::<UInt64Type>(b, col)
 }
 
 fn u32s(b: &RecordBatch, col: &str) -> Result<Vec<Option<u32>>, Error> {
-    let a = b
-        .column_by_name(col)
-        .ok_or_else(|| Error::Shape(format!("no column {col}")))?;
-    let a = datafusion::arrow::compute::cast(a, &DataType::UInt32)
-        .map_err(|e| Error::Shape(format!("{col}: {e}")))?;
-    let a = a.as_primitive::<UInt32Type>();
-    Ok((0..a.len())
-        .map(|i| a.is_valid(i).then(|| a.value(i)))
-        .collect())
+    numbers::<UInt32Type>(b, col)
 }
 
 /// Reads the small tables and plans the topdown queries. `only` limits
@@ -139,7 +137,7 @@ pub fn plan(
     cpu_model: Option<&str>,
 ) -> Result<Plans, Error> {
     let filter = only
-        .map(|c| format!(" WHERE capture = '{}'", c.replace('\'', "''")))
+        .map(|c| format!(" WHERE capture = {}", quote(c)))
         .unwrap_or_default();
     let mut infos: BTreeMap<String, CpuInfo> = BTreeMap::new();
     for b in session.sql(&format!("SELECT capture, cpuid, arch FROM capture{filter}"))? {
@@ -329,10 +327,6 @@ pub fn plan(
         warnings,
         unusable,
     })
-}
-
-fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
 }
 
 /// The highest group member position of a capture's events.

@@ -35,7 +35,8 @@ const SLACK: f64 = 0.0005;
 /// How far the level-1 shares may sum from 1 before the row says so.
 const SUM_SLACK: f64 = 0.005;
 
-fn quote(s: &str) -> String {
+/// A SQL string literal.
+pub(crate) fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
@@ -132,73 +133,20 @@ fn sums(plan: &SetPlan, first: bool) -> Vec<String> {
     out
 }
 
-/// The function name of a frame row `f` (perf shows an unresolved frame
-/// by its offset in the DSO, else its address).
-const SYMBOL: &str = "COALESCE(f.symbol, CASE WHEN f.frame_id IS NULL THEN '[unknown]' \
-     ELSE concat('0x', to_hex(CAST(COALESCE(f.dso_offset, f.address) AS BIGINT))) END)";
+/// The function and DSO of a `frame_functions` row `f` (`crate::views`:
+/// perf's names, unresolved frames by offset or address), `[unknown]`
+/// where the row is missing.
+const SYMBOL: &str = "COALESCE(f.symbol, '[unknown]')";
 const DSO: &str = "COALESCE(f.dso, '[unknown]')";
 
-/// Every function of the session's frames, numbered: `function_id`,
-/// `symbol`, `dso` (0 is `[unknown]`, a frame the frames table lacks).
-pub(crate) const FUNCTIONS: &str = "topdown_functions";
-/// Each sampled stack's functions, once each: `capture`, `stack_id`,
-/// `function_id`.
-pub(crate) const STACK_FUNCTIONS: &str = "topdown_stack_functions";
-/// Each sampled stack's set of functions, numbered: `capture`, `stack_id`,
-/// `set_id` (the same across captures for the same set).
-pub(crate) const STACK_SETS: &str = "topdown_stack_sets";
-/// The functions of each set: `set_id`, `symbol`, `dso`.
-pub(crate) const SET_FUNCTIONS: &str = "topdown_set_functions";
-
-/// The tables total (inclusive) attribution reads, in the order they
-/// depend on each other: `(name, query)`. Functions are numbered so that
-/// a stack's set is a short string of numbers, not of names (deep
-/// system-wide stacks hold a hundred functions). Stacks are unnested
-/// whole (only sampled stacks have their frames listed).
-pub(crate) fn stack_views() -> Vec<(&'static str, String)> {
-    vec![
-        (
-            FUNCTIONS,
-            format!(
-                "SELECT DENSE_RANK() OVER (ORDER BY symbol, dso) AS function_id, symbol, dso \
-                 FROM (SELECT DISTINCT {SYMBOL} AS symbol, {DSO} AS dso FROM frames f \
-                 WHERE f.inline_depth = 0) \
-                 UNION ALL SELECT CAST(0 AS BIGINT) AS function_id, '[unknown]' AS symbol, \
-                 '[unknown]' AS dso"
-            ),
-        ),
-        (
-            STACK_FUNCTIONS,
-            format!(
-                "SELECT DISTINCT u.capture AS capture, u.stack_id AS stack_id, \
-                 COALESCE(ff.function_id, 0) AS function_id \
-                 FROM (SELECT capture, stack_id, unnest(frame_ids) AS frame_id \
-                 FROM stacks WHERE frame_ids IS NOT NULL) u \
-                 LEFT JOIN (SELECT f.capture AS capture, f.frame_id AS frame_id, fn.function_id AS function_id \
-                 FROM frames f JOIN {FUNCTIONS} fn ON fn.symbol = {SYMBOL} AND fn.dso = {DSO} \
-                 WHERE f.inline_depth = 0) ff ON ff.capture = u.capture AND ff.frame_id = u.frame_id"
-            ),
-        ),
-        (
-            STACK_SETS,
-            format!(
-                "SELECT capture, stack_id, DENSE_RANK() OVER (ORDER BY functions) AS set_id \
-                 FROM (SELECT capture, stack_id, \
-                 array_to_string(array_sort(array_agg(function_id)), ',') AS functions \
-                 FROM {STACK_FUNCTIONS} GROUP BY capture, stack_id)"
-            ),
-        ),
-        (
-            SET_FUNCTIONS,
-            format!(
-                "SELECT DISTINCT ss.set_id AS set_id, fn.symbol AS symbol, fn.dso AS dso \
-                 FROM {STACK_FUNCTIONS} sf \
-                 JOIN {STACK_SETS} ss ON ss.capture = sf.capture AND ss.stack_id = sf.stack_id \
-                 JOIN {FUNCTIONS} fn ON fn.function_id = sf.function_id"
-            ),
-        ),
-    ]
-}
+/// The views total attribution reads (`crate::views`), in the order they
+/// depend on each other: `perfq topdown` keeps them in memory.
+pub(crate) const STACK_TABLES: &[&str] = &[
+    "functions",
+    "stack_functions",
+    "stack_sets",
+    "set_functions",
+];
 
 /// The key columns of a grouping, as they appear in the output.
 pub(crate) fn key_columns(by: By, multi_capture: bool) -> Vec<&'static str> {
@@ -237,8 +185,8 @@ fn grouped(plan: &SetPlan, by: By, mode: Mode, interval_ns: u64, multi: bool) ->
             };
             format!(
                 "g AS (SELECT {gsel}leaf_frame_id, {first} FROM t GROUP BY {gby}leaf_frame_id), \
-                 gk AS (SELECT {sel}, g.* FROM g LEFT JOIN frames f ON f.capture = g.capture \
-                 AND f.frame_id = g.leaf_frame_id AND f.inline_depth = 0), \
+                 gk AS (SELECT {sel}, g.* FROM g LEFT JOIN frame_functions f ON f.capture = g.capture \
+                 AND f.frame_id = g.leaf_frame_id), \
                  k AS (SELECT {keys}, {again} FROM gk GROUP BY {keys})"
             )
         }
@@ -248,22 +196,21 @@ fn grouped(plan: &SetPlan, by: By, mode: Mode, interval_ns: u64, multi: bool) ->
             // sets occur than stacks (call sites and return addresses
             // differ where the functions do not: 33 sets for 94 K stacks
             // in the benchmark capture). The pass over every sample sums
-            // per set (`stack_views`): a handful of groups whose sums stay
+            // per set (`stack_sets`, `crate::views`): a handful of groups whose sums stay
             // in cache, where one group per stack made them miss it and
             // took a third of the time on 10 M samples.
             let sets = match plan.captures.as_slice() {
                 [one] => format!(
-                    "(SELECT stack_id, set_id FROM {STACK_SETS} WHERE capture = {}) ss \
+                    "(SELECT stack_id, set_id FROM stack_sets WHERE capture = {}) ss \
                      JOIN t ON ss.stack_id = t.stack_id",
                     quote(&one.capture)
                 ),
-                _ => format!(
-                    "{STACK_SETS} ss JOIN t ON ss.capture = t.capture AND ss.stack_id = t.stack_id"
-                ),
+                _ => "stack_sets ss JOIN t ON ss.capture = t.capture AND ss.stack_id = t.stack_id"
+                    .to_string(),
             };
             format!(
                 "g AS (SELECT ss.set_id AS set_id, {first} FROM {sets} GROUP BY ss.set_id), \
-                 gk AS (SELECT fs.symbol, fs.dso, g.* FROM g JOIN {SET_FUNCTIONS} fs \
+                 gk AS (SELECT fs.symbol, fs.dso, g.* FROM g JOIN set_functions fs \
                  ON fs.set_id = g.set_id), \
                  k AS (SELECT symbol, dso, {again} FROM gk GROUP BY symbol, dso)"
             )

@@ -1,0 +1,138 @@
+//! Where a command's dataset comes from: a dataset folder as it is, or a
+//! perf.data file converted once into the cache dataset (keyed by the
+//! capture's content hash, so a second question about the same capture
+//! runs only the query), or with `--no-cache` into a temporary folder.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use perfq_query::Session;
+use perfq_symbolize::Config;
+use perfq_writer::convert;
+
+/// A command's dataset, and the capture in it when the input was a file.
+pub struct Input {
+    /// The dataset folder.
+    pub dataset: PathBuf,
+    /// The capture the input file became (`None` for a dataset folder).
+    pub capture: Option<String>,
+    /// Removes a `--no-cache` dataset when the command ends.
+    _temp: Option<TempDataset>,
+}
+
+impl Input {
+    /// A dataset folder as it is; a file converted (unless the cache has
+    /// it already).
+    pub fn open(input: &Path, no_cache: bool, symbols: &Config) -> anyhow::Result<Input> {
+        if input.is_dir() {
+            return Ok(Input {
+                dataset: input.to_path_buf(),
+                capture: None,
+                _temp: None,
+            });
+        }
+        let mut temp = None;
+        let dataset = if no_cache {
+            let d = std::env::temp_dir().join(format!("perfq-dataset-{}", std::process::id()));
+            temp = Some(TempDataset(d.clone()));
+            d
+        } else {
+            cache_dir()
+                .context("no cache folder: set PERFQ_CACHE_DIR or HOME, or use --no-cache")?
+        };
+        let id = converted(input, &dataset, symbols)?;
+        Ok(Input {
+            dataset,
+            capture: Some(id),
+            _temp: temp,
+        })
+    }
+
+    /// A session over the dataset: only the input file's capture when
+    /// there is one (the cache holds others).
+    pub fn session(&self) -> anyhow::Result<Session> {
+        Ok(match &self.capture {
+            Some(id) => Session::open_capture(&self.dataset, id)?,
+            None => Session::open(&self.dataset)?,
+        })
+    }
+}
+
+/// Where the dataset's cache lives: `$PERFQ_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/perfq`, else `~/.cache/perfq`. The version in the
+/// path changes when the dataset's schema or what a conversion writes
+/// does, so that an older perfq's conversions are not read as if they had
+/// the new columns (v3: groups of captures without GROUP_DESC are read off
+/// their samples).
+pub fn cache_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("PERFQ_CACHE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("perfq")))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/perfq")))?;
+    Some(base.join("datasets-v3"))
+}
+
+/// A temporary dataset folder, removed when dropped.
+struct TempDataset(PathBuf);
+
+impl Drop for TempDataset {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Converts `file` into `dataset` (unless it holds it already) and gives
+/// the capture's id.
+fn converted(file: &Path, dataset: &Path, symbols: &Config) -> anyhow::Result<String> {
+    std::fs::create_dir_all(dataset).with_context(|| format!("creating {}", dataset.display()))?;
+    let bar = indicatif::ProgressBar::new(0).with_style(
+        indicatif::ProgressStyle::with_template(
+            "converting {msg} {wide_bar} {bytes}/{total_bytes}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.set_message(file.display().to_string());
+    let copt = convert::Options {
+        force: false,
+        symbols: Some(symbols.clone()),
+    };
+    let result = convert::convert(file, dataset, &copt, &mut |done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    });
+    bar.finish_and_clear();
+    // Another perfq converting the same capture into the cache may have
+    // finished first: its folder is as good as ours.
+    let result = match result {
+        Err(perfq_writer::Error::Exists(dir)) => Ok(convert::Conversion::Present { dir }),
+        Err(perfq_writer::Error::Io { path, .. })
+            if path.is_dir()
+                && path
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("capture=")) =>
+        {
+            Ok(convert::Conversion::Present { dir: path })
+        }
+        r => r,
+    };
+    let dir = match result.with_context(|| format!("converting {}", file.display()))? {
+        convert::Conversion::Present { dir } => dir,
+        convert::Conversion::Written(c) => {
+            for w in &c.warnings {
+                eprintln!("perfq: warning: {}: {w}", file.display());
+            }
+            if let Some(e) = &c.error {
+                eprintln!(
+                    "perfq: warning: {}: {e} (what came before it is used)",
+                    file.display()
+                );
+            }
+            c.dir
+        }
+    };
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(name.strip_prefix("capture=").unwrap_or(&name).to_string())
+}
