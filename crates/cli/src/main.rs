@@ -326,9 +326,18 @@ fn main() -> ExitCode {
     }
 }
 
+/// Whether the error is a reader closing the pipe (`perfq ... | head`):
+/// an io error as it is, or inside a JSON or Arrow writer's error.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    use std::io::ErrorKind::BrokenPipe;
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            .is_some_and(|io| io.kind() == BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>()
+                .is_some_and(|j| j.io_error_kind() == Some(BrokenPipe))
+            || c.downcast_ref::<perfq_query::arrow::error::ArrowError>()
+                .is_some_and(|a| {
+                    matches!(a, perfq_query::arrow::error::ArrowError::IoError(_, io) if io.kind() == BrokenPipe)
+                })
     })
 }

@@ -322,3 +322,46 @@ fn function_views_equal_report() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A reader that stops early (`| head`) is no error: exit 0, nothing on
+/// stderr (JSON and Arrow writers wrap the broken pipe in errors of their
+/// own).
+#[test]
+fn a_closed_pipe_is_success() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let dir = scratch("pipe");
+    let file = testdata("fp.data");
+    let f = file.to_str().unwrap();
+    for args in [
+        vec!["query", f, "SELECT * FROM samples", "--format", "json"],
+        vec!["query", f, "SELECT * FROM samples", "--format", "csv"],
+        vec!["report", f, "--children", "--format", "json"],
+    ] {
+        // Converted first, so that the run below only writes.
+        let _ = perfq(&args, &dir);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_perfq"))
+            .args(&args)
+            .env("PERFQ_CACHE_DIR", &dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run perfq");
+        let mut first = [0u8; 64];
+        child
+            .stdout
+            .take()
+            .expect("stdout")
+            .read_exact(&mut first)
+            .expect("some output");
+        // The pipe is closed here (the reader was dropped).
+        let out = child.wait_with_output().expect("wait");
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(
+            out.stderr.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
