@@ -202,13 +202,14 @@ pub fn run(session: &Session, opt: &Options) -> Result<Report, Error> {
             ..p.clone()
         };
         let p = &leveled;
+        // Functions by frame name the rows of self and total.
+        if !session.has_relation("frame_functions")? {
+            let q = views::sql("frame_functions").unwrap_or_default();
+            session.create_view("frame_functions", q)?;
+        }
         if (opt.by, opt.mode) == (By::Function, Mode::Total) {
             // Small, and read more than once: computed once, kept in
             // memory (DataFusion computes a view again at each use).
-            if !session.has_relation("frame_functions")? {
-                let q = views::sql("frame_functions").unwrap_or_default();
-                session.create_view("frame_functions", q)?;
-            }
             for name in sql::STACK_TABLES {
                 session.create_table_once(name, views::sql(name).unwrap_or_default())?;
             }
