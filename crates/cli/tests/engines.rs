@@ -280,3 +280,108 @@ print(json.dumps({"self": rows(top_self), "total": rows(total), "group_m": rows(
     assert!(got["group_m"].as_array().is_some(), "m-column query runs");
     std::fs::remove_dir_all(Path::new(&out)).ok();
 }
+
+/// perfq's standard views (crates/query/sql/*.sql) run unchanged on DuckDB
+/// over a dataset of three captures and give the numbers `perfq query`
+/// gives for the same views: per-function self and total, and each
+/// stack's functions.
+#[test]
+fn standard_views_run_unchanged_on_duckdb() {
+    let Some(py) = venv() else {
+        eprintln!("SKIPPED: no python3 with a venv and PyPI access; DuckDB not checked");
+        return;
+    };
+    let out = std::env::temp_dir().join(format!("perfq-engines-views-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let mut args = vec!["convert", "-o", out.to_str().expect("path")];
+    let files: Vec<std::path::PathBuf> = ["fp.data", "multi.data", "dwarf.data"]
+        .iter()
+        .map(|f| common::testdata(f))
+        .collect();
+    args.extend(files.iter().map(|f| f.to_str().expect("path")));
+    let o = common::perfq(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let views: Vec<(&str, &str)> = perfq_query::views::VIEWS
+        .iter()
+        .map(|v| (v.name, v.sql))
+        .collect();
+    let queries = [
+        "SELECT capture, event_id, symbol, dso, CAST(samples AS BIGINT) AS samples, \
+         CAST(period AS BIGINT) AS period FROM function_self",
+        "SELECT capture, event_id, symbol, dso, CAST(samples AS BIGINT) AS samples, \
+         CAST(period AS BIGINT) AS period FROM function_total",
+        "SELECT capture, CAST(stack_id AS BIGINT) AS stack_id, \
+         array_to_string(symbols, ';') AS symbols, array_to_string(dsos, ';') AS dsos \
+         FROM stack_symbols",
+    ];
+    let script = r#"
+import json, sys, glob, os
+import duckdb
+d, views, queries = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+con = duckdb.connect()
+tables = sorted(set(os.path.basename(p)[:-len(".parquet")] for p in glob.glob(d + "/capture=*/*.parquet")))
+for t in tables:
+    con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{d}/capture=*/{t}.parquet', hive_partitioning=1, union_by_name=1)")
+for name, sql in views:
+    con.execute(f"CREATE VIEW {name} AS {sql}")
+out = []
+for q in queries:
+    cur = con.execute(q)
+    cols = [c[0] for c in cur.description]
+    out.append([dict(zip(cols, r)) for r in cur.fetchall()])
+print(json.dumps(out))
+"#;
+    let run = Command::new(&py)
+        .args([
+            "-c",
+            script,
+            out.to_str().expect("path"),
+            &serde_json::to_string(&views).expect("json"),
+            &serde_json::to_string(&queries).expect("json"),
+        ])
+        .output()
+        .expect("python");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let duck: Vec<Vec<Value>> = serde_json::from_slice(&run.stdout).expect("json from python");
+    // Rows as sorted lines, each engine's own order aside.
+    let lines = |rows: &[Value]| {
+        let mut v: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                let o = r.as_object().expect("row");
+                let mut keys: Vec<&String> = o.keys().collect();
+                keys.sort();
+                keys.iter()
+                    .map(|k| format!("{k}={}", o[*k]))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    for (q, duck_rows) in queries.iter().zip(&duck) {
+        let o = common::perfq(&["query", out.to_str().expect("path"), q, "--format", "json"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let ours: Vec<Value> = serde_json::from_slice(&o.stdout).expect("json");
+        assert!(!ours.is_empty(), "{q}");
+        let (a, b) = (lines(&ours), lines(duck_rows));
+        let only_ours: Vec<&String> = a.iter().filter(|l| !b.contains(l)).take(5).collect();
+        let only_duck: Vec<&String> = b.iter().filter(|l| !a.contains(l)).take(5).collect();
+        assert!(
+            a.len() == b.len() && only_ours.is_empty() && only_duck.is_empty(),
+            "{q}: {} rows and {} rows; only perfq's: {only_ours:?}; only DuckDB's: {only_duck:?}",
+            a.len(),
+            b.len()
+        );
+    }
+    println!(
+        "engines: {} standard views run unchanged on DuckDB, same rows as perfq query",
+        views.len()
+    );
+    std::fs::remove_dir_all(&out).ok();
+}

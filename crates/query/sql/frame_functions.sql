@@ -9,7 +9,7 @@
 SELECT
   capture,
   frame_id,
-  COALESCE(symbol, concat('0x', to_hex(COALESCE(dso_offset, address)))) AS symbol,
+  COALESCE(symbol, concat('0x', lower(to_hex(COALESCE(dso_offset, address))))) AS symbol,
   COALESCE(dso, '[unknown]') AS dso
 FROM frames
 WHERE inline_depth = 0

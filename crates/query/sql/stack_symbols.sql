@@ -8,7 +8,7 @@ SELECT u.capture AS capture, u.stack_id AS stack_id,
   array_agg(COALESCE(ff.dso, '[unknown]') ORDER BY u.position) AS dsos
 FROM (
   SELECT capture, stack_id, unnest(frame_ids) AS frame_id,
-    unnest(range(cardinality(frame_ids))) AS position
+    unnest(range(CAST(array_length(frame_ids) AS BIGINT))) AS position
   FROM stacks
   WHERE frame_ids IS NOT NULL
 ) u
