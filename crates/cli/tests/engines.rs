@@ -385,3 +385,119 @@ print(json.dumps(out))
     );
     std::fs::remove_dir_all(&out).ok();
 }
+
+/// The topdown views (`perfq_query::topdown::view_sql`) run unchanged on
+/// DuckDB over a topdown capture's dataset, next to the standard views,
+/// and give `perfq query`'s numbers: per-function self and total shares,
+/// standard errors and flags.
+#[test]
+fn topdown_views_run_unchanged_on_duckdb() {
+    let Some(py) = venv() else {
+        eprintln!("SKIPPED: no python3 with a venv and PyPI access; DuckDB not checked");
+        return;
+    };
+    let root = common::root();
+    let out = std::env::temp_dir().join(format!("perfq-engines-td-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    // From the repository root: the capture maps testdata/td-demo by that
+    // relative path.
+    let o = Command::new(env!("CARGO_BIN_EXE_perfq"))
+        .current_dir(&root)
+        .args([
+            "convert",
+            "-o",
+            out.to_str().expect("path"),
+            "testdata/topdown-spr.data",
+        ])
+        .output()
+        .expect("perfq convert");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let session = perfq_query::Session::open(&out).expect("session");
+    let opt = perfq_query::topdown::Options::default();
+    let plans = perfq_query::topdown::plan(&session, None, None).expect("plan");
+    let mut views: Vec<(String, String)> = perfq_query::views::VIEWS
+        .iter()
+        .map(|v| (v.name.to_string(), v.sql.to_string()))
+        .collect();
+    views.extend(perfq_query::topdown::view_sql(&plans, &opt));
+    let queries = [
+        "SELECT symbol, dso, n, retiring, se_retiring, backend_bound, se_backend_bound, \
+         bad_speculation, frontend_bound, flag_retiring, flag_backend_bound, low_samples \
+         FROM topdown_function_self",
+        "SELECT symbol, dso, n, retiring, se_retiring, backend_bound, memory_bound, \
+         flag_memory_bound, low_samples FROM topdown_function_total",
+        "SELECT pid, tid, n, retiring, backend_bound FROM topdown_thread",
+    ];
+    let script = r#"
+import json, sys, glob, os
+import duckdb
+d, views, queries = sys.argv[1], json.load(open(sys.argv[2])), json.loads(sys.argv[3])
+con = duckdb.connect()
+tables = sorted(set(os.path.basename(p)[:-len(".parquet")] for p in glob.glob(d + "/capture=*/*.parquet")))
+for t in tables:
+    con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{d}/capture=*/{t}.parquet', hive_partitioning=1, union_by_name=1)")
+for name, sql in views:
+    con.execute(f"CREATE VIEW {name} AS {sql}")
+out = []
+for q in queries:
+    cur = con.execute(q)
+    cols = [c[0] for c in cur.description]
+    out.append([dict(zip(cols, r)) for r in cur.fetchall()])
+print(json.dumps(out))
+"#;
+    // The views are too long for a command line.
+    let views_file = out.join("views.json");
+    std::fs::write(&views_file, serde_json::to_string(&views).expect("json")).expect("views.json");
+    let run = Command::new(&py)
+        .args([
+            "-c",
+            script,
+            out.to_str().expect("path"),
+            views_file.to_str().expect("path"),
+            &serde_json::to_string(&queries).expect("json"),
+        ])
+        .output()
+        .expect("python");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let duck: Vec<Vec<Value>> = serde_json::from_slice(&run.stdout).expect("json from python");
+    let key = |r: &Value| {
+        ["symbol", "dso", "pid", "tid"]
+            .iter()
+            .map(|k| r.get(*k).map(|v| v.to_string()).unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    for (q, duck_rows) in queries.iter().zip(&duck) {
+        let o = common::perfq(&["query", out.to_str().expect("path"), q, "--format", "json"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let ours: Vec<Value> = serde_json::from_slice(&o.stdout).expect("json");
+        assert!(!ours.is_empty(), "{q}");
+        assert_eq!(ours.len(), duck_rows.len(), "{q}");
+        for r in &ours {
+            let d = duck_rows
+                .iter()
+                .find(|d| key(d) == key(r))
+                .unwrap_or_else(|| panic!("{q}: {} not in DuckDB's rows", key(r)));
+            for (col, v) in r.as_object().expect("row") {
+                let w = &d[col];
+                match (v.as_f64(), w.as_f64()) {
+                    (Some(a), Some(b)) if v.is_f64() || w.is_f64() => assert!(
+                        (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12),
+                        "{q}: {} {col}: {a} vs DuckDB {b}",
+                        key(r)
+                    ),
+                    _ => assert_eq!(v, w, "{q}: {} {col}", key(r)),
+                }
+            }
+        }
+    }
+    println!(
+        "engines: {} topdown views run unchanged on DuckDB, same numbers as perfq query",
+        views.len() - perfq_query::views::VIEWS.len()
+    );
+    std::fs::remove_dir_all(&out).ok();
+}

@@ -262,50 +262,41 @@ pub fn run(session: &Session, opt: &Options) -> Result<Report, Error> {
 /// set's suffix (`topdown_samples_intel_glc`); the unsuffixed names are
 /// the first set's.
 pub fn register_views(session: &Session, plans: &Plans, opt: &Options) -> Result<(), Error> {
-    let interval_ns = opt.interval_ms.max(1) * 1_000_000;
     views::register(session)?;
+    for (name, q) in view_sql(plans, opt) {
+        session.create_view(&name, &q)?;
+    }
+    Ok(())
+}
+
+/// The topdown views' names and SQL, in the order [`register_views`]
+/// defines them: for another engine, over the same tables and the
+/// standard views (`crate::views`).
+pub fn view_sql(plans: &Plans, opt: &Options) -> Vec<(String, String)> {
+    let interval_ns = opt.interval_ms.max(1) * 1_000_000;
+    let mut out = Vec::new();
     for (i, p) in plans.sets.iter().enumerate() {
         let suffixes = if i == 0 {
             vec![String::new(), format!("_{}", p.view_suffix())]
         } else {
             vec![format!("_{}", p.view_suffix())]
         };
+        let q = |by, mode| sql::query(p, by, mode, interval_ns, opt.min_samples);
         let views = [
             ("topdown_samples", sql::samples(p)),
-            (
-                "topdown_function_self",
-                sql::query(
-                    p,
-                    By::Function,
-                    Mode::SelfTime,
-                    interval_ns,
-                    opt.min_samples,
-                ),
-            ),
-            (
-                "topdown_function_total",
-                sql::query(p, By::Function, Mode::Total, interval_ns, opt.min_samples),
-            ),
-            (
-                "topdown_thread",
-                sql::query(p, By::Thread, Mode::SelfTime, interval_ns, opt.min_samples),
-            ),
-            (
-                "topdown_process",
-                sql::query(p, By::Process, Mode::SelfTime, interval_ns, opt.min_samples),
-            ),
-            (
-                "topdown_dso",
-                sql::query(p, By::Dso, Mode::SelfTime, interval_ns, opt.min_samples),
-            ),
+            ("topdown_function_self", q(By::Function, Mode::SelfTime)),
+            ("topdown_function_total", q(By::Function, Mode::Total)),
+            ("topdown_thread", q(By::Thread, Mode::SelfTime)),
+            ("topdown_process", q(By::Process, Mode::SelfTime)),
+            ("topdown_dso", q(By::Dso, Mode::SelfTime)),
         ];
         for s in &suffixes {
             for (name, q) in &views {
-                session.create_view(&format!("{name}{s}"), q)?;
+                out.push((format!("{name}{s}"), q.clone()));
             }
         }
     }
-    Ok(())
+    out
 }
 
 fn column<'a>(
