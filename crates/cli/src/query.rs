@@ -47,8 +47,11 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     }
     let input = Input::open(&opt.input, opt.no_cache, &opt.symbols)?;
     let session = match (&input.capture, &opt.capture) {
-        (Some(id), _) => Session::open_capture(&input.dataset, id)?,
-        (None, Some(id)) => Session::open_capture(&input.dataset, id)?,
+        (Some(_), Some(_)) => anyhow::bail!(
+            "--capture chooses a capture of a dataset folder; {} is a single capture",
+            opt.input.display()
+        ),
+        (Some(id), None) | (None, Some(id)) => Session::open_capture(&input.dataset, id)?,
         (None, None) => Session::open(&input.dataset)?,
     };
     register_views(&session)?;

@@ -365,3 +365,58 @@ fn a_closed_pipe_is_success() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A dataset of several captures: `--capture` limits every table to one,
+/// and gives that capture's rows of the whole dataset's answer; a file
+/// given `--capture` is refused.
+#[test]
+fn capture_chooses_one_of_a_dataset() {
+    let dir = scratch("capture");
+    let ds = dir.join("ds");
+    let (fp, multi) = (testdata("fp.data"), testdata("multi.data"));
+    let o = perfq(
+        &[
+            "convert",
+            "-o",
+            ds.to_str().unwrap(),
+            fp.to_str().unwrap(),
+            multi.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let all = json(&perfq(
+        &[
+            "query",
+            ds.to_str().unwrap(),
+            "SELECT capture, COUNT(*) AS n FROM samples GROUP BY capture",
+            "--format",
+            "json",
+        ],
+        &dir,
+    ));
+    assert_eq!(all.len(), 2);
+    for row in &all {
+        let id = row["capture"].as_str().unwrap();
+        let one = json(&perfq(
+            &[
+                "query",
+                ds.to_str().unwrap(),
+                "SELECT COUNT(DISTINCT capture) AS captures, COUNT(*) AS n FROM samples",
+                "--format",
+                "json",
+                "--capture",
+                id,
+            ],
+            &dir,
+        ));
+        assert_eq!(one[0]["captures"].as_u64(), Some(1));
+        assert_eq!(one[0]["n"], row["n"], "{id}");
+    }
+    let refused = perfq(
+        &["query", fp.to_str().unwrap(), "SELECT 1", "--capture", "x"],
+        &dir,
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    let _ = std::fs::remove_dir_all(&dir);
+}
