@@ -54,7 +54,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         (Some(id), None) | (None, Some(id)) => Session::open_capture(&input.dataset, id)?,
         (None, None) => Session::open(&input.dataset)?,
     };
-    register_views(&session)?;
+    register_views(&session, &opt.sql)?;
     let (schema, rows) = session.query(&opt.sql)?;
     match (&opt.output, opt.format) {
         (Some(path), QueryFormat::Parquet) => {
@@ -68,12 +68,20 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
 
 /// The views every query may name (`perfq_query::views`), and the
 /// topdown views of the captures whose CPU and events allow them (a
-/// capture without topdown events simply has none).
-fn register_views(session: &Session) -> anyhow::Result<()> {
+/// capture without topdown events simply has none). What only some
+/// statements need is prepared for those that name it: the stack tables
+/// computed once and kept (inclusive sums), the topdown plan (a scan of
+/// the samples).
+fn register_views(session: &Session, statement: &str) -> anyhow::Result<()> {
+    if perfq_query::views::reads_stack_tables(statement) {
+        perfq_query::views::keep_stack_tables(session)?;
+    }
     perfq_query::views::register(session)?;
-    if let Ok(plans) = topdown::plan(session, None, None) {
-        if !plans.sets.is_empty() {
-            topdown::register_views(session, &plans, &topdown::Options::default())?;
+    if statement.to_ascii_lowercase().contains("topdown_") {
+        if let Ok(plans) = topdown::plan(session, None, None) {
+            if !plans.sets.is_empty() {
+                topdown::register_views(session, &plans, &topdown::Options::default())?;
+            }
         }
     }
     Ok(())

@@ -38,6 +38,49 @@ pub(crate) fn sql(name: &str) -> Option<&'static str> {
     VIEWS.iter().find(|v| v.name == name).map(|v| v.sql)
 }
 
+/// The views inclusive (total) sums read, in the order they depend on
+/// each other: small (a row per stack or function) and read more than
+/// once, so [`keep_stack_tables`] computes them once and keeps them in
+/// memory — DataFusion computes a view again at each use.
+pub const STACK_TABLES: &[&str] = &[
+    "functions",
+    "stack_functions",
+    "stack_sets",
+    "set_functions",
+];
+
+/// Computes the [`STACK_TABLES`] once and keeps them in memory under
+/// their names (those already registered, as tables or views, are left
+/// as they are). Call it before [`register`].
+pub fn keep_stack_tables(session: &Session) -> Result<(), Error> {
+    if !session.has_relation("frame_functions")? {
+        session.create_view(
+            "frame_functions",
+            sql("frame_functions").unwrap_or_default(),
+        )?;
+    }
+    for name in STACK_TABLES {
+        session.create_table_once(name, sql(name).unwrap_or_default())?;
+    }
+    Ok(())
+}
+
+/// Whether a statement names a view that reads the [`STACK_TABLES`]
+/// (by its text: a name inside a string literal counts too, which only
+/// costs the time to compute them).
+pub fn reads_stack_tables(statement: &str) -> bool {
+    let s = statement.to_ascii_lowercase();
+    [
+        "function_total",
+        "stack_functions",
+        "stack_sets",
+        "set_functions",
+        "functions",
+    ]
+    .iter()
+    .any(|v| s.contains(v))
+}
+
 /// Registers every view the session does not have yet (a name already
 /// taken, by a view or by a table kept in memory, is left as it is).
 pub fn register(session: &Session) -> Result<(), Error> {

@@ -208,11 +208,7 @@ pub fn run(session: &Session, opt: &Options) -> Result<Report, Error> {
             session.create_view("frame_functions", q)?;
         }
         if (opt.by, opt.mode) == (By::Function, Mode::Total) {
-            // Small, and read more than once: computed once, kept in
-            // memory (DataFusion computes a view again at each use).
-            for name in sql::STACK_TABLES {
-                session.create_table_once(name, views::sql(name).unwrap_or_default())?;
-            }
+            views::keep_stack_tables(session)?;
         }
         let q = sql::query(p, opt.by, opt.mode, interval_ns, opt.min_samples);
         let batches = session.sql(&q)?;

@@ -139,15 +139,6 @@ fn sums(plan: &SetPlan, first: bool) -> Vec<String> {
 const SYMBOL: &str = "COALESCE(f.symbol, '[unknown]')";
 const DSO: &str = "COALESCE(f.dso, '[unknown]')";
 
-/// The views total attribution reads (`crate::views`), in the order they
-/// depend on each other: `perfq topdown` keeps them in memory.
-pub(crate) const STACK_TABLES: &[&str] = &[
-    "functions",
-    "stack_functions",
-    "stack_sets",
-    "set_functions",
-];
-
 /// The key columns of a grouping, as they appear in the output.
 pub(crate) fn key_columns(by: By, multi_capture: bool) -> Vec<&'static str> {
     let mut k = match by {
