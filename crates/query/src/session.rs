@@ -180,14 +180,7 @@ impl Session {
 
     /// Runs one SQL statement and collects its result.
     pub fn sql(&self, sql: &str) -> Result<Vec<RecordBatch>, Error> {
-        self.runtime.block_on(async {
-            let df = self
-                .ctx
-                .sql(sql)
-                .await
-                .map_err(|e| Error::query("planning", e))?;
-            df.collect().await.map_err(|e| Error::query("running", e))
-        })
+        self.query(sql).map(|(_, rows)| rows)
     }
 
     /// Runs one SQL statement: its result's schema (there even when no

@@ -53,41 +53,61 @@ pub const STACK_TABLES: &[&str] = &[
 /// their names (those already registered, as tables or views, are left
 /// as they are). Call it before [`register`].
 pub fn keep_stack_tables(session: &Session) -> Result<(), Error> {
-    if !session.has_relation("frame_functions")? {
-        session.create_view(
-            "frame_functions",
-            sql("frame_functions").unwrap_or_default(),
-        )?;
-    }
+    ensure(session, "frame_functions")?;
     for name in STACK_TABLES {
         session.create_table_once(name, sql(name).unwrap_or_default())?;
     }
     Ok(())
 }
 
-/// Whether a statement names a view that reads the [`STACK_TABLES`]
-/// (by its text: a name inside a string literal counts too, which only
-/// costs the time to compute them).
+/// Whether a statement names a view that reads the [`STACK_TABLES`]: one
+/// of them, or a `function_total` view (`topdown_function_total_intel_glc`
+/// too). By the statement's words: a name inside a string literal counts
+/// too, which only costs the time to compute them.
 pub fn reads_stack_tables(statement: &str) -> bool {
-    let s = statement.to_ascii_lowercase();
-    [
-        "function_total",
-        "stack_functions",
-        "stack_sets",
-        "set_functions",
-        "functions",
-    ]
-    .iter()
-    .any(|v| s.contains(v))
+    statement
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map(str::to_ascii_lowercase)
+        .any(|w| STACK_TABLES.contains(&w.as_str()) || w.contains("function_total"))
 }
 
 /// Registers every view the session does not have yet (a name already
 /// taken, by a view or by a table kept in memory, is left as it is).
 pub fn register(session: &Session) -> Result<(), Error> {
     for v in VIEWS {
-        if !session.has_relation(v.name)? {
-            session.create_view(v.name, v.sql)?;
-        }
+        ensure(session, v.name)?;
     }
     Ok(())
+}
+
+/// Defines view `name` unless the session has a relation of that name.
+pub(crate) fn ensure(session: &Session, name: &str) -> Result<(), Error> {
+    if !session.has_relation(name)? {
+        session.create_view(name, sql(name).unwrap_or_default())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reads_stack_tables;
+
+    #[test]
+    fn statements_that_read_the_stack_tables() {
+        for s in [
+            "SELECT * FROM function_total",
+            "select * from TOPDOWN_FUNCTION_TOTAL_intel_glc",
+            "SELECT set_id FROM stack_sets",
+            "SELECT * FROM functions",
+        ] {
+            assert!(reads_stack_tables(s), "{s}");
+        }
+        for s in [
+            "SELECT COUNT(*) FROM samples",
+            "SELECT * FROM function_self",
+            "SELECT * FROM frame_functions",
+        ] {
+            assert!(!reads_stack_tables(s), "{s}");
+        }
+    }
 }

@@ -203,10 +203,7 @@ pub fn run(session: &Session, opt: &Options) -> Result<Report, Error> {
         };
         let p = &leveled;
         // Functions by frame name the rows of self and total.
-        if !session.has_relation("frame_functions")? {
-            let q = views::sql("frame_functions").unwrap_or_default();
-            session.create_view("frame_functions", q)?;
-        }
+        views::ensure(session, "frame_functions")?;
         if (opt.by, opt.mode) == (By::Function, Mode::Total) {
             views::keep_stack_tables(session)?;
         }

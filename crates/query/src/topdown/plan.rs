@@ -84,6 +84,8 @@ struct EventRow {
     type_: u32,
     config: u64,
     group_leader: Option<u32>,
+    /// Its position in its group's read (`None` in older datasets).
+    member: Option<u32>,
 }
 
 /// Everything planned, and what could not be.
@@ -188,9 +190,8 @@ pub fn plan(
         }
     }
     let mut events: BTreeMap<String, Vec<EventRow>> = BTreeMap::new();
-    for b in session.sql(&format!(
-        "SELECT capture, event_id, type, config, group_leader FROM events{filter}"
-    ))? {
+    // Every column: `member` is missing from datasets of older perfqs.
+    for b in session.sql(&format!("SELECT * FROM events{filter}"))? {
         let (c, id, t, cfg, gl) = (
             strings(&b, "capture")?,
             u32s(&b, "event_id")?,
@@ -198,6 +199,10 @@ pub fn plan(
             u64s(&b, "config")?,
             u32s(&b, "group_leader")?,
         );
+        let member = match b.column_by_name("member") {
+            Some(_) => u32s(&b, "member")?,
+            None => vec![None; b.num_rows()],
+        };
         for i in 0..b.num_rows() {
             let (Some(cap), Some(event_id), Some(type_), Some(config)) =
                 (c[i].clone(), id[i], t[i], cfg[i])
@@ -209,16 +214,18 @@ pub fn plan(
                 type_,
                 config,
                 group_leader: gl[i],
+                member: member[i],
             });
         }
     }
     // Which events have samples: only those carry values.
     let mut member_counts = BTreeMap::new();
     for capture in infos.keys() {
-        let members = match max_member(session, capture) {
-            Ok(Some(m)) => m.min(MEMBER_COLUMNS - 1) + 1,
+        let evs = events.get(capture).map(Vec::as_slice).unwrap_or(&[]);
+        let members = match evs.iter().filter_map(|e| e.member).max() {
+            Some(m) => m.min(MEMBER_COLUMNS - 1) + 1,
             // An older dataset without `events.member`: every column.
-            _ => MEMBER_COLUMNS,
+            None => MEMBER_COLUMNS,
         };
         member_counts.insert(
             capture.clone(),
@@ -327,19 +334,6 @@ pub fn plan(
         warnings,
         unusable,
     })
-}
-
-/// The highest group member position of a capture's events.
-fn max_member(session: &Session, capture: &str) -> Result<Option<u32>, Error> {
-    let q = format!(
-        "SELECT MAX(member) AS m FROM events WHERE capture = {}",
-        quote(capture)
-    );
-    let mut out = None;
-    for b in session.sql(&q)? {
-        out = out.max(u32s(&b, "m")?.into_iter().flatten().max());
-    }
-    Ok(out)
 }
 
 /// Per sampler event of one capture: samples, and samples with a value
