@@ -281,6 +281,53 @@ print(json.dumps({"self": rows(top_self), "total": rows(total), "group_m": rows(
     std::fs::remove_dir_all(Path::new(&out)).ok();
 }
 
+/// Runs `queries` in DuckDB over `dataset`'s tables (every capture's
+/// Parquet files, hive-partitioned by `capture`) after creating `views`
+/// (name, SQL) in order: each query's rows as JSON objects. The views go
+/// through a file: the topdown ones are too long for a command line.
+fn duckdb_rows(
+    py: &Path,
+    dataset: &Path,
+    views: &[(String, String)],
+    queries: &[&str],
+) -> Vec<Vec<Value>> {
+    let script = r#"
+import json, sys, glob, os
+import duckdb
+d, views, queries = sys.argv[1], json.load(open(sys.argv[2])), json.loads(sys.argv[3])
+con = duckdb.connect()
+tables = sorted(set(os.path.basename(p)[:-len(".parquet")] for p in glob.glob(d + "/capture=*/*.parquet")))
+for t in tables:
+    con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{d}/capture=*/{t}.parquet', hive_partitioning=1, union_by_name=1)")
+for name, sql in views:
+    con.execute(f"CREATE VIEW {name} AS {sql}")
+out = []
+for q in queries:
+    cur = con.execute(q)
+    cols = [c[0] for c in cur.description]
+    out.append([dict(zip(cols, r)) for r in cur.fetchall()])
+print(json.dumps(out))
+"#;
+    let views_file = dataset.join("views.json");
+    std::fs::write(&views_file, serde_json::to_string(views).expect("json")).expect("views.json");
+    let run = Command::new(py)
+        .args([
+            "-c",
+            script,
+            dataset.to_str().expect("path"),
+            views_file.to_str().expect("path"),
+            &serde_json::to_string(queries).expect("json"),
+        ])
+        .output()
+        .expect("python");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    serde_json::from_slice(&run.stdout).expect("json from python")
+}
+
 /// perfq's standard views (crates/query/sql/*.sql) run unchanged on DuckDB
 /// over a dataset of three captures and give the numbers `perfq query`
 /// gives for the same views: per-function self and total, and each
@@ -301,9 +348,9 @@ fn standard_views_run_unchanged_on_duckdb() {
     args.extend(files.iter().map(|f| f.to_str().expect("path")));
     let o = common::perfq(&args);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let views: Vec<(&str, &str)> = perfq_query::views::VIEWS
+    let views: Vec<(String, String)> = perfq_query::views::VIEWS
         .iter()
-        .map(|v| (v.name, v.sql))
+        .map(|v| (v.name.to_string(), v.sql.to_string()))
         .collect();
     let queries = [
         "SELECT capture, event_id, symbol, dso, CAST(samples AS BIGINT) AS samples, \
@@ -314,39 +361,7 @@ fn standard_views_run_unchanged_on_duckdb() {
          array_to_string(symbols, ';') AS symbols, array_to_string(dsos, ';') AS dsos \
          FROM stack_symbols",
     ];
-    let script = r#"
-import json, sys, glob, os
-import duckdb
-d, views, queries = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
-con = duckdb.connect()
-tables = sorted(set(os.path.basename(p)[:-len(".parquet")] for p in glob.glob(d + "/capture=*/*.parquet")))
-for t in tables:
-    con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{d}/capture=*/{t}.parquet', hive_partitioning=1, union_by_name=1)")
-for name, sql in views:
-    con.execute(f"CREATE VIEW {name} AS {sql}")
-out = []
-for q in queries:
-    cur = con.execute(q)
-    cols = [c[0] for c in cur.description]
-    out.append([dict(zip(cols, r)) for r in cur.fetchall()])
-print(json.dumps(out))
-"#;
-    let run = Command::new(&py)
-        .args([
-            "-c",
-            script,
-            out.to_str().expect("path"),
-            &serde_json::to_string(&views).expect("json"),
-            &serde_json::to_string(&queries).expect("json"),
-        ])
-        .output()
-        .expect("python");
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let duck: Vec<Vec<Value>> = serde_json::from_slice(&run.stdout).expect("json from python");
+    let duck = duckdb_rows(&py, &out, &views, &queries);
     // Rows as sorted lines, each engine's own order aside.
     let lines = |rows: &[Value]| {
         let mut v: Vec<String> = rows
@@ -428,42 +443,7 @@ fn topdown_views_run_unchanged_on_duckdb() {
          flag_memory_bound, low_samples FROM topdown_function_total",
         "SELECT pid, tid, n, retiring, backend_bound FROM topdown_thread",
     ];
-    let script = r#"
-import json, sys, glob, os
-import duckdb
-d, views, queries = sys.argv[1], json.load(open(sys.argv[2])), json.loads(sys.argv[3])
-con = duckdb.connect()
-tables = sorted(set(os.path.basename(p)[:-len(".parquet")] for p in glob.glob(d + "/capture=*/*.parquet")))
-for t in tables:
-    con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{d}/capture=*/{t}.parquet', hive_partitioning=1, union_by_name=1)")
-for name, sql in views:
-    con.execute(f"CREATE VIEW {name} AS {sql}")
-out = []
-for q in queries:
-    cur = con.execute(q)
-    cols = [c[0] for c in cur.description]
-    out.append([dict(zip(cols, r)) for r in cur.fetchall()])
-print(json.dumps(out))
-"#;
-    // The views are too long for a command line.
-    let views_file = out.join("views.json");
-    std::fs::write(&views_file, serde_json::to_string(&views).expect("json")).expect("views.json");
-    let run = Command::new(&py)
-        .args([
-            "-c",
-            script,
-            out.to_str().expect("path"),
-            views_file.to_str().expect("path"),
-            &serde_json::to_string(&queries).expect("json"),
-        ])
-        .output()
-        .expect("python");
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let duck: Vec<Vec<Value>> = serde_json::from_slice(&run.stdout).expect("json from python");
+    let duck = duckdb_rows(&py, &out, &views, &queries);
     let key = |r: &Value| {
         ["symbol", "dso", "pid", "tid"]
             .iter()

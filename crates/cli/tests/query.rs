@@ -4,26 +4,14 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use common::{have_perf, perf_report_d_counts, testdata};
+use common::{have_perf, perf_report_d_counts, perfq_cached as perfq, testdata};
 use serde_json::Value;
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("perfq-query-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
-
-/// perfq with its own conversion cache.
-fn perfq(args: &[&str], cache: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_perfq"))
-        .args(args)
-        .env("PERFQ_CACHE_DIR", cache)
-        .output()
-        .expect("run perfq")
+    common::scratch("query", name)
 }
 
 fn json(out: &Output) -> Vec<Value> {

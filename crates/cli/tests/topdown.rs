@@ -16,10 +16,7 @@ fn demo() -> PathBuf {
 
 /// A folder of its own for one test.
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("perfq-td-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch("td", name)
 }
 
 /// The read values of one sample in the sampler's read order, from

@@ -16,8 +16,9 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+use common::perfq_cached as perfq;
 use perfq_query::arrow::array::{Array, AsArray};
 use perfq_query::arrow::datatypes::{DataType, UInt32Type, UInt64Type};
 use perfq_query::arrow::record_batch::RecordBatch;
@@ -31,10 +32,7 @@ const SAMPLES: u64 = 3000;
 
 /// A folder of its own for one test.
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("perfq-tdo-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch folder");
-    d
+    common::scratch("tdo", name)
 }
 
 /// td-demo's absolute path: the mapping the captures record, so that perf
@@ -59,14 +57,6 @@ fn generate(dir: &Path, preset: &Preset, samples: u64) -> PathBuf {
 
 fn preset(name: &str) -> Preset {
     presets::get(name).unwrap_or_else(|| panic!("no preset {name}"))
-}
-
-fn perfq(args: &[&str], cache: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_perfq"))
-        .args(args)
-        .env("PERFQ_CACHE_DIR", cache)
-        .output()
-        .expect("run perfq")
 }
 
 fn stderr(o: &Output) -> String {

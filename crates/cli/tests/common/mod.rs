@@ -44,6 +44,25 @@ pub fn perfq(args: &[&str]) -> Output {
         .expect("run perfq")
 }
 
+/// Runs the perfq binary with its own conversion cache (`PERFQ_CACHE_DIR`),
+/// so that tests of `topdown` and `query` on files do not share one.
+pub fn perfq_cached(args: &[&str], cache: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_perfq"))
+        .args(args)
+        .env("PERFQ_CACHE_DIR", cache)
+        .output()
+        .expect("run perfq")
+}
+
+/// A fresh folder of its own for one test: `perfq-<tag>-<name>-<pid>`
+/// under the temporary folder, emptied if an earlier run left it.
+pub fn scratch(tag: &str, name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("perfq-{tag}-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch folder");
+    d
+}
+
 /// Whether `perf` runs here.
 pub fn have_perf() -> bool {
     Command::new("perf")
