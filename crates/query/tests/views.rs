@@ -117,8 +117,12 @@ fn views_answer_as_run_does() {
         );
         let se = b.column(2).as_primitive::<Float64Type>().value(0);
         let want = node.se.unwrap();
+        // The variance subtracts two large sums of products (Σxy − SxSy/n),
+        // and the parallel aggregation adds them in no fixed order: the
+        // standard error's last digits vary from run to run (2e-12
+        // relative was seen), on either path.
         assert!(
-            (se - want).abs() <= 1e-12 * want.max(1e-300),
+            (se - want).abs() <= 1e-9 * want.max(1e-300),
             "{symbol}: {se} {want}"
         );
     }
