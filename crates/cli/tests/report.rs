@@ -597,6 +597,10 @@ fn inline_chains_agree_with(tool: &str, data: &Path, binaries: &[&str]) -> usize
                         i["line"].as_u64(),
                     )
                 })
+                // PLT entries have no symbol in the symbol table: perfq
+                // names them `callee@plt` from the relocations, as perf
+                // does, and addr2line knows nothing there.
+                .filter(|g| !(g.0.ends_with("@plt") && g.1 == "??" && g.2.is_none()))
                 .collect();
             // Without line information addr2line names a file from the
             // symbol table (STT_FILE, e.g. crtstuff.c); only the function
