@@ -21,9 +21,26 @@ pub struct Input {
 }
 
 impl Input {
-    /// A dataset folder as it is; a file converted (unless the cache has
-    /// it already).
+    /// A dataset folder as it is; one capture's `capture=<id>` folder of a
+    /// dataset as that capture; a file converted (unless the cache has it
+    /// already).
     pub fn open(input: &Path, no_cache: bool, symbols: &Config) -> anyhow::Result<Input> {
+        let capture_dir = input
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix("capture="));
+        if let (true, Some(id), Some(dataset)) = (input.is_dir(), capture_dir, input.parent()) {
+            let dataset = if dataset.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dataset
+            };
+            return Ok(Input {
+                dataset: dataset.to_path_buf(),
+                capture: Some(id.to_string()),
+                _temp: None,
+            });
+        }
         if input.is_dir() {
             return Ok(Input {
                 dataset: input.to_path_buf(),

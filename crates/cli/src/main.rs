@@ -1,12 +1,16 @@
 //! `perfq`: the command line. Parses arguments, calls the library crates,
 //! prints. Errors become one line on stderr and exit status 1.
 
+mod batch;
 mod convert;
 mod csv;
+mod diff;
 mod dump;
+mod flamegraph;
 mod info;
 mod input;
 mod jsonw;
+mod output;
 mod query;
 mod report;
 mod sideband;
@@ -139,8 +143,8 @@ enum Command {
         /// One SQL statement (DataFusion's dialect).
         sql: String,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = query::QueryFormat::Table)]
-        format: query::QueryFormat,
+        #[arg(long, value_enum, default_value_t = output::QueryFormat::Table)]
+        format: output::QueryFormat,
         /// Write the result to this file (atomically) instead of standard
         /// output.
         #[arg(short, long)]
@@ -151,6 +155,82 @@ enum Command {
         /// Convert a perf.data file into a temporary dataset instead of the cache.
         #[arg(long)]
         no_cache: bool,
+        #[command(flatten)]
+        sources: symbols::SymbolSources,
+    },
+    /// Folded stacks, or an interactive flame graph (SVG), optionally
+    /// coloured by each function's dominant top-down category.
+    Flamegraph {
+        /// A perf.data file (converted once into the cache dataset), a
+        /// dataset folder, or one capture's `capture=<id>` folder.
+        input: PathBuf,
+        /// Write to this file (atomically) instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Folded stacks (`comm;caller;...;leaf count`) instead of an SVG.
+        #[arg(long)]
+        folded: bool,
+        /// Only this event (its name as `perfq info` shows it).
+        #[arg(long)]
+        event: Option<String>,
+        /// How frames are coloured.
+        #[arg(long, value_enum, default_value_t = flamegraph::Color::Default)]
+        color: flamegraph::Color,
+        /// Only this capture of a dataset (its id, `capture=<id>`).
+        #[arg(long, value_name = "ID")]
+        capture: Option<String>,
+        /// Convert a perf.data file into a temporary dataset instead of the cache.
+        #[arg(long)]
+        no_cache: bool,
+        #[command(flatten)]
+        sources: symbols::SymbolSources,
+    },
+    /// Compare two captures per function or DSO: the change in share of
+    /// samples (or period) and in top-down categories, largest first, with
+    /// its significance.
+    Diff {
+        /// The baseline: a perf.data file, or a dataset's `capture=<id>` folder.
+        a: PathBuf,
+        /// The capture compared with it.
+        b: PathBuf,
+        /// Row key.
+        #[arg(long, value_enum, default_value_t = diff::By::Function)]
+        by: diff::By,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = output::QueryFormat::Table)]
+        format: output::QueryFormat,
+        /// Write the result to this file (atomically) instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Convert perf.data files into a temporary dataset instead of the cache.
+        #[arg(long)]
+        no_cache: bool,
+        #[command(flatten)]
+        sources: symbols::SymbolSources,
+    },
+    /// Convert many captures into one dataset, in parallel: perf.data files,
+    /// folders (searched recursively), globs and archives (.tar, .tar.gz,
+    /// .tar.bz2, .tar.zst, .zip). Captures already in the dataset are
+    /// skipped, so an interrupted batch resumes where it stopped.
+    Batch {
+        /// Files, folders, globs and archives.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// The dataset folder.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Conversions at once (default: one per core).
+        #[arg(short, long, value_parser = clap::value_parser!(u32).range(1..))]
+        jobs: Option<u32>,
+        /// Replace captures already in the dataset.
+        #[arg(long)]
+        force: bool,
+        /// Store addresses only: no binaries, kallsyms or DWARF are read.
+        #[arg(long)]
+        no_symbols: bool,
+        /// Format of the summary table.
+        #[arg(long, value_enum, default_value_t = output::QueryFormat::Table)]
+        format: output::QueryFormat,
         #[command(flatten)]
         sources: symbols::SymbolSources,
     },
@@ -296,6 +376,73 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 symbols: sources.config(true),
             };
             query::run(&opt, &mut out)?
+        }
+        Command::Flamegraph {
+            input,
+            output,
+            folded,
+            event,
+            color,
+            capture,
+            no_cache,
+            sources,
+        } => {
+            let sources = sources.resolve()?;
+            let opt = flamegraph::Options {
+                input,
+                output,
+                folded,
+                event,
+                color,
+                capture,
+                no_cache,
+                symbols: sources.config(true),
+            };
+            flamegraph::run(&opt, &mut out)?
+        }
+        Command::Diff {
+            a,
+            b,
+            by,
+            format,
+            output,
+            no_cache,
+            sources,
+        } => {
+            let sources = sources.resolve()?;
+            let opt = diff::Options {
+                a,
+                b,
+                by,
+                format,
+                output,
+                no_cache,
+                symbols: sources.config(true),
+            };
+            diff::run(&opt, &mut out)?
+        }
+        Command::Batch {
+            inputs,
+            output,
+            jobs,
+            force,
+            no_symbols,
+            format,
+            sources,
+        } => {
+            let sources = sources.resolve()?;
+            let opt = batch::Options {
+                inputs,
+                output,
+                jobs: jobs.map_or_else(
+                    || std::thread::available_parallelism().map_or(1, |n| n.get()),
+                    |j| j as usize,
+                ),
+                force,
+                symbols: (!no_symbols).then(|| sources.config(true)),
+                format,
+            };
+            batch::run(&opt, &mut out)?
         }
     };
     out.flush()?;
