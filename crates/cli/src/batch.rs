@@ -1,11 +1,21 @@
-//! `perfq batch`: many captures into one dataset. (Being written.)
+//! `perfq batch`: many captures into one dataset (`perfq_writer::batch`),
+//! with an overall progress bar on a terminal and a summary table at the
+//! end: what was converted, skipped (already in the dataset) or failed,
+//! and why.
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
+use perfq_query::arrow::array::{ArrayRef, Float64Array, StringArray, UInt64Array};
+use perfq_query::arrow::datatypes::{DataType, Field, Schema};
+use perfq_query::arrow::record_batch::RecordBatch;
 use perfq_symbolize::Config;
+use perfq_writer::batch::{self, Outcome as Capture, Status};
+use perfq_writer::convert;
+use rustc_hash::FxHashMap;
 
-use crate::output::QueryFormat;
+use crate::output::{self, QueryFormat};
 use crate::Outcome;
 
 /// Options of `perfq batch`.
@@ -18,6 +28,172 @@ pub struct Options {
     pub format: QueryFormat,
 }
 
-pub fn run(_opt: &Options, _out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    anyhow::bail!("perfq batch is not written yet")
+pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    output::check(opt.format, None)?;
+    let bar = Bar::new();
+    let bopt = batch::Options {
+        jobs: opt.jobs,
+        convert: convert::Options {
+            force: opt.force,
+            symbols: opt.symbols.clone(),
+        },
+    };
+    let outcomes = batch::run(&opt.inputs, &opt.output, &bopt, &bar)?;
+    bar.finish();
+    for o in &outcomes {
+        if let Status::Converted { warnings, .. } = &o.status {
+            for w in warnings {
+                eprintln!("perfq: warning: {}: {w}", o.input);
+            }
+        }
+    }
+    let (schema, rows) = summary(&outcomes)?;
+    output::emit(opt.format, None, &schema, &[rows], out)?;
+    let count = |f: fn(&Capture) -> bool| outcomes.iter().filter(|o| f(o)).count();
+    let converted = count(|o| matches!(o.status, Status::Converted { .. }));
+    let skipped = count(|o| matches!(o.status, Status::Present));
+    let failed = count(Capture::is_failure);
+    let line = format!(
+        "{converted} converted, {skipped} skipped (already in {}), {failed} failed",
+        opt.output.display()
+    );
+    // The table's own last line; beside CSV or JSON, on stderr.
+    if opt.format == QueryFormat::Table {
+        writeln!(out, "{line}")?;
+    } else {
+        eprintln!("perfq: {line}");
+    }
+    Ok(if failed == 0 {
+        Outcome::Ok
+    } else {
+        Outcome::Failed(format!(
+            "{failed} of {} inputs failed (see the summary)",
+            outcomes.len()
+        ))
+    })
+}
+
+/// One row per capture (and per input that gave none).
+fn summary(outcomes: &[Capture]) -> anyhow::Result<(Arc<Schema>, RecordBatch)> {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("input", DataType::Utf8, false),
+        Field::new("status", DataType::Utf8, false),
+        Field::new("capture", DataType::Utf8, true),
+        Field::new("samples", DataType::UInt64, true),
+        Field::new("bytes", DataType::UInt64, false),
+        Field::new("seconds", DataType::Float64, false),
+        Field::new("reason", DataType::Utf8, true),
+    ]));
+    let status = |o: &Capture| match &o.status {
+        Status::Converted { error: None, .. } => "converted",
+        Status::Converted { error: Some(_), .. } => "partial",
+        Status::Present => "skipped",
+        Status::Failed(_) => "failed",
+    };
+    let reason = |o: &Capture| match &o.status {
+        Status::Converted { error: Some(e), .. } => {
+            Some(format!("{e} (what came before it was converted)"))
+        }
+        Status::Converted { warnings, .. } => match warnings.as_slice() {
+            [] => None,
+            [w] => Some(format!("warning: {w}")),
+            [w, rest @ ..] => Some(format!("{} warnings: {w}; ...", rest.len() + 1)),
+        },
+        Status::Present => Some("already in the dataset".to_string()),
+        Status::Failed(e) => Some(e.clone()),
+    };
+    let samples = |o: &Capture| match &o.status {
+        Status::Converted { samples, .. } => Some(*samples),
+        _ => None,
+    };
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter_values(
+            outcomes.iter().map(|o| o.input.as_str()),
+        )),
+        Arc::new(StringArray::from_iter_values(outcomes.iter().map(status))),
+        Arc::new(StringArray::from_iter(
+            outcomes.iter().map(|o| o.capture.as_deref()),
+        )),
+        Arc::new(UInt64Array::from_iter(outcomes.iter().map(samples))),
+        Arc::new(UInt64Array::from_iter_values(
+            outcomes.iter().map(|o| o.bytes),
+        )),
+        Arc::new(Float64Array::from_iter_values(
+            // Milliseconds are what a person reads; more digits are noise.
+            outcomes
+                .iter()
+                .map(|o| (o.seconds * 1000.0).round() / 1000.0),
+        )),
+        Arc::new(StringArray::from_iter(outcomes.iter().map(reason))),
+    ];
+    Ok((schema.clone(), RecordBatch::try_new(schema, columns)?))
+}
+
+/// The overall progress bar: bytes of the captures found so far, read by
+/// their conversions; drawn only when stderr is a terminal.
+pub struct Bar {
+    bar: indicatif::ProgressBar,
+    state: Mutex<BarState>,
+}
+
+#[derive(Default)]
+struct BarState {
+    /// Bytes read so far of each capture being converted.
+    reading: FxHashMap<usize, u64>,
+    found: usize,
+    done: usize,
+}
+
+impl Bar {
+    pub fn new() -> Bar {
+        let bar = indicatif::ProgressBar::new(0).with_style(
+            indicatif::ProgressStyle::with_template("{msg} {wide_bar} {bytes}/{total_bytes} {eta}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        Bar {
+            bar,
+            state: Mutex::new(BarState::default()),
+        }
+    }
+
+    /// Clears the bar.
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+
+    fn message(&self, s: &BarState) {
+        self.bar
+            .set_message(format!("{}/{} captures", s.done, s.found));
+    }
+}
+
+impl batch::Observer for Bar {
+    fn found(&self, _index: usize, _input: &str, bytes: u64) {
+        self.bar.inc_length(bytes);
+        if let Ok(mut s) = self.state.lock() {
+            s.found += 1;
+            self.message(&s);
+        }
+    }
+
+    fn progress(&self, index: usize, done: u64, _total: u64) {
+        if let Ok(mut s) = self.state.lock() {
+            let before = s.reading.insert(index, done).unwrap_or(0);
+            self.bar.inc(done.saturating_sub(before));
+        }
+    }
+
+    fn finished(&self, o: &Capture) {
+        if let Ok(mut s) = self.state.lock() {
+            let read = s.reading.remove(&o.index).unwrap_or(0);
+            self.bar.inc(o.bytes.saturating_sub(read));
+            s.done += 1;
+            self.message(&s);
+        }
+        if o.is_failure() {
+            if let Status::Failed(e) = &o.status {
+                self.bar.println(format!("perfq: {}: {e}", o.input));
+            }
+        }
+    }
 }

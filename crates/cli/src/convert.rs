@@ -1,11 +1,13 @@
 //! `perfq convert`: captures into a normalized Parquet dataset
-//! (`docs/schema.md`), one `capture=<id>/` folder each. The work is
-//! `perfq_writer::convert`; this adds the progress bar and the report.
+//! (`docs/schema.md`), one `capture=<id>/` folder each. It is a batch
+//! (`perfq_writer::batch`) run one capture at a time, reported one line
+//! per capture.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use perfq_symbolize::Config;
+use perfq_writer::batch::{self, Status};
 use perfq_writer::convert;
 
 use crate::Outcome;
@@ -19,41 +21,45 @@ pub struct Options {
 }
 
 pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let mut problems = Vec::new();
-    let copt = convert::Options {
-        force: opt.force,
-        symbols: opt.symbols.clone(),
+    let bopt = batch::Options {
+        jobs: 1,
+        convert: convert::Options {
+            force: opt.force,
+            symbols: opt.symbols.clone(),
+        },
     };
-    for file in &opt.files {
-        // Drawn only when stderr is a terminal.
-        let bar = indicatif::ProgressBar::new(0).with_style(
-            indicatif::ProgressStyle::with_template("{msg} {wide_bar} {bytes}/{total_bytes} {eta}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar.set_message(file.display().to_string());
-        let result = convert::convert(file, &opt.output, &copt, &mut |done, total| {
-            bar.set_length(total);
-            bar.set_position(done);
-        });
-        bar.finish_and_clear();
-        match result {
-            Ok(convert::Conversion::Present { dir }) => writeln!(
+    let bar = crate::batch::Bar::new();
+    let outcomes = batch::run(&opt.files, &opt.output, &bopt, &bar)?;
+    bar.finish();
+    let mut problems = Vec::new();
+    for o in outcomes {
+        let dir = || {
+            opt.output
+                .join(format!("capture={}", o.capture.as_deref().unwrap_or("")))
+                .display()
+                .to_string()
+        };
+        match &o.status {
+            Status::Present => writeln!(
                 out,
                 "{} -> {} (already in the dataset; --force converts it again)",
-                file.display(),
-                dir.display()
+                o.input,
+                dir()
             )?,
-            Ok(convert::Conversion::Written(c)) => {
-                writeln!(out, "{} -> {}", file.display(), c.dir.display())?;
-                for w in c.warnings {
-                    eprintln!("perfq: warning: {}: {w}", file.display());
+            Status::Converted {
+                warnings, error, ..
+            } => {
+                writeln!(out, "{} -> {}", o.input, dir())?;
+                for w in warnings {
+                    eprintln!("perfq: warning: {}: {w}", o.input);
                 }
                 // What came before the error is in the dataset.
-                if let Some(e) = c.error {
-                    problems.push(format!("{}: {e}", file.display()));
+                if let Some(e) = error {
+                    problems.push(format!("{}: {e}", o.input));
                 }
             }
-            Err(e) => problems.push(format!("{}: {e:#}", file.display())),
+            Status::Failed(e) if e.contains(&o.input) => problems.push(e.clone()),
+            Status::Failed(e) => problems.push(format!("{}: {e}", o.input)),
         }
     }
     Ok(Outcome::from_problems(problems))

@@ -25,7 +25,7 @@ pub enum ErrorKind {
     #[error("{0}")]
     Io(#[from] std::io::Error),
     /// The first eight bytes are not a perf.data magic.
-    #[error("not a perf.data file (magic {0:02x?})")]
+    #[error("not a perf.data file: it starts with \"{}\", not PERFILE2", .0.escape_ascii())]
     BadMagic([u8; 8]),
     /// The file is shorter than its header.
     #[error("file too short for a perf.data header ({0} bytes)")]

@@ -10,6 +10,16 @@ const MAGIC2_BE: &[u8; 8] = b"2ELIFREP";
 /// The version-1 magic, the string "PERFFILE" (perf before 2.6.37-ish).
 const MAGIC1: &[u8; 8] = b"PERFFILE";
 
+/// Whether `start` (a file's first bytes) opens a perf.data capture, in
+/// file or pipe mode, of either byte order or the version-1 format: what
+/// tells a capture from any other file when searching folders.
+pub fn is_capture_magic(start: &[u8]) -> bool {
+    start.len() >= 8
+        && [MAGIC2_LE, MAGIC2_BE, MAGIC1]
+            .iter()
+            .any(|m| &start[..8] == *m)
+}
+
 /// A `{offset, size}` pair pointing into the file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Section {

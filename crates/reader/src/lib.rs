@@ -61,7 +61,7 @@ pub use crate::error::{Error, ErrorKind, FileOffset, Result, Warning};
 pub use crate::events::{default_event_name, Event, EventIndex, EventRef, Events};
 pub use crate::features::{PmuCaps, PmuMapping};
 pub use crate::framing::{FileRecords, RawRecord, Stats, TypeCount};
-pub use crate::header::{FileHeader, Mode, Section};
+pub use crate::header::{is_capture_magic, FileHeader, Mode, Section};
 pub use crate::order::TimeOrdered;
 pub use crate::record_type::{misc, RecordType};
 pub use crate::records::{Comm, ForkExit, Mmap, MmapFileId, RecordData, SampleId};

@@ -2,9 +2,19 @@
 //! renamed into place when complete.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::table::{Column, Table};
 use crate::Error;
+
+/// Prefix of the folder a capture is written into before it is renamed
+/// into place: `.tmp-capture=<id>-<pid>-<n>`. The dot hides it from
+/// queries (DataFusion, DuckDB and Spark read `capture=*` folders only).
+const TMP_PREFIX: &str = ".tmp-capture=";
+
+/// Tells apart two folders one process writes at once for the same
+/// capture (a batch given the same file twice).
+static NEXT_TMP: AtomicU64 = AtomicU64::new(0);
 
 /// Writes the tables of one capture.
 pub struct CaptureWriter {
@@ -24,7 +34,11 @@ impl CaptureWriter {
             return Err(Error::Exists(dest));
         }
         std::fs::create_dir_all(dataset).map_err(|e| Error::io(dataset, e))?;
-        let tmp = dataset.join(format!(".tmp-capture={capture_id}-{}", std::process::id()));
+        let tmp = dataset.join(format!(
+            "{TMP_PREFIX}{capture_id}-{}-{}",
+            std::process::id(),
+            NEXT_TMP.fetch_add(1, Ordering::Relaxed)
+        ));
         if tmp.exists() {
             std::fs::remove_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
         }
@@ -51,7 +65,14 @@ impl CaptureWriter {
             }
             std::fs::remove_dir_all(&self.dest).map_err(|e| Error::io(&self.dest, e))?;
         }
-        std::fs::rename(&self.tmp, &self.dest).map_err(|e| Error::io(&self.dest, e))?;
+        if let Err(e) = std::fs::rename(&self.tmp, &self.dest) {
+            // Another process (or thread) converting the same capture got
+            // there first: its folder is as good as this one.
+            if !self.force && self.dest.is_dir() {
+                return Err(Error::Exists(self.dest.clone()));
+            }
+            return Err(Error::io(&self.dest, e));
+        }
         self.done = true;
         Ok(self.dest.clone())
     }
@@ -64,4 +85,39 @@ impl Drop for CaptureWriter {
             let _ = std::fs::remove_dir_all(&self.tmp);
         }
     }
+}
+
+/// Removes what writers killed before they finished left in `dataset`:
+/// folders named for a process that no longer runs (`.tmp-capture=…-<pid>-<n>`,
+/// and `prefix<pid>` for each of `prefixes`). Returns what was removed.
+/// Nothing is removed where `/proc` cannot tell which processes run.
+pub fn remove_stale(dataset: &Path, prefixes: &[&str]) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    if !Path::new("/proc/self").exists() {
+        return removed;
+    }
+    let Ok(entries) = std::fs::read_dir(dataset) else {
+        return removed;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let pid = if let Some(rest) = name.strip_prefix(TMP_PREFIX) {
+            // <id>-<pid>-<n>: the pid is the second field from the right.
+            rest.rsplit('-').nth(1)
+        } else {
+            prefixes.iter().find_map(|p| name.strip_prefix(p))
+        };
+        let Some(pid) = pid.and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists() {
+            continue;
+        }
+        let path = entry.path();
+        if std::fs::remove_dir_all(&path).is_ok() {
+            removed.push(path);
+        }
+    }
+    removed
 }

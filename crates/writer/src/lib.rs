@@ -10,11 +10,12 @@ a time, zstd-compressed with dictionary encoding and statistics.
 */
 #![deny(missing_docs)]
 
+pub mod batch;
 pub mod convert;
 mod dataset;
 mod table;
 
-pub use crate::dataset::CaptureWriter;
+pub use crate::dataset::{remove_stale, CaptureWriter};
 pub use crate::table::{Cell, Column, ColumnType, Row, Table};
 
 use std::path::{Path, PathBuf};

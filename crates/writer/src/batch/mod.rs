@@ -1,0 +1,325 @@
+//! Many captures into one dataset: what `perfq batch` does, and `perfq
+//! convert` (a batch of files, one at a time).
+//!
+//! The inputs are expanded into captures and archives ([`inputs`]); the
+//! calling thread walks them in order, streaming archive members into
+//! spool files beside the dataset ([`archive`]), and `jobs` workers
+//! convert them with [`convert::convert`]. Each capture is written into a
+//! hidden folder and renamed into place when complete, under its content
+//! hash: a query never sees part of a capture, a capture already in the
+//! dataset is skipped, and a batch that was stopped resumes where it
+//! stopped. A capture that fails is reported and the others go on.
+
+mod archive;
+mod inputs;
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::sync_channel;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use crate::convert::{self, Conversion};
+use crate::Error;
+use archive::{SpoolDir, SpoolFile};
+use inputs::Item;
+
+/// How to run a batch.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Conversions at once (at least one).
+    pub jobs: usize,
+    /// How each capture is converted.
+    pub convert: convert::Options,
+}
+
+/// What became of one capture, or of an input that gave none.
+#[derive(Debug)]
+pub enum Status {
+    /// Converted into the dataset.
+    Converted {
+        /// Rows of its samples table.
+        samples: u64,
+        /// What was odd about it.
+        warnings: Vec<String>,
+        /// The error that ended its reading early: what came before is in
+        /// the dataset.
+        error: Option<String>,
+    },
+    /// The dataset held it already (the same bytes).
+    Present,
+    /// Nothing of it could be converted.
+    Failed(String),
+}
+
+/// One capture's outcome.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Its place among the batch's captures, in the order they were found.
+    pub index: usize,
+    /// Where it came from: a file's path, or `archive!member`.
+    pub input: String,
+    /// Its id in the dataset (`capture=<id>`), when it is there.
+    pub capture: Option<String>,
+    /// Its size in bytes (0 when unknown).
+    pub bytes: u64,
+    /// Seconds its conversion took.
+    pub seconds: f64,
+    /// What happened.
+    pub status: Status,
+}
+
+impl Outcome {
+    /// Whether something went wrong: nothing converted, or reading ended
+    /// early.
+    pub fn is_failure(&self) -> bool {
+        matches!(
+            self.status,
+            Status::Failed(_) | Status::Converted { error: Some(_), .. }
+        )
+    }
+}
+
+/// Told what a batch does as it goes (a progress bar, a log). Called from
+/// the batch's threads.
+pub trait Observer: Sync {
+    /// A capture was found (its size; more may follow).
+    fn found(&self, _index: usize, _input: &str, _bytes: u64) {}
+    /// Bytes of capture `index` read so far, of `total`.
+    fn progress(&self, _index: usize, _done: u64, _total: u64) {}
+    /// A capture (or an input that gave none) is done.
+    fn finished(&self, _outcome: &Outcome) {}
+}
+
+/// An observer that is told nothing.
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// Spool folders are `.batch-<pid>` in the dataset: hidden from queries,
+/// on the dataset's file system (a capture's folder is renamed there),
+/// and removed by a later batch when their process is gone.
+const SPOOL_PREFIX: &str = ".batch-";
+
+/// A capture to convert.
+struct Job {
+    index: usize,
+    input: String,
+    path: PathBuf,
+    bytes: u64,
+    /// The spool copy of an archive member, removed when converted.
+    _spooled: Option<SpoolFile>,
+    /// A build-id cache that came with it.
+    symbols: Option<Arc<SpoolDir>>,
+}
+
+/// Converts what `inputs` name into `dataset`, `opt.jobs` at a time.
+/// Outcomes come back in the order the captures were found. Fails only
+/// when the dataset folder cannot be made; every other problem is an
+/// [`Outcome`].
+pub fn run(
+    inputs: &[PathBuf],
+    dataset: &Path,
+    opt: &Options,
+    observer: &dyn Observer,
+) -> Result<Vec<Outcome>, Error> {
+    std::fs::create_dir_all(dataset).map_err(|e| Error::io(dataset, e))?;
+    // What an earlier batch, killed, left: half-written captures and
+    // spooled members.
+    crate::remove_stale(dataset, &[SPOOL_PREFIX]);
+    let spool = SpoolDir(dataset.join(format!("{SPOOL_PREFIX}{}", std::process::id())));
+    let items = inputs::expand(inputs, dataset);
+    let outcomes = Mutex::new(Vec::new());
+    let record = |o: Outcome| {
+        observer.finished(&o);
+        if let Ok(mut v) = outcomes.lock() {
+            v.push(o);
+        }
+    };
+    let jobs = opt.jobs.max(1);
+    // As many captures wait spooled as there are workers: an archive is
+    // read ahead of the conversions by that much, not to its end.
+    let (tx, rx) = sync_channel::<Job>(jobs);
+    let rx = Mutex::new(rx);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| loop {
+                let job = match rx.lock() {
+                    Ok(rx) => rx.recv(),
+                    Err(_) => return,
+                };
+                let Ok(job) = job else { return };
+                record(convert_one(job, dataset, &opt.convert, observer));
+            });
+        }
+        let mut index = 0;
+        let mut next = |input: String, bytes: u64| {
+            observer.found(index, &input, bytes);
+            index += 1;
+            index - 1
+        };
+        for item in items {
+            match item {
+                Item::Problem { input, reason } => {
+                    let index = next(input.clone(), 0);
+                    record(failed(index, input, reason));
+                }
+                Item::Capture { path, symbols } => {
+                    let input = path.display().to_string();
+                    let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+                    let index = next(input.clone(), bytes);
+                    let symbols = match symbols {
+                        None => None,
+                        Some(a) => match spooled(&spool, || {
+                            archive::extract_all(&a, archive::ArchiveKind::TarBz2, &spool.0)
+                        }) {
+                            Ok(dir) => Some(Arc::new(dir)),
+                            Err(e) => {
+                                record(failed(index, input, format!("{}: {e}", a.display())));
+                                continue;
+                            }
+                        },
+                    };
+                    let job = Job {
+                        index,
+                        input,
+                        path,
+                        bytes,
+                        _spooled: None,
+                        symbols,
+                    };
+                    if tx.send(job).is_err() {
+                        break;
+                    }
+                }
+                Item::Archive { path, kind } => {
+                    let shown = path.display().to_string();
+                    let mut sent = 0usize;
+                    let streamed = spooled(&spool, || {
+                        archive::stream(&path, kind, &spool.0, &mut |m| {
+                            let input = format!("{shown}!{}", m.name);
+                            let bytes = std::fs::metadata(&m.file.0).map_or(0, |m| m.len());
+                            let job = Job {
+                                index: next(input.clone(), bytes),
+                                input,
+                                path: m.file.0.clone(),
+                                bytes,
+                                _spooled: Some(m.file),
+                                symbols: m.symbols,
+                            };
+                            if tx.send(job).is_ok() {
+                                sent += 1;
+                            }
+                        })
+                    });
+                    match streamed {
+                        Ok(0) => {
+                            let index = next(shown.clone(), 0);
+                            record(failed(index, shown, "holds no perf.data capture".into()));
+                        }
+                        Ok(_) => {}
+                        Err(e) => {
+                            let index = next(shown.clone(), 0);
+                            let done = if sent > 0 {
+                                format!(" ({sent} captures before it were read)")
+                            } else {
+                                String::new()
+                            };
+                            record(failed(index, shown, format!("{e}{done}")));
+                        }
+                    }
+                }
+            }
+        }
+        drop(tx);
+    });
+    drop(spool);
+    let mut outcomes = outcomes.into_inner().unwrap_or_default();
+    outcomes.sort_by_key(|o| o.index);
+    Ok(outcomes)
+}
+
+/// Runs `f` once the spool folder exists.
+fn spooled<T>(spool: &SpoolDir, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    std::fs::create_dir_all(&spool.0).map_err(|e| format!("{}: {e}", spool.0.display()))?;
+    f()
+}
+
+fn failed(index: usize, input: String, reason: String) -> Outcome {
+    Outcome {
+        index,
+        input,
+        capture: None,
+        bytes: 0,
+        seconds: 0.0,
+        status: Status::Failed(reason),
+    }
+}
+
+/// The capture id a dataset folder `capture=<id>` names.
+fn capture_id(dir: &Path) -> Option<String> {
+    let name = dir.file_name()?.to_string_lossy();
+    name.strip_prefix("capture=").map(str::to_string)
+}
+
+fn convert_one(
+    job: Job,
+    dataset: &Path,
+    opt: &convert::Options,
+    observer: &dyn Observer,
+) -> Outcome {
+    let mut opt = opt.clone();
+    if let (Some(symbols), Some(dir)) = (opt.symbols.as_mut(), &job.symbols) {
+        // The capture's own build-id cache comes first, as perf's
+        // `--buildid-dir` would.
+        symbols.buildid_dirs.insert(0, dir.0.clone());
+    }
+    let start = Instant::now();
+    let index = job.index;
+    // A capture that trips a bug must not take the batch down with it.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        convert::convert(&job.path, dataset, &opt, &mut |done, total| {
+            observer.progress(index, done, total)
+        })
+    }));
+    // A spooled member's errors name the archive member, not the spool file.
+    let spool_path = job.path.display().to_string();
+    let named = |e: String| {
+        if job._spooled.is_some() {
+            e.replace(&spool_path, &job.input)
+        } else {
+            e
+        }
+    };
+    let (capture, status) = match result {
+        Ok(Ok(Conversion::Written(c))) => (
+            capture_id(&c.dir),
+            Status::Converted {
+                samples: c.samples,
+                warnings: c.warnings,
+                error: c.error.map(named),
+            },
+        ),
+        Ok(Ok(Conversion::Present { dir })) | Ok(Err(Error::Exists(dir))) => {
+            (capture_id(&dir), Status::Present)
+        }
+        Ok(Err(e)) => (None, Status::Failed(named(e.to_string()))),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            (
+                None,
+                Status::Failed(format!("internal error (please report): {what}")),
+            )
+        }
+    };
+    Outcome {
+        index: job.index,
+        input: job.input,
+        capture,
+        bytes: job.bytes,
+        seconds: start.elapsed().as_secs_f64(),
+        status,
+    }
+}
