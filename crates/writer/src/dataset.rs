@@ -8,9 +8,15 @@ use crate::table::{Column, Table};
 use crate::Error;
 
 /// Prefix of the folder a capture is written into before it is renamed
-/// into place: `.tmp-capture=<id>-<pid>-<n>`. The dot hides it from
-/// queries (DataFusion, DuckDB and Spark read `capture=*` folders only).
-const TMP_PREFIX: &str = ".tmp-capture=";
+/// into place: `.tmp-capture-<id>-<pid>-<n>`. Without an `=` in its name
+/// it is no partition folder, so queries never list it: DataFusion skips
+/// subfolders that are not `key=value` (and reads every footer of those it
+/// lists when it infers a table's schema: a half-written file there broke
+/// the query), DuckDB and Spark read `capture=*` only.
+const TMP_PREFIX: &str = ".tmp-capture-";
+/// What earlier versions named them, `.tmp-capture=<id>-<pid>` (a
+/// partition folder to DataFusion: such a leftover breaks queries).
+const OLD_TMP_PREFIX: &str = ".tmp-capture=";
 
 /// Tells apart two folders one process writes at once for the same
 /// capture (a batch given the same file twice).
@@ -88,7 +94,7 @@ impl Drop for CaptureWriter {
 }
 
 /// Removes what writers killed before they finished left in `dataset`:
-/// folders named for a process that no longer runs (`.tmp-capture=…-<pid>-<n>`,
+/// folders named for a process that no longer runs (`.tmp-capture-…-<pid>-<n>`,
 /// and `prefix<pid>` for each of `prefixes`). Returns what was removed.
 /// Nothing is removed where `/proc` cannot tell which processes run.
 pub fn remove_stale(dataset: &Path, prefixes: &[&str]) -> Vec<PathBuf> {
@@ -105,6 +111,8 @@ pub fn remove_stale(dataset: &Path, prefixes: &[&str]) -> Vec<PathBuf> {
         let pid = if let Some(rest) = name.strip_prefix(TMP_PREFIX) {
             // <id>-<pid>-<n>: the pid is the second field from the right.
             rest.rsplit('-').nth(1)
+        } else if let Some(rest) = name.strip_prefix(OLD_TMP_PREFIX) {
+            rest.rsplit('-').next()
         } else {
             prefixes.iter().find_map(|p| name.strip_prefix(p))
         };
