@@ -170,6 +170,10 @@ enum Command {
         /// Folded stacks (`comm;caller;...;leaf count`) instead of an SVG.
         #[arg(long)]
         folded: bool,
+        /// Count samples rather than add up their periods (the count
+        /// stackcollapse-perf.pl and inferno take from `perf script`).
+        #[arg(long)]
+        samples: bool,
         /// Only this event (its name as `perfq info` shows it).
         #[arg(long)]
         event: Option<String>,
@@ -381,6 +385,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             input,
             output,
             folded,
+            samples,
             event,
             color,
             capture,
@@ -395,6 +400,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 event,
                 color,
                 capture,
+                samples,
                 no_cache,
                 symbols: sources.config(true),
             };

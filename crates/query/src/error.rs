@@ -36,6 +36,10 @@ pub enum Error {
     /// The capture has no topdown events (or not enough of them).
     #[error("{0}")]
     NoTopdown(String),
+    /// There are no samples to answer with (none at all, or none of the
+    /// event asked for).
+    #[error("{0}")]
+    NoSamples(String),
     /// A result had an unexpected shape (a defect of perfq).
     #[error("unexpected result: {0}")]
     Shape(String),

@@ -21,7 +21,9 @@ for row in &report.rows {
 */
 #![deny(missing_docs)]
 
+mod columns;
 mod error;
+pub mod flamegraph;
 mod session;
 pub mod topdown;
 pub mod views;

@@ -1,0 +1,733 @@
+//! Folded stacks: one line per distinct stack, `comm;outermost;...;leaf
+//! count`, the input of FlameGraph's `flamegraph.pl` and inferno, built
+//! from a dataset the way `perf script | stackcollapse-perf.pl` (or
+//! `inferno-collapse-perf`) builds them from a capture.
+//!
+//! What `perf script` prints, and so what the collapse tools count:
+//!
+//! - **Which samples.** A sample of an event that reads a group
+//!   (`PERF_SAMPLE_READ`) is delivered once per member whose counter moved,
+//!   as a sample of that member with its delta as period (perf's
+//!   `deliver_sample_value`); other samples as they are. The collapse tools
+//!   keep one event, by default the first one delivered: so does
+//!   [`folded`] unless [`Options::event`] names one.
+//! - **The count.** The collapse tools add up the period `perf script`
+//!   prints in each sample's header (this perf prints one for every
+//!   sample); [`Weight::Samples`] counts samples instead, as
+//!   `stackcollapse-perf.pl` did before it read periods.
+//! - **The process name.** `perf script` names a sample by its thread's
+//!   comm when the sample is delivered: the last COMM (or exec) of that
+//!   thread before it, or, after a FORK, the comm the parent had then; a
+//!   thread perf never saw is `:<tid>`, and thread 0 is `swapper`. The
+//!   `threads` table holds those records in time order; [`folded`] turns
+//!   them into intervals per thread and joins each sample to the one its
+//!   time falls in. A COMM and a sample of the same thread at the same
+//!   nanosecond count the COMM as first (perf orders them by file position).
+//!   Spaces in names become `_`, as the collapse tools write them.
+//! - **Frame names.** The ELF/kallsyms symbol (`frames.symbol`) with perf's
+//!   `+0x...` offset dropped; an unresolved frame `[<file name of its
+//!   DSO>]` (`[libc.so.6]`, `[[kernel.kallsyms]]`), or `[unknown]` without
+//!   a mapping. For `--call-graph dwarf` captures perf expands every
+//!   unwound user frame into one frame per inlining level, outermost first,
+//!   each named by its DWARF function (the collapse tools keep them, named
+//!   without the `(inlined)` mark): so does [`folded`] for samples that
+//!   carry a user stack, from `frames.function` at each `inline_depth`.
+//!   Frame-pointer callchains are not expanded (perf 6.1 does not).
+//! - **Tidying.** As inferno's collapse-perf: `;` inside a name becomes
+//!   `:`, a parameter list (the first `(` outside `<>`, `{}`, `[]`, except
+//!   Go's `.(` and C++'s `(anonymous namespace)`) is cut, and frames of
+//!   processes named `java...` lose the `L` of `Lorg/...`.
+//!   `stackcollapse-perf.pl` cuts at the first `(` whatever the brackets
+//!   and drops quotes: the two differ only on C++/Rust names with `(` inside
+//!   template brackets or quotes in names.
+//!
+//! The samples are chosen, named and counted by SQL over the dataset; only
+//! the per-frame names (a row per distinct address) are put together here.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Int32Array, RecordBatch, StringArray, UInt64Array};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::datasource::MemTable;
+
+use crate::columns::{self, quote};
+use crate::{topdown, views, Error, Session};
+
+/// What a stack's count adds up.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Weight {
+    /// The samples' periods (for a group read, each member's delta), as
+    /// `stackcollapse-perf.pl` and inferno count `perf script` output.
+    #[default]
+    Period,
+    /// One per sample.
+    Samples,
+}
+
+/// What to fold.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Only this event (`events.name`); by default the event of the first
+    /// sample delivered, as the collapse tools choose.
+    pub event: Option<String>,
+    /// What a stack's count adds up.
+    pub weight: Weight,
+}
+
+/// A function as the standard views name it (`frame_functions`): the key
+/// of per-function results such as topdown rows.
+pub type FunctionKey = (String, String);
+
+/// The folded stacks of one event.
+#[derive(Clone, Debug, Default)]
+pub struct Folded {
+    /// The event folded.
+    pub event: String,
+    /// The other events with samples (not folded).
+    pub other_events: Vec<String>,
+    /// The captures the samples come from.
+    pub captures: Vec<String>,
+    /// `comm;outermost;...;leaf` and its count, in byte order of the text
+    /// (the collapse tools' order). Counts are never 0.
+    pub stacks: Vec<(String, u64)>,
+    /// Samples folded.
+    pub samples: u64,
+    /// The sum of the counts.
+    pub total: u64,
+    /// Every frame name of `stacks` (not the comm) and the functions
+    /// (`frame_functions`' symbol and DSO) it stands for: an inlined
+    /// function stands for the function it is inlined into, `[libc.so.6]`
+    /// for every unresolved address of libc.
+    pub functions: BTreeMap<String, BTreeSet<FunctionKey>>,
+}
+
+impl Folded {
+    /// Writes `stack count` lines.
+    pub fn write(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        for (stack, count) in &self.stacks {
+            writeln!(out, "{stack} {count}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The name of the in-memory table of comm intervals.
+const COMMS: &str = "_perfq_flamegraph_comms";
+
+/// Folds the session's samples of one event into stacks.
+pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
+    for t in ["samples", "events", "stacks", "frames"] {
+        if !session.has_table(t) {
+            return Err(Error::NotDataset {
+                path: session.dataset().into(),
+                why: format!("it has no {t} table"),
+            });
+        }
+    }
+    views::ensure(session, "frame_functions")?;
+    register_comms(session)?;
+    let with = delivered_sql(session.has_table("read_values"));
+
+    // The events with delivered samples, the first delivered first.
+    let rows = session.sql(&format!(
+        "{with} SELECT e.name AS name, MIN(d.time) AS first, MIN(e.member) AS member \
+         FROM delivered d JOIN ev e ON e.capture = d.capture AND e.event_id = d.event_id \
+         GROUP BY e.name ORDER BY first, member, name"
+    ))?;
+    let mut events = Vec::new();
+    for b in &rows {
+        events.extend(columns::strings(b, "name")?.into_iter().flatten());
+    }
+    let event = match &opt.event {
+        Some(e) if events.contains(e) => e.clone(),
+        Some(e) => {
+            return Err(Error::NoSamples(format!(
+                "no samples of event {e}; the samples are of {}",
+                if events.is_empty() {
+                    "no event".to_string()
+                } else {
+                    events.join(", ")
+                }
+            )))
+        }
+        None => events
+            .first()
+            .cloned()
+            .ok_or_else(|| Error::NoSamples("the dataset holds no samples".into()))?,
+    };
+    let other_events = events.into_iter().filter(|e| *e != event).collect();
+
+    // Samples of the event per (capture, comm, stack), with the stack's
+    // frames.
+    let rows = session.sql(&format!(
+        "{with}, named AS ( \
+           SELECT d.capture AS capture, d.stack_id AS stack_id, d.unwound AS unwound, \
+             d.weight AS weight, \
+             COALESCE(c.comm, CASE WHEN d.tid = 0 THEN 'swapper' \
+               ELSE concat(':', CAST(d.tid AS VARCHAR)) END) AS comm \
+           FROM delivered d \
+           JOIN ev e ON e.capture = d.capture AND e.event_id = d.event_id \
+           LEFT JOIN {COMMS} c ON c.capture = d.capture AND c.tid = d.tid \
+             AND d.time >= c.start_time AND d.time < c.end_time \
+           WHERE e.name = {ev} \
+         ), grouped AS ( \
+           SELECT capture, comm, stack_id, unwound, COUNT(*) AS samples, SUM(weight) AS weight \
+           FROM named GROUP BY capture, comm, stack_id, unwound \
+         ) \
+         SELECT g.capture AS capture, g.comm AS comm, g.unwound AS unwound, \
+           g.samples AS samples, g.weight AS weight, st.frame_ids AS frame_ids \
+         FROM grouped g \
+         LEFT JOIN stacks st ON st.capture = g.capture AND st.stack_id = g.stack_id",
+        ev = quote(&event)
+    ))?;
+
+    let (capture_ids, names) = frame_names(session)?;
+    let unknown = [String::from("[unknown]")];
+    let mut lines: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    let mut functions: BTreeMap<String, BTreeSet<FunctionKey>> = BTreeMap::new();
+    let mut captures = BTreeSet::new();
+    let mut line = String::new();
+    for b in &rows {
+        let capture = columns::strings(b, "capture")?;
+        let comm = columns::strings(b, "comm")?;
+        let unwound = columns::bools(b, "unwound")?;
+        let samples = columns::i64s(b, "samples")?;
+        let weight = columns::u64s(b, "weight")?;
+        let frame_ids = columns::u32_lists(b, "frame_ids")?;
+        for i in 0..b.num_rows() {
+            let capture = capture[i].clone().unwrap_or_default();
+            let cid = capture_ids.get(&capture).copied();
+            let comm = comm[i].clone().unwrap_or_default();
+            let java = comm.starts_with("java");
+            line.clear();
+            line.push_str(&comm.replace(' ', "_"));
+            // Leaf first in the table; folded stacks start at the root.
+            for id in frame_ids[i].iter().flatten().rev() {
+                let frame = cid.and_then(|c| names.get(&(c, *id)));
+                let levels: &[String] = match frame {
+                    Some(f) if unwound[i] && !f.inlined.is_empty() => &f.inlined,
+                    Some(f) => std::slice::from_ref(&f.plain),
+                    None => &unknown,
+                };
+                for name in levels {
+                    let name = if java { tidy_java(name) } else { name.as_str() };
+                    line.push(';');
+                    line.push_str(name);
+                    if let Some(f) = frame {
+                        if !functions.get(name).is_some_and(|k| k.contains(&f.key)) {
+                            functions
+                                .entry(name.to_string())
+                                .or_default()
+                                .insert(f.key.clone());
+                        }
+                    }
+                }
+            }
+            let n = samples[i].unwrap_or(0).max(0) as u64;
+            let w = weight[i].unwrap_or(0);
+            let e = lines.entry(line.clone()).or_default();
+            e.0 += n;
+            e.1 += w;
+            captures.insert(capture);
+        }
+    }
+    let mut folded = Folded {
+        event,
+        other_events,
+        captures: captures.into_iter().collect(),
+        functions,
+        ..Folded::default()
+    };
+    for (stack, (n, w)) in lines {
+        let count = match opt.weight {
+            Weight::Period => w,
+            Weight::Samples => n,
+        };
+        folded.samples += n;
+        // perf does not deliver a sample of period 0, so neither count
+        // is 0 unless a period is missing: such a line says nothing.
+        if count > 0 {
+            folded.total += count;
+            folded.stacks.push((stack, count));
+        }
+    }
+    Ok(folded)
+}
+
+/// `ev`: the events, whether their samples read a group and carry a user
+/// stack to unwind; `delivered`: the samples as `perf script` delivers
+/// them (capture, time, tid, stack_id, event_id, weight, unwound).
+fn delivered_sql(read_values: bool) -> String {
+    let reads = if read_values {
+        " UNION ALL \
+         SELECT s.capture AS capture, s.time AS time, s.tid AS tid, s.stack_id AS stack_id, \
+           r.event_id AS event_id, r.delta AS weight, e.unwound AS unwound \
+         FROM read_values r \
+         JOIN samples s ON s.capture = r.capture AND s.sample_id = r.sample_id \
+         JOIN ev e ON e.capture = s.capture AND e.event_id = s.event_id \
+         WHERE e.reads AND r.event_id IS NOT NULL AND r.delta > 0"
+    } else {
+        ""
+    };
+    format!(
+        "WITH ev AS ( \
+           SELECT capture, event_id, name, member, \
+             strpos(concat('|', sample_type, '|'), '|READ|') > 0 AS reads, \
+             strpos(concat('|', sample_type, '|'), '|STACK_USER|') > 0 AS unwound \
+           FROM events \
+         ), delivered AS ( \
+           SELECT s.capture AS capture, s.time AS time, s.tid AS tid, s.stack_id AS stack_id, \
+             s.event_id AS event_id, s.period AS weight, e.unwound AS unwound \
+           FROM samples s \
+           JOIN ev e ON e.capture = s.capture AND e.event_id = s.event_id \
+           WHERE NOT e.reads{reads} \
+         )"
+    )
+}
+
+/// How one distinct address is named in folded stacks.
+struct FrameName {
+    /// Its symbol, or `[dso]` / `[unknown]`.
+    plain: String,
+    /// One name per inlining level, outermost first, for frames perf
+    /// expands (resolved user frames); empty for the others.
+    inlined: Vec<String>,
+    /// The function it counts for in the standard views.
+    key: FunctionKey,
+}
+
+/// Captures numbered, and every frame's names by (capture number,
+/// frame_id).
+type FrameNames = (HashMap<String, usize>, HashMap<(usize, u32), FrameName>);
+
+/// Every frame's names.
+fn frame_names(session: &Session) -> Result<FrameNames, Error> {
+    let rows = session.sql(
+        "SELECT f.capture AS capture, f.frame_id AS frame_id, f.inline_depth AS inline_depth, \
+           f.function AS function, f.symbol AS symbol, f.dso AS dso, f.dso_path AS dso_path, \
+           f.kind AS kind, ff.symbol AS key_symbol, ff.dso AS key_dso \
+         FROM frames f \
+         JOIN frame_functions ff ON ff.capture = f.capture AND ff.frame_id = f.frame_id \
+         ORDER BY f.capture, f.frame_id, f.inline_depth",
+    )?;
+    let mut captures: HashMap<String, usize> = HashMap::new();
+    let mut out: HashMap<(usize, u32), FrameName> = HashMap::new();
+    for b in &rows {
+        let capture = columns::strings(b, "capture")?;
+        let frame_id = columns::u64s(b, "frame_id")?;
+        let function = columns::strings(b, "function")?;
+        let symbol = columns::strings(b, "symbol")?;
+        let dso = columns::strings(b, "dso")?;
+        let dso_path = columns::strings(b, "dso_path")?;
+        let kind = columns::strings(b, "kind")?;
+        let key_symbol = columns::strings(b, "key_symbol")?;
+        let key_dso = columns::strings(b, "key_dso")?;
+        for i in 0..b.num_rows() {
+            let (Some(capture), Some(id)) = (&capture[i], frame_id[i]) else {
+                continue;
+            };
+            let Ok(id) = u32::try_from(id) else { continue };
+            let symbol = symbol[i].as_deref();
+            let level = function[i].as_deref().or(symbol).map(tidy);
+            let n = captures.len();
+            let c = *captures.entry(capture.clone()).or_insert(n);
+            let entry = out.entry((c, id)).or_insert_with(|| {
+                let module = dso_path[i]
+                    .as_deref()
+                    .map(|p| p.rsplit('/').next().unwrap_or(p))
+                    .or(dso[i].as_deref());
+                FrameName {
+                    plain: match symbol {
+                        Some(s) => tidy(s),
+                        None => unresolved(module),
+                    },
+                    inlined: Vec::new(),
+                    key: (
+                        key_symbol[i].clone().unwrap_or_default(),
+                        key_dso[i].clone().unwrap_or_default(),
+                    ),
+                }
+            });
+            // perf's append_inlines needs a symbol and leaves kernel
+            // frames (which come from the recorded callchain, not the
+            // unwinder) as they are.
+            if symbol.is_some() && kind[i].as_deref() != Some("kernel") {
+                if let Some(level) = level {
+                    entry.inlined.push(level);
+                }
+            }
+        }
+    }
+    Ok((captures, out))
+}
+
+/// An unresolved frame as the collapse tools name `[unknown] (module)`:
+/// the module's file name in brackets, `[unknown]` without one.
+fn unresolved(module: Option<&str>) -> String {
+    match module {
+        Some(m) if !m.is_empty() && m != "[unknown]" => format!("[{m}]"),
+        _ => "[unknown]".to_string(),
+    }
+}
+
+/// A function name tidied as inferno's collapse-perf does: `;` is the
+/// frame separator, and a parameter list is noise in a flame graph.
+fn tidy(func: &str) -> String {
+    let func = func.replace(';', ":");
+    let mut depth = 0i32;
+    let mut last_dot = None;
+    let mut cut = func.len();
+    for (i, c) in func.char_indices() {
+        match c {
+            '<' | '{' | '[' => depth += 1,
+            '>' | '}' | ']' | ')' => depth -= 1,
+            '(' => {
+                if depth == 0 {
+                    // Go methods (`net/http.(*Client).Do`) and C++
+                    // anonymous namespaces keep their parentheses.
+                    let go = last_dot == Some(i);
+                    let anonymous = func[i..].starts_with("(anonymous namespace)");
+                    if !go && !anonymous {
+                        cut = i;
+                        break;
+                    }
+                }
+                depth += 1;
+            }
+            '.' => last_dot = Some(i + 1),
+            _ => {}
+        }
+    }
+    func[..cut].to_string()
+}
+
+/// Java frames of processes named `java...` lose the `L` of `Lorg/...;`.
+fn tidy_java(func: &str) -> &str {
+    match func.strip_prefix('L') {
+        Some(rest) if func.contains('/') => rest,
+        _ => func,
+    }
+}
+
+/// Puts the comm of every thread over time into an in-memory table
+/// (capture, tid, start_time, end_time, comm), one row per interval during
+/// which the thread had one name; a null comm is a thread forked from one
+/// perf had no name for (perf names it `:<tid>`).
+fn register_comms(session: &Session) -> Result<(), Error> {
+    let mut rows: Vec<ThreadRecord> = Vec::new();
+    if session.has_table("threads") {
+        for b in &session.sql("SELECT capture, time, kind, tid, ptid, comm FROM threads")? {
+            let capture = columns::strings(b, "capture")?;
+            let time = columns::u64s(b, "time")?;
+            let kind = columns::strings(b, "kind")?;
+            let tid = columns::i64s(b, "tid")?;
+            let ptid = columns::i64s(b, "ptid")?;
+            let comm = columns::strings(b, "comm")?;
+            for i in 0..b.num_rows() {
+                let (Some(c), Some(k), Some(t)) = (&capture[i], &kind[i], tid[i]) else {
+                    continue;
+                };
+                let Ok(t) = i32::try_from(t) else { continue };
+                rows.push(ThreadRecord {
+                    capture: c.clone(),
+                    time: time[i].unwrap_or(0),
+                    kind: k.clone(),
+                    tid: t,
+                    ptid: ptid[i].and_then(|p| i32::try_from(p).ok()),
+                    comm: comm[i].clone(),
+                });
+            }
+        }
+    }
+    // The table is in time order per capture (the order perf delivers the
+    // records in); a stable sort keeps records of the same time in it
+    // when captures' rows arrive interleaved.
+    rows.sort_by(|a, b| (&a.capture, a.time).cmp(&(&b.capture, b.time)));
+    let intervals = comm_intervals(&rows);
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("capture", DataType::Utf8, false),
+        Field::new("tid", DataType::Int32, false),
+        Field::new("start_time", DataType::UInt64, false),
+        Field::new("end_time", DataType::UInt64, false),
+        Field::new("comm", DataType::Utf8, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(StringArray::from_iter_values(
+                intervals.iter().map(|r| r.0.as_str()),
+            )),
+            Arc::new(Int32Array::from_iter_values(intervals.iter().map(|r| r.1))),
+            Arc::new(UInt64Array::from_iter_values(intervals.iter().map(|r| r.2))),
+            Arc::new(UInt64Array::from_iter_values(intervals.iter().map(|r| r.3))),
+            Arc::new(StringArray::from_iter(
+                intervals.iter().map(|r| r.4.as_deref()),
+            )),
+        ],
+    )
+    .map_err(|e| Error::Shape(e.to_string()))?;
+    let table = MemTable::try_new(schema, vec![vec![batch]]).map_err(|e| Error::query(COMMS, e))?;
+    let ctx = session.context();
+    ctx.deregister_table(COMMS)
+        .map_err(|e| Error::query(COMMS, e))?;
+    ctx.register_table(COMMS, Arc::new(table))
+        .map_err(|e| Error::query(COMMS, e))?;
+    Ok(())
+}
+
+/// A COMM, exec, FORK or EXIT row of the `threads` table.
+#[derive(Clone, Debug)]
+struct ThreadRecord {
+    capture: String,
+    time: u64,
+    kind: String,
+    tid: i32,
+    ptid: Option<i32>,
+    comm: Option<String>,
+}
+
+/// One interval of a thread's name: capture, tid, from, until (exclusive),
+/// the name.
+type CommInterval = (String, i32, u64, u64, Option<String>);
+
+/// perf's thread names over time from COMM/exec, FORK and EXIT rows in
+/// delivery order: a COMM renames its thread; a FORK makes a new thread
+/// with its parent's name at that moment (perf's `thread__fork`, which
+/// copies it only when the parent has one); an EXIT changes nothing (perf
+/// keeps an exited thread's name).
+fn comm_intervals(rows: &[ThreadRecord]) -> Vec<CommInterval> {
+    let mut current: HashMap<(&str, i32), Option<String>> = HashMap::new();
+    let mut starts: Vec<(String, i32, u64, Option<String>)> = Vec::new();
+    for r in rows {
+        let name = match r.kind.as_str() {
+            "comm" | "exec" => r.comm.clone(),
+            "fork" => r
+                .ptid
+                .and_then(|p| current.get(&(r.capture.as_str(), p)).cloned())
+                .flatten(),
+            _ => continue,
+        };
+        current.insert((r.capture.as_str(), r.tid), name.clone());
+        starts.push((r.capture.clone(), r.tid, r.time, name));
+    }
+    // Each thread's intervals end where its next one starts.
+    starts.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    let mut out: Vec<CommInterval> = Vec::with_capacity(starts.len());
+    for (i, (capture, tid, start, name)) in starts.iter().enumerate() {
+        let end = match starts.get(i + 1) {
+            Some(next) if next.0 == *capture && next.1 == *tid => next.2,
+            _ => u64::MAX,
+        };
+        if end > *start {
+            out.push((capture.clone(), *tid, *start, end, name.clone()));
+        }
+    }
+    out
+}
+
+/// A top-down category: a level-1 node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Category {
+    /// The node (`backend_bound`).
+    pub name: String,
+    /// Its vendor name (`Backend Bound`).
+    pub label: String,
+}
+
+/// A frame name's level-1 shares (total: the samples whose stack holds
+/// the function) and the largest of them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Shade {
+    /// Index into [`Shading::categories`] of the largest share.
+    pub dominant: usize,
+    /// Each category's share of slots, 0..1, `None` where it could not be
+    /// computed.
+    pub shares: Vec<Option<f64>>,
+    /// The function's topdown samples.
+    pub samples: u64,
+}
+
+/// Top-down colouring of a flame graph's frames.
+#[derive(Clone, Debug, Default)]
+pub struct Shading {
+    /// The level-1 categories, in perf's order (retiring, bad speculation,
+    /// frontend, backend; AMD's SMT contention last).
+    pub categories: Vec<Category>,
+    /// Frame names with topdown numbers; the others have none.
+    pub names: HashMap<String, Shade>,
+    /// What `topdown` warned about.
+    pub warnings: Vec<String>,
+    /// The CPU models and formula sets used.
+    pub models: Vec<String>,
+}
+
+/// Each frame name's dominant level-1 category, from the functions'
+/// total (inclusive) level-1 shares of `topdown::run`. A name that stands
+/// for several functions (the same symbol in two DSOs, every unresolved
+/// address of a DSO) takes the shares of the one with the most topdown
+/// samples. Fails with [`Error::NoTopdown`] when the captures have no
+/// topdown events.
+pub fn topdown_shading(
+    session: &Session,
+    folded: &Folded,
+    capture: Option<&str>,
+) -> Result<Shading, Error> {
+    let report = topdown::run(
+        session,
+        &topdown::Options {
+            by: topdown::By::Function,
+            mode: topdown::Mode::Total,
+            level: 1,
+            min_samples: 0,
+            capture: capture.map(str::to_string),
+            ..topdown::Options::default()
+        },
+    )?;
+    let mut level1: Vec<&topdown::NodeInfo> =
+        report.nodes.iter().filter(|n| n.level == 1).collect();
+    level1.sort_by_key(|n| {
+        perfq_topdown::LEVEL1
+            .iter()
+            .position(|l| *l == n.name)
+            .unwrap_or(perfq_topdown::LEVEL1.len())
+    });
+    let categories: Vec<Category> = level1
+        .iter()
+        .map(|n| Category {
+            name: n.name.clone(),
+            label: n.label.clone(),
+        })
+        .collect();
+    // (symbol, dso) → the row with the most samples (a hybrid part has a
+    // row per core type).
+    let mut rows: HashMap<FunctionKey, &topdown::Row> = HashMap::new();
+    for r in &report.rows {
+        let key = |k: &str| {
+            r.keys
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        let e = rows.entry((key("symbol"), key("dso"))).or_insert(r);
+        if r.samples > e.samples {
+            *e = r;
+        }
+    }
+    let mut names = HashMap::new();
+    for (name, keys) in &folded.functions {
+        let Some(row) = keys
+            .iter()
+            .filter_map(|k| rows.get(k))
+            .max_by_key(|r| r.samples)
+        else {
+            continue;
+        };
+        let shares: Vec<Option<f64>> = categories
+            .iter()
+            .map(|c| {
+                row.nodes
+                    .iter()
+                    .find(|n| n.name == c.name)
+                    .and_then(|n| n.value)
+            })
+            .collect();
+        if let Some(dominant) = dominant(&shares) {
+            names.insert(
+                name.clone(),
+                Shade {
+                    dominant,
+                    shares,
+                    samples: row.samples,
+                },
+            );
+        }
+    }
+    Ok(Shading {
+        categories,
+        names,
+        warnings: report.warnings,
+        models: report.models,
+    })
+}
+
+/// The index of the largest share (the first of equal ones), `None` when
+/// no share is known.
+pub fn dominant(shares: &[Option<f64>]) -> Option<usize> {
+    let mut best: Option<(usize, f64)> = None;
+    for (i, s) in shares.iter().enumerate() {
+        if let Some(v) = s {
+            if best.is_none_or(|(_, b)| *v > b) {
+                best = Some((i, *v));
+            }
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tidy_cuts_parameter_lists_as_inferno_does() {
+        assert_eq!(tidy("foo(int, char)"), "foo");
+        assert_eq!(tidy("a;b"), "a:b");
+        assert_eq!(
+            tidy("<F as core::ops::function::FnOnce<()>>::call_once"),
+            "<F as core::ops::function::FnOnce<()>>::call_once"
+        );
+        assert_eq!(tidy("net/http.(*Client).Do"), "net/http.(*Client).Do");
+        assert_eq!(
+            tidy("(anonymous namespace)::f(int)"),
+            "(anonymous namespace)::f"
+        );
+        assert_eq!(
+            tidy("update_active.constprop.0"),
+            "update_active.constprop.0"
+        );
+    }
+
+    #[test]
+    fn unresolved_frames_are_named_by_their_module() {
+        assert_eq!(unresolved(Some("libc.so.6")), "[libc.so.6]");
+        assert_eq!(unresolved(Some("[kernel.kallsyms]")), "[[kernel.kallsyms]]");
+        assert_eq!(unresolved(Some("[unknown]")), "[unknown]");
+        assert_eq!(unresolved(None), "[unknown]");
+    }
+
+    #[test]
+    fn comms_follow_exec_and_fork() {
+        let r = |t: u64, k: &str, tid: i32, ptid: Option<i32>, c: Option<&str>| ThreadRecord {
+            capture: "x".to_string(),
+            time: t,
+            kind: k.to_string(),
+            tid,
+            ptid,
+            comm: c.map(str::to_string),
+        };
+        let rows = vec![
+            r(0, "comm", 10, None, Some("sh")),
+            r(5, "fork", 11, Some(10), None),
+            r(7, "exec", 11, None, Some("sort")),
+            r(8, "fork", 12, Some(99), None),
+            r(9, "exit", 11, Some(10), None),
+        ];
+        let got = comm_intervals(&rows);
+        let want: Vec<CommInterval> = vec![
+            ("x".into(), 10, 0, u64::MAX, Some("sh".into())),
+            ("x".into(), 11, 5, 7, Some("sh".into())),
+            ("x".into(), 11, 7, u64::MAX, Some("sort".into())),
+            ("x".into(), 12, 8, u64::MAX, None),
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn dominant_is_the_largest_known_share() {
+        assert_eq!(dominant(&[Some(0.1), None, Some(0.5), Some(0.4)]), Some(2));
+        assert_eq!(dominant(&[None, None]), None);
+        assert_eq!(dominant(&[Some(0.5), Some(0.5)]), Some(0));
+    }
+}
