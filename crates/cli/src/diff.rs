@@ -1,11 +1,18 @@
-//! `perfq diff`: two captures compared per function or DSO. (Being written.)
+//! `perfq diff`: two captures compared per function or DSO
+//! (`perfq_query::diff`), printed as a table, CSV, JSON or Parquet
+//! (`output.rs`). Each capture is read from its own session, so A and B
+//! may be files, captures of different datasets, or both.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use anyhow::Context;
+use perfq_query::diff::{self, Counts};
+use perfq_query::Session;
 use perfq_symbolize::Config;
 
-use crate::output::QueryFormat;
+use crate::input::Input;
+use crate::output::{self, QueryFormat};
 use crate::Outcome;
 
 /// Row keys.
@@ -22,12 +29,95 @@ pub struct Options {
     pub a: PathBuf,
     pub b: PathBuf,
     pub by: By,
+    pub event: Option<String>,
     pub format: QueryFormat,
     pub output: Option<PathBuf>,
     pub no_cache: bool,
     pub symbols: Config,
 }
 
-pub fn run(_opt: &Options, _out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    anyhow::bail!("perfq diff is not written yet")
+pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    output::check(opt.format, opt.output.as_deref())?;
+    let a = Input::open(&opt.a, opt.no_cache, &opt.symbols)?;
+    let b = Input::open(&opt.b, opt.no_cache, &opt.symbols)?;
+    let sa = one_capture(&a, &opt.a)?;
+    let sb = one_capture(&b, &opt.b)?;
+    let ea = diff::sampled_events(&sa).with_context(|| opt.a.display().to_string())?;
+    let eb = diff::sampled_events(&sb).with_context(|| opt.b.display().to_string())?;
+    let event = match &opt.event {
+        Some(e) => {
+            for (events, path) in [(&ea, &opt.a), (&eb, &opt.b)] {
+                if !events.contains(e) {
+                    anyhow::bail!(
+                        "{} has no samples of event {e} (it has samples of {})",
+                        path.display(),
+                        list(events)
+                    );
+                }
+            }
+            e.clone()
+        }
+        None => {
+            let common: Vec<&String> = ea.iter().filter(|e| eb.contains(e)).collect();
+            let Some(first) = common.first() else {
+                anyhow::bail!(
+                    "{} and {} sampled no event in common ({} against {})",
+                    opt.a.display(),
+                    opt.b.display(),
+                    list(&ea),
+                    list(&eb)
+                );
+            };
+            if ea.len() > 1 || eb.len() > 1 {
+                eprintln!("perfq: note: comparing samples of {first} (choose with --event)");
+            }
+            (*first).clone()
+        }
+    };
+    let by = match opt.by {
+        By::Function => diff::By::Function,
+        By::Dso => diff::By::Dso,
+    };
+    let ca = side(&sa, by, &event, &opt.a)?;
+    let cb = side(&sb, by, &event, &opt.b)?;
+    if ca.topdown.is_some() != cb.topdown.is_some() {
+        let (has, lacks) = if ca.topdown.is_some() {
+            (&opt.a, &opt.b)
+        } else {
+            (&opt.b, &opt.a)
+        };
+        eprintln!(
+            "perfq: note: {} has top-down events and {} has none: no top-down columns",
+            has.display(),
+            lacks.display()
+        );
+    }
+    let (schema, batch) = diff::compare(&ca, &cb, by)?;
+    output::emit(opt.format, opt.output.as_deref(), &schema, &[batch], out)?;
+    Ok(Outcome::Ok)
+}
+
+/// The session of one capture: a file's, or a `capture=<id>` folder's; a
+/// whole dataset is refused (which capture would it be?).
+fn one_capture(input: &Input, path: &Path) -> anyhow::Result<Session> {
+    match &input.capture {
+        Some(id) => Ok(Session::open_capture(&input.dataset, id)?),
+        None => anyhow::bail!(
+            "{} is a dataset folder: name one of its captures, {}/capture=<id>",
+            path.display(),
+            path.display()
+        ),
+    }
+}
+
+fn side(session: &Session, by: diff::By, event: &str, path: &Path) -> anyhow::Result<Counts> {
+    diff::counts(session, by, event).with_context(|| path.display().to_string())
+}
+
+fn list(events: &[String]) -> String {
+    if events.is_empty() {
+        "no event".into()
+    } else {
+        events.join(", ")
+    }
 }

@@ -200,6 +200,10 @@ enum Command {
         /// Row key.
         #[arg(long, value_enum, default_value_t = diff::By::Function)]
         by: diff::By,
+        /// Only this event (by default the first event sampled in A that B
+        /// has samples of too).
+        #[arg(long)]
+        event: Option<String>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = output::QueryFormat::Table)]
         format: output::QueryFormat,
@@ -410,6 +414,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             a,
             b,
             by,
+            event,
             format,
             output,
             no_cache,
@@ -420,6 +425,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 a,
                 b,
                 by,
+                event,
                 format,
                 output,
                 no_cache,

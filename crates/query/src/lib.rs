@@ -22,6 +22,7 @@ for row in &report.rows {
 #![deny(missing_docs)]
 
 mod columns;
+pub mod diff;
 mod error;
 pub mod flamegraph;
 mod session;

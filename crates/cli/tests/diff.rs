@@ -1,0 +1,451 @@
+//! `perfq diff` against independent oracles:
+//!
+//! 1. A C program built here whose argument makes one function do five
+//!    times the work and one more function run: two captures recorded with
+//!    `perf record -e cpu-clock -g`. The slowed function is the top row,
+//!    its change positive and significant; every function's samples in A
+//!    and B equal `perf report -n --no-children --sort dso,sym`'s; shares,
+//!    changes, z and p-values equal the two-proportion z-test computed
+//!    here from perf's counts (the p-value by numerical integration, not
+//!    the erfc fit perfq uses); the function present only in B has 0
+//!    samples in A. CSV, JSON and Parquet carry the same rows, `--by dso`
+//!    sums per DSO, and two `capture=<id>` folders of a dataset give the
+//!    same rows as the files.
+//! 2. Two generated top-down captures (Ice Lake and Sapphire Rapids): the
+//!    level-1 columns of each side equal `perfq topdown --format json` of
+//!    that capture, and the changes are their differences.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use perfq_testgen::{presets, Binary, CallTree, Workload};
+use serde_json::Value;
+
+const PROGRAM: &str = r#"
+#include <stdint.h>
+#include <stdio.h>
+
+static volatile uint64_t sink;
+
+/* Each function's own loop (no shared callee), so its samples are its
+ * self time. */
+#define WORK(n, k)                     \
+    for (uint64_t i = 0; i < (n); i++) \
+        sink += i * (k)
+
+__attribute__((noinline)) void parse_records(uint64_t n) { WORK(n, 3); }
+__attribute__((noinline)) void hash_keys(uint64_t n) { WORK(n, 5); }
+__attribute__((noinline)) void sort_keys(uint64_t n) { WORK(n, 7); }
+__attribute__((noinline)) void write_output(uint64_t n) { WORK(n, 11); }
+__attribute__((noinline)) void only_when_slow(uint64_t n) { WORK(n, 13); }
+
+int main(int argc, char **argv) {
+    int slow = argc > 1 && argv[1][0] == '1';
+    uint64_t n = 10000000;
+    for (int k = 0; k < 20; k++) {
+        parse_records(n);
+        hash_keys(slow ? 5 * n : n);
+        sort_keys(n);
+        write_output(n);
+        if (slow)
+            only_when_slow(n / 4);
+    }
+    printf("%llu\n", (unsigned long long)sink);
+    return 0;
+}
+"#;
+
+const FUNCTIONS: [&str; 5] = [
+    "parse_records",
+    "hash_keys",
+    "sort_keys",
+    "write_output",
+    "only_when_slow",
+];
+
+fn perfq(args: &[&str], cache: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_perfq"))
+        .args(args)
+        .env("PERFQ_CACHE_DIR", cache)
+        .output()
+        .expect("run perfq")
+}
+
+fn perfq_ok(args: &[&str], cache: &Path) -> String {
+    let out = perfq(args, cache);
+    assert!(
+        out.status.success(),
+        "perfq {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// The program built and recorded at normal speed (A) and slowed (B), or
+/// `None` after saying why not.
+fn recorded() -> Option<(PathBuf, PathBuf, PathBuf)> {
+    if !common::have_perf() || !common::can_record() {
+        eprintln!("SKIPPED: perf cannot record here; perfq diff not checked");
+        return None;
+    }
+    let dir = common::scratch("diff", "program");
+    std::fs::write(dir.join("slow.c"), PROGRAM).expect("write source");
+    let built = Command::new("gcc")
+        .args([
+            "-O2",
+            "-g",
+            "-fno-omit-frame-pointer",
+            "slow.c",
+            "-o",
+            "slow",
+        ])
+        .current_dir(&dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !built {
+        eprintln!("SKIPPED: gcc is not available; perfq diff not checked");
+        return None;
+    }
+    let record = |out: &str, arg: &str| {
+        let st = Command::new("perf")
+            .args([
+                "record",
+                "-q",
+                "-e",
+                "cpu-clock",
+                "-g",
+                "-F",
+                "2000",
+                "-o",
+                out,
+            ])
+            .args(["--", "./slow", arg])
+            .current_dir(&dir)
+            .output()
+            .expect("perf record");
+        assert!(
+            st.status.success(),
+            "perf record: {}",
+            String::from_utf8_lossy(&st.stderr)
+        );
+        dir.join(out)
+    };
+    let a = record("a.data", "0");
+    let b = record("b.data", "1");
+    Some((dir, a, b))
+}
+
+/// (dso, symbol) → samples, from `perf report -n --no-children`.
+fn perf_samples(data: &Path) -> BTreeMap<(String, String), u64> {
+    let out = common::perf(&[
+        "report",
+        "-i",
+        data.to_str().expect("path"),
+        "--stdio",
+        "--no-children",
+        "-n",
+        "--sort",
+        "dso,sym",
+        "-g",
+        "none",
+    ])
+    .expect("perf report");
+    let mut m = BTreeMap::new();
+    for line in out.lines().filter(|l| !l.starts_with('#')) {
+        // "    37.50%            66  slow               [.] parse_records"
+        let t: Vec<&str> = line.split_whitespace().collect();
+        if t.len() < 5 || !t[0].ends_with('%') {
+            continue;
+        }
+        let Ok(n) = t[1].parse::<u64>() else { continue };
+        let Some(marker) = t.iter().position(|x| *x == "[.]" || *x == "[k]") else {
+            continue;
+        };
+        let key = (t[2..marker].join(" "), t[marker + 1..].join(" "));
+        *m.entry(key).or_default() += n;
+    }
+    m
+}
+
+/// erfc(x) = 2/√π ∫ₓ^∞ e^(−t²) dt by Simpson's rule over [x, x + 12].
+fn erfc_by_integration(x: f64) -> f64 {
+    let n = 200_000;
+    let h = 12.0 / n as f64;
+    let f = |t: f64| (-t * t).exp();
+    let mut s = f(x) + f(x + 12.0);
+    for i in 1..n {
+        let t = x + i as f64 * h;
+        s += if i % 2 == 1 { 4.0 } else { 2.0 } * f(t);
+    }
+    s * h / 3.0 * 2.0 / std::f64::consts::PI.sqrt()
+}
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("number: {v}"))
+}
+
+#[test]
+fn the_slowed_function_is_the_top_row() {
+    let Some((dir, a, b)) = recorded() else {
+        return;
+    };
+    let cache = dir.join("cache");
+    let (pa, pb) = (a.to_str().expect("path"), b.to_str().expect("path"));
+    let rows: Vec<Value> =
+        serde_json::from_str(&perfq_ok(&["diff", pa, pb, "--format", "json"], &cache))
+            .expect("json");
+    let top = &rows[0];
+    assert_eq!(top["symbol"], "hash_keys", "top row: {top}");
+    assert!(num(&top["change_pp"]) > 10.0, "{top}");
+    assert!(num(&top["z"]) > 5.0 && num(&top["p_value"]) < 1e-6, "{top}");
+    // Sorted by the absolute change.
+    for w in rows.windows(2) {
+        assert!(num(&w[0]["change_pp"]).abs() >= num(&w[1]["change_pp"]).abs());
+    }
+
+    // Every function's samples equal perf report's; shares, changes and
+    // the test recomputed from them.
+    let (sa, sb) = (perf_samples(&a), perf_samples(&b));
+    let (na, nb): (u64, u64) = (sa.values().sum(), sb.values().sum());
+    let mut checked = 0;
+    for r in &rows {
+        let key = (
+            r["dso"].as_str().expect("dso").to_string(),
+            r["symbol"].as_str().expect("symbol").to_string(),
+        );
+        let (xa, xb) = (
+            sa.get(&key).copied().unwrap_or(0),
+            sb.get(&key).copied().unwrap_or(0),
+        );
+        if !FUNCTIONS.contains(&key.1.as_str()) {
+            continue;
+        }
+        assert_eq!(r["a_samples"], xa, "{key:?} in A");
+        assert_eq!(r["b_samples"], xb, "{key:?} in B");
+        let (p1, p2) = (xa as f64 / na as f64, xb as f64 / nb as f64);
+        assert!((num(&r["a_pct"]) - 100.0 * p1).abs() < 1e-9, "{r}");
+        assert!((num(&r["b_pct"]) - 100.0 * p2).abs() < 1e-9, "{r}");
+        assert!(
+            (num(&r["change_pp"]) - 100.0 * (p2 - p1)).abs() < 1e-9,
+            "{r}"
+        );
+        let p = (xa + xb) as f64 / (na + nb) as f64;
+        let z = (p2 - p1) / (p * (1.0 - p) * (1.0 / na as f64 + 1.0 / nb as f64)).sqrt();
+        assert!((num(&r["z"]) - z).abs() < 1e-9, "{r}: z {z}");
+        let pv = erfc_by_integration(z.abs() / std::f64::consts::SQRT_2);
+        let got = num(&r["p_value"]);
+        assert!(
+            (got - pv).abs() <= 1e-6 * pv.max(1e-300) + 1e-300,
+            "{r}: p-value {pv}"
+        );
+        checked += 1;
+    }
+    assert_eq!(
+        checked,
+        FUNCTIONS.len(),
+        "every program function in the diff"
+    );
+    println!(
+        "diff: top row {} {:+.2} pp, z {:.2}, p {:.3e}; {checked} functions equal perf report's counts",
+        top["symbol"],
+        num(&top["change_pp"]),
+        num(&top["z"]),
+        num(&top["p_value"])
+    );
+    let only = rows
+        .iter()
+        .find(|r| r["symbol"] == "only_when_slow")
+        .expect("the function only B has");
+    assert_eq!(only["a_samples"], 0);
+    assert!(only["b_samples"].as_u64().expect("samples") > 0);
+    assert_eq!(num(&only["a_pct"]), 0.0);
+
+    // The other formats carry the same rows.
+    let csv = perfq_ok(&["diff", pa, pb, "--format", "csv"], &cache);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    assert_eq!(header[..4], ["symbol", "dso", "a_samples", "b_samples"]);
+    let csv_rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(csv_rows.len(), rows.len());
+    for (c, j) in csv_rows.iter().zip(&rows) {
+        assert_eq!(c[0], j["symbol"].as_str().expect("symbol"));
+        assert_eq!(c[2].parse::<u64>().expect("a_samples"), j["a_samples"]);
+        assert_eq!(c[3].parse::<u64>().expect("b_samples"), j["b_samples"]);
+    }
+    let table = perfq_ok(&["diff", pa, pb], &cache);
+    let first = table.lines().nth(3).expect("first table row");
+    assert!(first.contains("hash_keys"), "{table}");
+    let pq = dir.join("diff.parquet");
+    perfq_ok(
+        &[
+            "diff",
+            pa,
+            pb,
+            "--format",
+            "parquet",
+            "-o",
+            pq.to_str().expect("path"),
+        ],
+        &cache,
+    );
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        File::open(&pq).expect("parquet file"),
+    )
+    .expect("parquet")
+    .build()
+    .expect("reader");
+    let mut n = 0;
+    let mut top_symbol = None;
+    for batch in reader {
+        let batch = batch.expect("batch");
+        use arrow_array::Array;
+        let sym = batch
+            .column_by_name("symbol")
+            .expect("symbol column")
+            .as_any()
+            .downcast_ref::<arrow_array::StringArray>()
+            .expect("utf8");
+        if n == 0 && sym.len() > 0 {
+            top_symbol = Some(sym.value(0).to_string());
+        }
+        n += batch.num_rows();
+    }
+    assert_eq!(n, rows.len(), "parquet rows");
+    assert_eq!(top_symbol.as_deref(), Some("hash_keys"));
+    let out = perfq(&["diff", pa, pb, "--format", "parquet"], &cache);
+    assert!(!out.status.success(), "parquet needs -o");
+
+    // Per DSO: the program's DSO gains what its functions gain.
+    let dsos: Vec<Value> = serde_json::from_str(&perfq_ok(
+        &["diff", pa, pb, "--by", "dso", "--format", "json"],
+        &cache,
+    ))
+    .expect("json");
+    let slow = dsos
+        .iter()
+        .find(|r| r["dso"] == "slow")
+        .expect("slow's row");
+    let sum = |col: &str| -> u64 {
+        rows.iter()
+            .filter(|r| r["dso"] == "slow")
+            .map(|r| r[col].as_u64().expect("samples"))
+            .sum()
+    };
+    assert_eq!(slow["a_samples"], sum("a_samples"));
+    assert_eq!(slow["b_samples"], sum("b_samples"));
+    assert!(dsos.iter().all(|r| r.get("symbol").is_none()));
+
+    // Captures of a dataset, by their capture=<id> folders.
+    let ds = dir.join("dataset");
+    perfq_ok(
+        &["convert", pa, pb, "-o", ds.to_str().expect("path")],
+        &cache,
+    );
+    // A capture's id is its content hash, the same in the cache and here.
+    let folder = |data: &str| -> PathBuf {
+        let q = perfq_ok(
+            &[
+                "query",
+                data,
+                "SELECT capture_id FROM capture",
+                "--format",
+                "csv",
+            ],
+            &cache,
+        );
+        let id = q.lines().nth(1).expect("capture id").trim().to_string();
+        ds.join(format!("capture={id}"))
+    };
+    let (fa, fb) = (folder(pa), folder(pb));
+    assert!(
+        fa.is_dir() && fb.is_dir(),
+        "{} {}",
+        fa.display(),
+        fb.display()
+    );
+    let from_folders = perfq_ok(
+        &[
+            "diff",
+            fa.to_str().expect("path"),
+            fb.to_str().expect("path"),
+            "--format",
+            "csv",
+        ],
+        &cache,
+    );
+    assert_eq!(from_folders, csv, "capture folders give the files' rows");
+    let out = perfq(&["diff", ds.to_str().expect("path"), pb], &cache);
+    assert!(!out.status.success(), "a whole dataset is not one capture");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn topdown_columns_are_each_sides_shares() {
+    let dir = common::scratch("diff", "topdown");
+    let cache = dir.join("cache");
+    let demo = common::testdata("td-demo").canonicalize().expect("td-demo");
+    let binary = Binary::open(&demo).expect("open td-demo");
+    let workload = Workload::new(&binary, &demo.to_string_lossy());
+    let gen = |preset: &str| {
+        let p = presets::get(preset).expect("preset");
+        let path = dir.join(format!("{preset}.data"));
+        workload
+            .write(&path, &p, &CallTree::td_demo(), 3000)
+            .expect("write capture");
+        path
+    };
+    let (a, b) = (gen("icelake"), gen("sapphirerapids"));
+    let (pa, pb) = (a.to_str().expect("path"), b.to_str().expect("path"));
+    let rows: Vec<Value> = serde_json::from_str(&perfq_ok(
+        &["diff", pa, pb, "--event", "cycles", "--format", "json"],
+        &cache,
+    ))
+    .expect("json");
+    let topdown = |data: &str| -> Vec<Value> {
+        serde_json::from_str(&perfq_ok(
+            &["topdown", data, "--format", "json", "--min-samples", "1"],
+            &cache,
+        ))
+        .expect("topdown json")
+    };
+    let (ta, tb) = (topdown(pa), topdown(pb));
+    let mut checked = 0;
+    for r in &rows {
+        let find = |t: &[Value]| {
+            t.iter()
+                .find(|x| x["symbol"] == r["symbol"] && x["dso"] == r["dso"])
+                .cloned()
+        };
+        let (Some(xa), Some(xb)) = (find(&ta), find(&tb)) else {
+            continue;
+        };
+        for node in [
+            "retiring",
+            "bad_speculation",
+            "frontend_bound",
+            "backend_bound",
+        ] {
+            let va = num(&xa[node]) * 100.0;
+            let vb = num(&xb[node]) * 100.0;
+            assert!((num(&r[format!("a_{node}_pct")]) - va).abs() < 1e-9, "{r}");
+            assert!((num(&r[format!("b_{node}_pct")]) - vb).abs() < 1e-9, "{r}");
+            assert!(
+                (num(&r[format!("{node}_change_pp")]) - (vb - va)).abs() < 1e-9,
+                "{r}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(
+        checked >= 5,
+        "functions with top-down shares on both sides: {checked}"
+    );
+    println!(
+        "diff topdown: {checked} functions' level-1 shares equal perfq topdown's on both sides"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
