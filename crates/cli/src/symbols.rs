@@ -80,6 +80,7 @@ impl ResolvedSources {
                 .chain(&self.unpacked)
                 .cloned()
                 .collect(),
+            binaries: None,
         }
     }
 }

@@ -341,6 +341,18 @@ impl Binary {
             .as_ref()
     }
 
+    /// Bytes this binary holds on the heap: its symbol table and, once
+    /// read, its DWARF sections (the mapped files are not counted: the OS
+    /// pages them in and out).
+    pub fn heap_bytes(&self) -> u64 {
+        let dwarf: usize = self
+            .dwarf_sections
+            .get()
+            .and_then(Option::as_ref)
+            .map_or(0, |d| d.bytes.iter().map(|(_, b)| b.len()).sum());
+        self.symbols.heap_bytes() + dwarf as u64
+    }
+
     /// Reads and decompresses the DWARF sections now, so that resolving
     /// later does not wait for them (see `Symbolizer::prepare`).
     pub fn warm_dwarf(&self) {

@@ -38,6 +38,7 @@ for r in symbolizer.resolve_all(&tracker, &locations) {
 #![deny(missing_docs)]
 
 mod binary;
+mod binary_cache;
 mod demangle;
 mod dso;
 mod kallsyms;
@@ -49,6 +50,7 @@ mod tracker;
 mod unwind;
 
 pub use crate::binary::{Binary, BinaryError, FileBytes, SectionBytes, UnwindSections};
+pub use crate::binary_cache::BinaryCache;
 pub use crate::demangle::{demangle, display_name};
 pub use crate::dso::{Dso, DsoId, DsoKind, Dsos};
 pub use crate::kallsyms::{running_kernel_build_id, Kallsyms};

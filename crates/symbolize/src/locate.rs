@@ -3,8 +3,10 @@
 //! match is reported, never used.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::binary::{file_build_id, Binary};
+use crate::binary_cache::BinaryCache;
 use crate::dso::Dso;
 
 /// Where binaries are looked for.
@@ -17,6 +19,8 @@ pub struct Locator {
     pub buildid_caches: Vec<PathBuf>,
     /// Directories of `.build-id/xx/rest.debug` files.
     pub debug_dirs: Vec<PathBuf>,
+    /// Binaries opened by other symbolizers, to share (a batch).
+    pub cache: Option<Arc<BinaryCache>>,
 }
 
 /// Why no usable file was found.
@@ -47,6 +51,7 @@ impl Locator {
                 .chain(std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".debug")))
                 .collect(),
             debug_dirs: vec![PathBuf::from("/usr/lib/debug")],
+            cache: None,
         }
     }
 
@@ -126,7 +131,7 @@ impl Locator {
     /// Opens the first runtime candidate whose build id matches (any
     /// readable one when the capture has no build id for it), with the first
     /// debug file whose build id matches it.
-    pub fn open(&self, dso: &Dso) -> Result<Binary, LocateError> {
+    pub fn open(&self, dso: &Dso) -> Result<Arc<Binary>, LocateError> {
         let mut mismatch = None;
         for p in self.candidates(dso) {
             if !p.is_file() {
@@ -149,12 +154,19 @@ impl Locator {
                     (None, _) => true,
                     (Some(_), None) => false,
                 });
-            match Binary::open_with_debug(&p, debug.as_deref()) {
+            let opened = match &self.cache {
+                Some(cache) => cache
+                    .get_or_open(&p, debug.as_deref(), || {
+                        Binary::open_with_debug(&p, debug.as_deref())
+                    })
+                    .or_else(|_| cache.get_or_open(&p, None, || Binary::open(&p))),
+                None => Binary::open_with_debug(&p, debug.as_deref())
+                    .or_else(|_| Binary::open(&p))
+                    .map(Arc::new),
+            };
+            match opened {
                 Ok(b) => return Ok(b),
-                Err(_) => match Binary::open(&p) {
-                    Ok(b) => return Ok(b),
-                    Err(_) => continue,
-                },
+                Err(_) => continue,
             }
         }
         Err(match mismatch {

@@ -10,6 +10,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::binary::Binary;
+use crate::binary_cache::BinaryCache;
 use crate::demangle::display_name;
 use crate::dso::{Dso, DsoId, DsoKind, Dsos};
 use crate::kallsyms::Kallsyms;
@@ -92,6 +93,9 @@ pub struct Config {
     /// Build-id caches to search before `~/.debug` (an extracted
     /// `perf archive`, perf's `--buildid-dir`).
     pub buildid_dirs: Vec<PathBuf>,
+    /// Binaries shared with the symbolizers of other captures (a batch
+    /// reads each binary once).
+    pub binaries: Option<Arc<BinaryCache>>,
 }
 
 /// Kernel symbols as read, with a note when there are none.
@@ -151,7 +155,10 @@ impl Symbolizer {
             }
         };
         Symbolizer {
-            locator: Locator::with_defaults(config.symfs.clone(), &config.buildid_dirs),
+            locator: Locator {
+                cache: config.binaries.clone(),
+                ..Locator::with_defaults(config.symfs.clone(), &config.buildid_dirs)
+            },
             kallsyms,
             kallsyms_loading: Mutex::new(loading),
             inline: config.inline,
@@ -219,7 +226,7 @@ impl Symbolizer {
             return b;
         }
         let r = match self.locator.open(dso) {
-            Ok(b) => Ok(Arc::new(b)),
+            Ok(b) => Ok(b),
             Err(LocateError::NotFound) => Err(Unresolved::BinaryNotFound),
             Err(LocateError::BuildIdMismatch { path }) => {
                 if let Ok(mut n) = self.notes.lock() {

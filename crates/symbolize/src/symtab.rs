@@ -41,6 +41,12 @@ pub struct SymbolTable {
 }
 
 impl SymbolTable {
+    /// Bytes the table holds on the heap (entries and names).
+    pub fn heap_bytes(&self) -> u64 {
+        let names: usize = self.syms.iter().map(|s| s.name.capacity()).sum();
+        (self.syms.capacity() * std::mem::size_of::<Symbol>() + names) as u64
+    }
+
     /// Builds the table as perf does (`symbols__fixup_end` then
     /// `symbols__fixup_duplicate`): symbols keep their input order among
     /// equal starts; a size-0 symbol reaches to the next symbol's start (so

@@ -18,6 +18,8 @@ use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use perfq_symbolize::BinaryCache;
+
 use crate::convert::{self, Conversion};
 use crate::Error;
 use archive::{SpoolDir, SpoolFile};
@@ -99,6 +101,12 @@ impl Observer for Quiet {}
 /// and removed by a later batch when their process is gone.
 const SPOOL_PREFIX: &str = ".batch-";
 
+/// Symbol tables and DWARF a batch keeps for the captures still to come:
+/// enough for the largest binaries seen (`librustc_driver`'s symbols and
+/// a debug libc's DWARF are a few hundred MB), bounded so that a batch of
+/// many different programs does not grow without end.
+const SHARED_BINARY_BYTES: u64 = 1 << 30;
+
 /// A capture to convert.
 struct Job {
     index: usize,
@@ -126,6 +134,15 @@ pub fn run(
     // spooled members.
     crate::remove_stale(dataset, &[SPOOL_PREFIX]);
     let spool = SpoolDir(dataset.join(format!("{SPOOL_PREFIX}{}", std::process::id())));
+    // Captures of the same programs share their binaries: each symbol
+    // table and DWARF read once for the whole batch.
+    let mut opt = opt.clone();
+    if let Some(symbols) = opt.convert.symbols.as_mut() {
+        symbols
+            .binaries
+            .get_or_insert_with(|| Arc::new(BinaryCache::new(SHARED_BINARY_BYTES)));
+    }
+    let opt = &opt;
     let items = inputs::expand(inputs, dataset);
     let outcomes = Mutex::new(Vec::new());
     let record = |o: Outcome| {

@@ -1,0 +1,44 @@
+#!/bin/sh
+# A dataset of 100 captures: generated (perfq-gen, Sapphire Rapids
+# topdown groups, 100 K samples each with its own seed: 10 M samples),
+# converted by `perfq batch -j 1` and `-j 2` (next to `perf script` over
+# the same files), then queried across every capture at once.
+#   sh benches/many.sh            # PERFQ_BENCH_DIR (default /tmp/perfq-bench)/many
+# PERFQ names the perfq binary (default: the release build).
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
+dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}/many
+(cd "$root" && cargo build --release -q -p perfq-testgen --bin perfq-gen)
+if [ -z "${PERFQ:-}" ]; then
+    (cd "$root" && cargo build --release -q -p perfq)
+    PERFQ="$CARGO_TARGET_DIR/release/perfq"
+fi
+gen="$CARGO_TARGET_DIR/release/perfq-gen"
+mkdir -p "$dir/captures"
+i=1
+while [ $i -le 100 ]; do
+    f="$dir/captures/spr-$i.data"
+    [ -f "$f" ] || "$gen" --preset sapphirerapids --samples 100000 --depth 12 \
+        --seed $i --binary "$root/testdata/td-demo" -o "$f" > /dev/null
+    i=$((i + 1))
+done
+ds="$dir/ds"
+cat > "$dir/perf-script.sh" <<SH
+#!/bin/sh
+for f in "$dir"/captures/*.data; do perf script -i "\$f" > /dev/null 2>&1; done
+SH
+hyperfine -r 2 --prepare "rm -rf $ds" -N \
+    -n "perfq batch -j 1 (100 captures)" "$PERFQ batch -j 1 -o $ds --format csv $dir/captures" \
+    -n "perfq batch -j 2 (100 captures)" "$PERFQ batch -j 2 -o $ds --format csv $dir/captures" \
+    -n "perf script > /dev/null, each capture" "sh $dir/perf-script.sh" \
+    --export-markdown "$dir/batch.md"
+"$PERFQ" batch -j 2 -o "$ds" --format csv "$dir/captures" > /dev/null
+hyperfine -w 1 -r 5 -N \
+    -n "samples per capture" "$PERFQ query $ds 'SELECT capture, COUNT(*) FROM samples GROUP BY capture'" \
+    -n "top 10 functions (self), all captures" "$PERFQ query $ds 'SELECT symbol, SUM(samples) AS n FROM function_self GROUP BY symbol ORDER BY n DESC LIMIT 10'" \
+    -n "top 10 functions (total), all captures" "$PERFQ query $ds 'SELECT symbol, SUM(samples) AS n FROM function_total GROUP BY symbol ORDER BY n DESC LIMIT 10'" \
+    -n "topdown level 1 by function, all captures" "$PERFQ topdown $ds" \
+    --export-markdown "$dir/query.md"
+/usr/bin/time -f "topdown over 100 captures: peak RSS %M KiB" "$PERFQ" topdown "$ds" > /dev/null
+cat "$dir/batch.md" "$dir/query.md"
