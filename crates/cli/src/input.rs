@@ -75,18 +75,29 @@ impl Input {
     }
 }
 
-/// Where the dataset's cache lives: `$PERFQ_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/perfq`, else `~/.cache/perfq`. The version in the
+/// Where the dataset's cache lives, in the cache folder. The version in the
 /// path changes when the dataset's schema or what a conversion writes
 /// does, so that an older perfq's conversions are not read as if they had
 /// the new columns (v3: groups of captures without GROUP_DESC are read off
 /// their samples).
 pub fn cache_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("PERFQ_CACHE_DIR")
+    Some(cache_root()?.join("datasets-v3"))
+}
+
+/// perfq's cache folder: `$PERFQ_CACHE_DIR`, else `$XDG_CACHE_HOME/perfq`,
+/// else `~/.cache/perfq`.
+fn cache_root() -> Option<PathBuf> {
+    std::env::var_os("PERFQ_CACHE_DIR")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("perfq")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/perfq")))?;
-    Some(base.join("datasets-v3"))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/perfq")))
+}
+
+/// Symbol tables kept between runs (`perfq_symbolize::SymbolDisk`), in
+/// the cache folder, at most 512 MiB.
+pub fn symbol_disk() -> Option<perfq_symbolize::SymbolDisk> {
+    let dir = cache_root()?.join("symbols-v1");
+    Some(perfq_symbolize::SymbolDisk::new(dir, 512 << 20))
 }
 
 /// A temporary dataset folder, removed when dropped.

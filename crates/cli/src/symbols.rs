@@ -81,6 +81,7 @@ impl ResolvedSources {
                 .cloned()
                 .collect(),
             binaries: None,
+            symbol_disk: crate::input::symbol_disk(),
         }
     }
 }

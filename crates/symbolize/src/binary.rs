@@ -7,6 +7,8 @@ use std::sync::{Arc, OnceLock};
 
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable, SymbolKind};
 
+use crate::locate::build_id_hex;
+use crate::symbol_disk::SymbolDisk;
 use crate::symtab::{Rank, RawSymbol, SymbolTable};
 
 /// Why a binary could not be used.
@@ -153,6 +155,17 @@ impl Binary {
     /// `sym@plt` from the runtime relocations; DWARF comes from the first
     /// that has `.debug_info`.
     pub fn open_with_debug(path: &Path, debug: Option<&Path>) -> Result<Binary, BinaryError> {
+        Binary::open_kept(path, debug, None)
+    }
+
+    /// [`Binary::open_with_debug`], with the symbol table read from
+    /// `disk` when it holds the one of this build id, and kept there
+    /// when it did not.
+    pub fn open_kept(
+        path: &Path,
+        debug: Option<&Path>,
+        disk: Option<&SymbolDisk>,
+    ) -> Result<Binary, BinaryError> {
         let data = map(path)?;
         let obj = object::File::parse(&data[..]).map_err(|err| BinaryError::Parse {
             path: path.into(),
@@ -179,17 +192,44 @@ impl Binary {
             ),
             None => None,
         };
-        let mut raw = debug_obj
-            .as_ref()
-            .map(|o| collect_functions(o.symbols()))
-            .unwrap_or_default();
-        if raw.is_empty() {
-            raw = collect_functions(obj.symbols());
-        }
-        if raw.is_empty() {
-            raw = collect_functions(obj.dynamic_symbols());
-        }
-        raw.extend(plt_symbols(&obj));
+        // A table is kept under the binary's build id, or, for binaries
+        // without one (Rust's toolchain libraries), the identity of the
+        // files it was read from. The sizes of the symbol sections and PLT
+        // relocations are part of the key (stripping keeps the build id).
+        let identity = build_id_hex(build_id.as_deref()).or_else(|| file_identity(path, debug));
+        let kept = disk.zip(identity.map(|id| {
+            let size =
+                |o: &object::File<'_>, name: &str| o.section_by_name(name).map_or(0, |s| s.size());
+            let src = debug_obj.as_ref().unwrap_or(&obj);
+            format!(
+                "{id}-{}-{:x}-{:x}-{:x}",
+                if debug_obj.is_some() { 'd' } else { 'r' },
+                size(src, ".symtab"),
+                size(&obj, ".dynsym"),
+                size(&obj, ".rela.plt")
+            )
+        }));
+        let symbols = match kept.as_ref().and_then(|(d, key)| d.load(key)) {
+            Some(t) => t,
+            None => {
+                let mut raw = debug_obj
+                    .as_ref()
+                    .map(|o| collect_functions(o.symbols()))
+                    .unwrap_or_default();
+                if raw.is_empty() {
+                    raw = collect_functions(obj.symbols());
+                }
+                if raw.is_empty() {
+                    raw = collect_functions(obj.dynamic_symbols());
+                }
+                raw.extend(plt_symbols(&obj));
+                let t = SymbolTable::new(raw);
+                if let Some((d, key)) = &kept {
+                    d.store(key, &t);
+                }
+                t
+            }
+        };
         let has_dwarf = |o: &object::File<'_>| {
             o.section_by_name(".debug_info")
                 .is_some_and(|s| s.size() > 0)
@@ -221,7 +261,7 @@ impl Binary {
             path: path.into(),
             build_id,
             segments,
-            symbols: SymbolTable::new(raw),
+            symbols,
             dwarf_file,
             dwarf_sections: OnceLock::new(),
             debug_path: debug.map(Path::to_path_buf),
@@ -358,6 +398,21 @@ impl Binary {
     pub fn warm_dwarf(&self) {
         let _ = self.dwarf_sections();
     }
+}
+
+/// `f` and a hash of the path, device, inode, length and modification
+/// time of `path` and `debug`: what tells a file without a build id from
+/// another (or from itself rebuilt).
+fn file_identity(path: &Path, debug: Option<&Path>) -> Option<String> {
+    use std::hash::{Hash, Hasher};
+    use std::os::unix::fs::MetadataExt;
+    let mut h = rustc_hash::FxHasher::default();
+    for p in std::iter::once(path).chain(debug) {
+        let p = p.canonicalize().ok()?;
+        let m = std::fs::metadata(&p).ok()?;
+        (p, m.dev(), m.ino(), m.len(), m.mtime(), m.mtime_nsec()).hash(&mut h);
+    }
+    Some(format!("f{:016x}", h.finish()))
 }
 
 /// A binary's DWARF sections, decompressed.

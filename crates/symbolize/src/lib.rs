@@ -44,6 +44,7 @@ mod dso;
 mod kallsyms;
 mod locate;
 mod maps;
+mod symbol_disk;
 mod symbolizer;
 mod symtab;
 mod tracker;
@@ -56,6 +57,7 @@ pub use crate::dso::{Dso, DsoId, DsoKind, Dsos};
 pub use crate::kallsyms::{running_kernel_build_id, Kallsyms};
 pub use crate::locate::{same_build_id, LocateError, Locator};
 pub use crate::maps::{AddressSpaces, Mapping, Maps};
+pub use crate::symbol_disk::SymbolDisk;
 pub use crate::symbolizer::{Config, InlineFrame, Resolved, Symbolizer, Unresolved};
 pub use crate::symtab::{Rank, RawSymbol, Symbol, SymbolTable};
 pub use crate::tracker::{

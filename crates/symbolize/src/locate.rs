@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::binary::{file_build_id, Binary};
 use crate::binary_cache::BinaryCache;
 use crate::dso::Dso;
+use crate::symbol_disk::SymbolDisk;
 
 /// Where binaries are looked for.
 #[derive(Clone, Debug, Default)]
@@ -21,6 +22,8 @@ pub struct Locator {
     pub debug_dirs: Vec<PathBuf>,
     /// Binaries opened by other symbolizers, to share (a batch).
     pub cache: Option<Arc<BinaryCache>>,
+    /// Symbol tables kept between runs.
+    pub disk: Option<SymbolDisk>,
 }
 
 /// Why no usable file was found.
@@ -52,6 +55,7 @@ impl Locator {
                 .collect(),
             debug_dirs: vec![PathBuf::from("/usr/lib/debug")],
             cache: None,
+            disk: None,
         }
     }
 
@@ -154,16 +158,12 @@ impl Locator {
                     (None, _) => true,
                     (Some(_), None) => false,
                 });
-            let opened = match &self.cache {
-                Some(cache) => cache
-                    .get_or_open(&p, debug.as_deref(), || {
-                        Binary::open_with_debug(&p, debug.as_deref())
-                    })
-                    .or_else(|_| cache.get_or_open(&p, None, || Binary::open(&p))),
-                None => Binary::open_with_debug(&p, debug.as_deref())
-                    .or_else(|_| Binary::open(&p))
-                    .map(Arc::new),
+            let disk = self.disk.as_ref();
+            let open = |debug: Option<&Path>| match &self.cache {
+                Some(cache) => cache.get_or_open(&p, debug, || Binary::open_kept(&p, debug, disk)),
+                None => Binary::open_kept(&p, debug, disk).map(Arc::new),
             };
+            let opened = open(debug.as_deref()).or_else(|_| open(None));
             match opened {
                 Ok(b) => return Ok(b),
                 Err(_) => continue,

@@ -15,6 +15,7 @@ use crate::demangle::display_name;
 use crate::dso::{Dso, DsoId, DsoKind, Dsos};
 use crate::kallsyms::Kallsyms;
 use crate::locate::{LocateError, Locator};
+use crate::symbol_disk::SymbolDisk;
 use crate::tracker::{Location, Tracker};
 
 /// Why an address has no symbol.
@@ -96,6 +97,8 @@ pub struct Config {
     /// Binaries shared with the symbolizers of other captures (a batch
     /// reads each binary once).
     pub binaries: Option<Arc<BinaryCache>>,
+    /// Symbol tables kept on disk between runs, by build id.
+    pub symbol_disk: Option<SymbolDisk>,
 }
 
 /// Kernel symbols as read, with a note when there are none.
@@ -157,6 +160,7 @@ impl Symbolizer {
         Symbolizer {
             locator: Locator {
                 cache: config.binaries.clone(),
+                disk: config.symbol_disk.clone(),
                 ..Locator::with_defaults(config.symfs.clone(), &config.buildid_dirs)
             },
             kallsyms,

@@ -104,6 +104,19 @@ impl SymbolTable {
         (addr < s.end).then_some(s)
     }
 
+    /// A table built before (see `new`), its symbols sorted by start:
+    /// `None` if they are not.
+    pub fn from_sorted(syms: Vec<Symbol>) -> Option<SymbolTable> {
+        syms.windows(2)
+            .all(|w| w[0].start <= w[1].start)
+            .then_some(SymbolTable { syms })
+    }
+
+    /// The symbols, sorted by start.
+    pub fn symbols(&self) -> &[Symbol] {
+        &self.syms
+    }
+
     /// Number of symbols.
     pub fn len(&self) -> usize {
         self.syms.len()
