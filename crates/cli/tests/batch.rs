@@ -417,3 +417,46 @@ fn perf_archive_beside_a_capture_symbolizes_it() {
     assert!(with > 0, "the archive's binaries name user frames");
     println!("perf archive: {with} user frames named from it, {without} without it");
 }
+
+/// Symbol tables kept on disk by one run give the next run (a new
+/// process) the same frames as parsing the binaries did.
+#[test]
+fn symbol_tables_kept_between_runs_give_the_same_frames() {
+    let dir = scratch("batch", "symdisk");
+    let cache = dir.join("cache");
+    let frames = |dataset: &Path| -> String {
+        let out = common::perfq_cached(
+            &[
+                "convert",
+                "-o",
+                dataset.to_str().expect("path"),
+                testdata("fp.data").to_str().expect("path"),
+                testdata("dwarf.data").to_str().expect("path"),
+            ],
+            &cache,
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let q = perfq(&[
+            "query",
+            dataset.to_str().expect("path"),
+            "SELECT capture, frame_id, inline_depth, function, symbol, file, line, dso \
+             FROM frames ORDER BY capture, frame_id, inline_depth",
+            "--format",
+            "csv",
+        ]);
+        String::from_utf8_lossy(&q.stdout).into_owned()
+    };
+    let first = frames(&dir.join("a"));
+    let kept = std::fs::read_dir(cache.join("symbols-v1"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert!(kept > 0, "no symbol table was kept");
+    let second = frames(&dir.join("b"));
+    assert!(first.lines().count() > 10);
+    assert_eq!(first, second);
+    println!("symbol tables kept: {kept}");
+}
