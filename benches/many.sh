@@ -1,25 +1,28 @@
 #!/bin/sh
 # A dataset of 100 captures: generated (perfq-gen, Sapphire Rapids
-# topdown groups, 100 K samples each with its own seed: 10 M samples),
+# topdown groups, SAMPLES (default 20 K) samples each with its own seed),
 # converted by `perfq batch -j 1` and `-j 2` (next to `perf script` over
 # the same files), then queried across every capture at once.
 #   sh benches/many.sh            # PERFQ_BENCH_DIR (default /tmp/perfq-bench)/many
-# PERFQ names the perfq binary (default: the release build).
+# PERFQ and PERFQ_GEN name the binaries (default: release builds).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
 dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}/many
-(cd "$root" && cargo build --release -q -p perfq-testgen --bin perfq-gen)
+samples=${SAMPLES:-20000}
+if [ -z "${PERFQ_GEN:-}" ]; then
+    (cd "$root" && cargo build --release -q -p perfq-testgen --bin perfq-gen)
+    PERFQ_GEN="$CARGO_TARGET_DIR/release/perfq-gen"
+fi
 if [ -z "${PERFQ:-}" ]; then
     (cd "$root" && cargo build --release -q -p perfq)
     PERFQ="$CARGO_TARGET_DIR/release/perfq"
 fi
-gen="$CARGO_TARGET_DIR/release/perfq-gen"
 mkdir -p "$dir/captures"
 i=1
 while [ $i -le 100 ]; do
     f="$dir/captures/spr-$i.data"
-    [ -f "$f" ] || "$gen" --preset sapphirerapids --samples 100000 --depth 12 \
+    [ -f "$f" ] || "$PERFQ_GEN" --preset sapphirerapids --samples "$samples" --depth 12 \
         --seed $i --binary "$root/testdata/td-demo" -o "$f" > /dev/null
     i=$((i + 1))
 done
@@ -28,7 +31,7 @@ cat > "$dir/perf-script.sh" <<SH
 #!/bin/sh
 for f in "$dir"/captures/*.data; do perf script -i "\$f" > /dev/null 2>&1; done
 SH
-hyperfine -r 2 --prepare "rm -rf $ds" -N \
+hyperfine -r 1 --prepare "rm -rf $ds" -N \
     -n "perfq batch -j 1 (100 captures)" "$PERFQ batch -j 1 -o $ds --format csv $dir/captures" \
     -n "perfq batch -j 2 (100 captures)" "$PERFQ batch -j 2 -o $ds --format csv $dir/captures" \
     -n "perf script > /dev/null, each capture" "sh $dir/perf-script.sh" \
