@@ -501,7 +501,15 @@ pub type Reader = gimli::EndianArcSlice<gimli::RunTimeEndian>;
 /// internal), each with a name and a defined section.
 fn collect_functions<'d, S: ObjectSymbol<'d>>(syms: impl Iterator<Item = S>) -> Vec<RawSymbol> {
     syms.filter(|s| {
-        if !s.is_definition() && s.kind() != SymbolKind::Unknown {
+        // `object` counts an IFUNC symbol (glibc's `memcpy`, `__stpncpy`:
+        // the name callers use, at its resolver's address) as no
+        // definition; perf keeps it, and as a global it wins over the
+        // resolver's local alias (`__stpncpy_ifunc`).
+        let ifunc = matches!(
+            s.flags(),
+            object::SymbolFlags::Elf { st_info, .. } if st_info.st_type() == object::elf::STT_GNU_IFUNC
+        );
+        if !s.is_definition() && !ifunc && s.kind() != SymbolKind::Unknown {
             return false;
         }
         match s.flags() {
