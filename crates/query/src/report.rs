@@ -1,0 +1,452 @@
+//! Per-function self and total (inclusive) samples and periods of one
+//! capture, as `perf report --no-children` / `--children` compute them:
+//! the aggregation behind `perfq report`.
+//!
+//! It reads the perf.data file itself rather than a dataset: a report
+//! needs no conversion (the CLI's target is ≥ 5× `perf report`, and
+//! converting first costs more than the whole report), and it names rows
+//! exactly as perf does where the dataset keeps one name per frame. The
+//! standard views `function_self` and `function_total` are the same
+//! aggregation over a dataset; `crates/cli/tests/report_views.rs` holds
+//! the two equal on every testdata and corpus capture and counts where
+//! they differ by design (docs/testing.md):
+//!
+//! - **Group reads.** perf delivers a `PERF_SAMPLE_READ` sample once per
+//!   member whose counter moved, with its delta as period; so does
+//!   [`run`]. The views count the `samples` table's rows: once, under the
+//!   sampling event, with the sample's own period.
+//! - **Unresolved callchain entries.** perf names an unresolved frame of
+//!   a callchain by the address recorded (a return address unadjusted),
+//!   a sample's own unresolved address by its offset in its DSO; the views
+//!   name every unresolved frame by its DSO offset (else its address) after
+//!   the `pc − 1` of return addresses.
+//! - **DWARF inlining levels.** For `--call-graph dwarf` captures perf
+//!   counts every unwound user frame once per inlining level, named by its
+//!   DWARF function (`name (inlined)` where it is not the ELF symbol's);
+//!   the views count the ELF symbol.
+//!
+//! ```no_run
+//! use perfq_query::report::{self, Options};
+//!
+//! let r = report::run("perf.data".as_ref(), &Options { children: true, ..Options::default() })?;
+//! for row in &r.rows {
+//!     let event = &r.events[row.event];
+//!     println!("{} {} {} {} of {}", event.name, row.dso, row.symbol, row.total_period, event.period);
+//! }
+//! # Ok::<(), perfq_query::Error>(())
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use perfq_reader::{Capture, MemberDelta, ReadDeltas, RecordType};
+use perfq_symbolize::{
+    leaf_lookup, Config, FrameLookup, Location, Resolved, StackUnwinder, Symbolizer, Tracker,
+};
+use rustc_hash::FxHashMap;
+
+use crate::Error;
+
+/// Callchain frame lookups remembered at most.
+const FRAME_CACHE_LIMIT: usize = 1 << 20;
+
+/// How rows are keyed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SortKey {
+    /// Shared object and symbol (perf's `--sort dso,sym`).
+    #[default]
+    DsoSym,
+    /// Symbol only (the DSO left empty).
+    Sym,
+    /// Shared object only (the symbol left empty).
+    Dso,
+}
+
+/// What to report.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Also total (inclusive) samples and periods from callchains, as
+    /// `perf report --children`.
+    pub children: bool,
+    /// How rows are keyed.
+    pub sort: SortKey,
+    /// Only the events of this name.
+    pub event: Option<String>,
+    /// Where symbols come from.
+    pub symbols: Config,
+}
+
+/// One event of the capture and what was delivered for it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventTotal {
+    /// Its name (`events.name`).
+    pub name: String,
+    /// Samples delivered (a group read once per member whose counter
+    /// moved); 0 for events not reported.
+    pub samples: u64,
+    /// The sum of their periods.
+    pub period: u64,
+}
+
+/// One row: an event's samples of one function (or DSO, or symbol).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Row {
+    /// → [`Report::events`].
+    pub event: usize,
+    /// The DSO's short name, `[unknown]` for an address nothing maps
+    /// (empty with [`SortKey::Sym`]).
+    pub dso: String,
+    /// The symbol; unresolved, the address as perf prints it (empty with
+    /// [`SortKey::Dso`]).
+    pub symbol: String,
+    /// Why the symbol is unresolved ([`perfq_symbolize::Unresolved::name`]);
+    /// never given for DSO rows, which may mix resolved and unresolved
+    /// addresses.
+    pub unresolved: Option<&'static str>,
+    /// Samples whose own address is in it (Self).
+    pub samples: u64,
+    /// The sum of their periods.
+    pub period: u64,
+    /// Samples whose own address or callchain holds it, each once
+    /// (Children; 0 without [`Options::children`]).
+    pub total_samples: u64,
+    /// The sum of their periods.
+    pub total_period: u64,
+    /// Own samples whose symbol could not be resolved.
+    pub unresolved_samples: u64,
+}
+
+/// The report of one capture.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Every event of the capture, in its order.
+    pub events: Vec<EventTotal>,
+    /// The rows with samples, in perf's order: by event, then largest
+    /// period first (total with [`Options::children`], else self), then
+    /// larger self period, then symbol.
+    pub rows: Vec<Row>,
+    /// Own samples left unresolved, by reason.
+    pub unresolved: BTreeMap<&'static str, u64>,
+    /// What the symbolizer could not use (build-id mismatches, kallsyms).
+    pub notes: Vec<String>,
+    /// Samples that could not be decoded (not counted).
+    pub undecoded: u64,
+    /// What stopped reading before the end of the file, if anything (the
+    /// rows count what was read before it).
+    pub error: Option<perfq_reader::Error>,
+}
+
+impl Report {
+    /// Samples delivered, all events together.
+    pub fn samples(&self) -> u64 {
+        self.events.iter().map(|e| e.samples).sum()
+    }
+}
+
+/// An unresolved address as perf prints it (`%-#.*llx` with 16 digits:
+/// `0x` then 16 digits, or 16 zeros for 0, which C prints without prefix).
+fn perf_address(a: u64) -> String {
+    if a == 0 {
+        "0".repeat(16)
+    } else {
+        format!("{a:#018x}")
+    }
+}
+
+/// Reads the capture at `path` (`-` for standard input) in time order and
+/// reports it.
+pub fn run(path: &Path, opt: &Options) -> Result<Report, Error> {
+    let capture = Capture::open(path)?;
+    let events = capture.events();
+    let mut tracker = Tracker::new(&capture);
+    // Unique locations. Unresolved, perf shows a sample's own ip as its
+    // offset in the DSO but a callchain entry as the address itself (for
+    // return addresses: the return address, though it is looked up at
+    // pc - 1, the call), so chain entries carry the address to show.
+    // Frames perf unwound from a DWARF user stack also count every function
+    // inlined at their address ("name (inlined)"): those are expanded.
+    let mut loc_ids: FxHashMap<(Location, Option<u64>, bool), u32> = FxHashMap::default();
+    let mut locations: Vec<Location> = Vec::new();
+    let mut shown: Vec<(Option<u64>, bool)> = Vec::new();
+    let mut intern = |l: Location,
+                      show: Option<u64>,
+                      expand: bool,
+                      locations: &mut Vec<Location>,
+                      shown: &mut Vec<(Option<u64>, bool)>|
+     -> u32 {
+        *loc_ids.entry((l, show, expand)).or_insert_with(|| {
+            locations.push(l);
+            shown.push((show, expand));
+            (locations.len() - 1) as u32
+        })
+    };
+    // Per delivered (event, period) sample: its leaf location and, for
+    // --children, its callchain's locations (flat, with start offsets).
+    let mut samples: Vec<(usize, u64, u32, u32, u32)> = Vec::new();
+    let mut chain_locs: Vec<u32> = Vec::new();
+    // (address space, address, lookup bits) → (location id, the space's
+    // mappings stamp): valid while the process (or, for kernel addresses,
+    // the kernel) maps nothing new.
+    let mut frame_cache: FxHashMap<(u32, u64, u8), (u32, u64)> = FxHashMap::default();
+    let mut deltas = ReadDeltas::new();
+    let mut members: Vec<MemberDelta> = Vec::new();
+    let mut undecoded = 0u64;
+    let mut error = None;
+    let symbolizer = Symbolizer::new(
+        &opt.symbols,
+        tracker.kernel_build_id(),
+        capture.meta().os_release.as_deref(),
+    );
+    // User stacks recorded with --call-graph dwarf are unwound (x86_64).
+    let mut unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
+    let mut any_expanded = false;
+    let mut lookups: Vec<FrameLookup> = Vec::new();
+    let mut records = capture.records_by_time();
+    while let Some(r) = records.next_ok(&mut error) {
+        if r.kind != RecordType::SAMPLE {
+            if let Ok((data, _)) = capture.parse(&r) {
+                tracker.observe(&data);
+            }
+            continue;
+        }
+        let Some(ev) = r.event.index() else { continue };
+        let Ok(s) = capture.sample(&r) else {
+            undecoded += 1;
+            continue;
+        };
+        let (Some(pid), Some(leaf_frame)) = (s.pid, leaf_lookup(&s)) else {
+            continue;
+        };
+        let leaf = intern(
+            tracker.locate(pid, leaf_frame.lookup, leaf_frame.kernel),
+            None,
+            false,
+            &mut locations,
+            &mut shown,
+        );
+        let chain_start = chain_locs.len() as u32;
+        if opt.children {
+            let unwound = unwinder.sample_frames(&tracker, &symbolizer, &s, &mut lookups);
+            for &f in &lookups {
+                // Most frames recur: remember what (pid, address, how looked
+                // up) gave until the address spaces change.
+                let expand = unwound && f.kernel == Some(false);
+                any_expanded |= expand;
+                let flags = f.lookup_bits() | (u8::from(expand) << 3);
+                let (space, stamp) = tracker.lookup_space(pid, &f);
+                let id = match frame_cache.get(&(space, f.addr, flags)) {
+                    Some(&(id, at)) if at == stamp => id,
+                    _ => {
+                        let l = tracker.locate(pid, f.lookup, f.kernel);
+                        let id = intern(l, Some(f.addr), expand, &mut locations, &mut shown);
+                        // Bounded: a long system-wide capture keeps
+                        // bringing new processes.
+                        if frame_cache.len() >= FRAME_CACHE_LIMIT {
+                            frame_cache.clear();
+                        }
+                        frame_cache.insert((space, f.addr, flags), (id, stamp));
+                        id
+                    }
+                };
+                chain_locs.push(id);
+            }
+        }
+        let chain_end = chain_locs.len() as u32;
+        // perf splits a sample-read sample into one sample per member with
+        // its delta as period, dropping zero deltas.
+        if s.read.is_some() {
+            members.clear();
+            deltas.apply(events, ev, &s, &mut members);
+            for m in &members {
+                if let (Some(e), Some(d)) = (m.event, m.delta) {
+                    if d != 0 {
+                        samples.push((e.0, d, leaf, chain_start, chain_end));
+                    }
+                }
+            }
+        } else {
+            let period = s
+                .period
+                .unwrap_or_else(|| events.get(ev).map_or(1, |e| e.attr.sample_period_or_freq));
+            samples.push((ev.0, period, leaf, chain_start, chain_end));
+        }
+    }
+    let mut symbolizer = symbolizer;
+    symbolizer.set_inline(any_expanded);
+    let resolved = symbolizer.resolve_all(&tracker, &locations);
+    let key_of = |(r, (show, _)): (&Resolved, &(Option<u64>, bool))| -> (String, String) {
+        let sym = r
+            .symbol
+            .clone()
+            .unwrap_or_else(|| perf_address(show.unwrap_or(r.addr)));
+        match opt.sort {
+            SortKey::DsoSym => (r.dso.clone(), sym),
+            SortKey::Sym => (String::new(), sym),
+            SortKey::Dso => (r.dso.clone(), String::new()),
+        }
+    };
+    // Each location gets the id of its row key; rows are dense per event.
+    let mut key_ids: FxHashMap<(String, String), u32> = FxHashMap::default();
+    let mut keys: Vec<(String, String)> = Vec::new();
+    let mut key_loc: Vec<u32> = Vec::new();
+    let loc_key: Vec<u32> = resolved
+        .iter()
+        .zip(&shown)
+        .enumerate()
+        .map(|(loc, x)| {
+            let k = key_of(x);
+            *key_ids.entry(k.clone()).or_insert_with(|| {
+                keys.push(k);
+                key_loc.push(loc as u32);
+                (keys.len() - 1) as u32
+            })
+        })
+        .collect();
+    // The keys a callchain entry counts for: its own, or for expanded
+    // frames one per inlining level, as perf's `append_inlines` names them
+    // (the function itself where the DWARF name is the symbol's).
+    let mut chain_key_start: Vec<u32> = Vec::with_capacity(resolved.len() + 1);
+    let mut chain_keys: Vec<u32> = Vec::new();
+    for (loc, (r, (_, expand))) in resolved.iter().zip(&shown).enumerate() {
+        chain_key_start.push(chain_keys.len() as u32);
+        if !*expand || r.inlined.is_empty() || r.symbol.is_none() {
+            chain_keys.push(loc_key[loc]);
+            continue;
+        }
+        for f in &r.inlined {
+            let name = f.function.as_deref().unwrap_or("??");
+            let (dso, sym) = key_of((r, &(None, false)));
+            let k = if Some(name) == r.symbol.as_deref() {
+                (dso, sym)
+            } else {
+                (dso, format!("{name} (inlined)"))
+            };
+            let id = *key_ids.entry(k.clone()).or_insert_with(|| {
+                keys.push(k);
+                key_loc.push(loc as u32);
+                (keys.len() - 1) as u32
+            });
+            chain_keys.push(id);
+        }
+    }
+    chain_key_start.push(chain_keys.len() as u32);
+
+    let wanted = |e: usize| -> bool {
+        match &opt.event {
+            Some(name) => events.list().get(e).is_some_and(|ev| &ev.name == name),
+            None => true,
+        }
+    };
+    if let Some(name) = &opt.event {
+        if !events.list().iter().any(|e| &e.name == name) {
+            return Err(Error::NoEvent {
+                name: name.clone(),
+                path: PathBuf::from(path),
+            });
+        }
+    }
+    let nev = events.len().max(1);
+    let mut totals: Vec<EventTotal> = events
+        .list()
+        .iter()
+        .map(|e| EventTotal {
+            name: e.name.clone(),
+            ..EventTotal::default()
+        })
+        .collect();
+    let mut unresolved: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut acc: Vec<Acc> = vec![Acc::default(); keys.len() * nev];
+    // stamp[key] = the last sample that counted it, so each key counts once
+    // per sample however often it recurs in the chain.
+    let mut stamp: Vec<usize> = vec![usize::MAX; keys.len()];
+    for (si, &(e, period, leaf, cs, ce)) in samples.iter().enumerate() {
+        if !wanted(e) {
+            continue;
+        }
+        let Some(t) = totals.get_mut(e) else { continue };
+        t.samples += 1;
+        t.period += period;
+        let a = &mut acc[loc_key[leaf as usize] as usize * nev + e];
+        a.samples += 1;
+        a.period += period;
+        if let Some(why) = &resolved[leaf as usize].reason {
+            a.unresolved_samples += 1;
+            *unresolved.entry(why.name()).or_default() += 1;
+        }
+        if opt.children {
+            // The sample's own entry and every callchain entry.
+            let own = loc_key[leaf as usize];
+            let chain = chain_locs[cs as usize..ce as usize].iter().flat_map(|&l| {
+                let (a, b) = (chain_key_start[l as usize], chain_key_start[l as usize + 1]);
+                chain_keys[a as usize..b as usize].iter().copied()
+            });
+            for k in std::iter::once(own).chain(chain) {
+                let k = k as usize;
+                if stamp[k] == si {
+                    continue;
+                }
+                stamp[k] = si;
+                let a = &mut acc[k * nev + e];
+                a.total_samples += 1;
+                a.total_period += period;
+            }
+        }
+    }
+    let mut rows: Vec<Row> = acc
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.period > 0 || a.total_period > 0 || a.samples > 0)
+        .map(|(i, a)| {
+            let (k, e) = (i / nev, i % nev);
+            Row {
+                event: e,
+                dso: keys[k].0.clone(),
+                symbol: keys[k].1.clone(),
+                // A DSO-only row may mix resolved and unresolved
+                // locations: it carries a count, not a reason.
+                unresolved: match opt.sort {
+                    SortKey::Dso => None,
+                    _ => resolved[key_loc[k] as usize]
+                        .reason
+                        .as_ref()
+                        .map(|r| r.name()),
+                },
+                samples: a.samples,
+                period: a.period,
+                total_samples: a.total_samples,
+                total_period: a.total_period,
+                unresolved_samples: a.unresolved_samples,
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        let (ka, kb) = if opt.children {
+            (a.total_period, b.total_period)
+        } else {
+            (a.period, b.period)
+        };
+        a.event
+            .cmp(&b.event)
+            .then(kb.cmp(&ka))
+            .then(b.period.cmp(&a.period))
+            .then(a.symbol.cmp(&b.symbol))
+    });
+    Ok(Report {
+        events: totals,
+        rows,
+        unresolved,
+        notes: symbolizer.notes(),
+        undecoded,
+        error: error.map(|e| e.with_path(path)),
+    })
+}
+
+/// One key's sums for one event.
+#[derive(Default, Clone, Copy)]
+struct Acc {
+    samples: u64,
+    period: u64,
+    total_samples: u64,
+    total_period: u64,
+    unresolved_samples: u64,
+}
