@@ -1,9 +1,9 @@
 //! Many captures into one dataset: what `perfq batch` does, and `perfq
 //! convert` (a batch of files, one at a time).
 //!
-//! The inputs are expanded into captures and archives ([`inputs`]); the
+//! The inputs are expanded into captures and archives (`inputs.rs`); the
 //! calling thread walks them in order, streaming archive members into
-//! spool files beside the dataset ([`archive`]), and `jobs` workers
+//! spool files beside the dataset (`archive.rs`), and `jobs` workers
 //! convert them with [`convert::convert`]. Each capture is written into a
 //! hidden folder and renamed into place when complete, under its content
 //! hash: a query never sees part of a capture, a capture already in the
