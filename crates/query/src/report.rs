@@ -304,7 +304,8 @@ pub fn run(path: &Path, opt: &Options) -> Result<Report, Error> {
         .collect();
     // The keys a callchain entry counts for: its own, or for expanded
     // frames one per inlining level, as perf's `append_inlines` names them
-    // (the function itself where the DWARF name is the symbol's).
+    // (the function itself where the DWARF name is the symbol's). Per DSO
+    // every level is the DSO's row, as in perf.
     let mut chain_key_start: Vec<u32> = Vec::with_capacity(resolved.len() + 1);
     let mut chain_keys: Vec<u32> = Vec::new();
     for (loc, (r, (_, expand))) in resolved.iter().zip(&shown).enumerate() {
@@ -316,7 +317,7 @@ pub fn run(path: &Path, opt: &Options) -> Result<Report, Error> {
         for f in &r.inlined {
             let name = f.function.as_deref().unwrap_or("??");
             let (dso, sym) = key_of((r, &(None, false)));
-            let k = if Some(name) == r.symbol.as_deref() {
+            let k = if Some(name) == r.symbol.as_deref() || opt.sort == SortKey::Dso {
                 (dso, sym)
             } else {
                 (dso, format!("{name} (inlined)"))

@@ -1,0 +1,465 @@
+//! `perfq report` (which reads a capture: `perfq_query::report`) against
+//! the standard views `function_self` and `function_total` (SQL over its
+//! dataset) on every testdata capture and every corpus capture perf reads,
+//! converted once into one dataset: two definitions of the same
+//! aggregation, held equal per (event, DSO, symbol) — Self with
+//! `--sort dso,sym`, Children with `--children` — and per (event, DSO)
+//! with `--children --sort dso` against `function_total`'s definition per
+//! DSO; samples and periods exactly.
+//!
+//! Where they cannot be equal, each differing row must be one of these,
+//! each checked, not assumed (docs/testing.md):
+//!
+//! - **group read**: the capture's events read a group; `perfq report`,
+//!   as perf, delivers such a sample once per member whose counter moved,
+//!   with the delta as period, where the views count the `samples` row
+//!   once under its sampling event. The row must equal the views'
+//!   definitions applied to the delivered samples (`read_values`).
+//! - **DWARF inlining levels** (Children): an unwound user frame counts,
+//!   in perf and `perfq report`, once per inlining level named by its
+//!   DWARF function (`name (inlined)` where that is not the ELF symbol), in
+//!   the views once for its ELF symbol. The row must equal
+//!   `function_total` with those levels expanded from the `frames` table.
+//! - **unresolved callchain entry** (Children): perf and `perfq report`
+//!   name an unresolved frame of a callchain by the address recorded (a
+//!   return address as it is), the views by its DSO offset, else its
+//!   address, after the pc − 1 of return addresses: one frame, two names,
+//!   so the row has no counterpart. It must be unresolved, and the totals
+//!   of its (event, DSO), where names do not matter, must agree. A
+//!   sample's own unresolved address has one name on both sides (Self is
+//!   compared whole).
+//!
+//! Unresolved names are compared as numbers: perf prints 16 hex digits,
+//! the views as few as it takes.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// (capture, event name, DSO, symbol): the key both sides are compared by.
+/// Events are named, not numbered, because `perfq report` names them; two
+/// events of one name add up.
+type Key = (String, String, String, String);
+/// Samples and period.
+type Sums = BTreeMap<Key, (u64, u64)>;
+
+/// Why a row differs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Reason {
+    GroupRead,
+    InlineLevels,
+    UnresolvedChainEntry,
+}
+
+impl Reason {
+    fn text(self) -> &'static str {
+        match self {
+            Reason::GroupRead => "group read delivered per member",
+            Reason::InlineLevels => "DWARF inlining levels",
+            Reason::UnresolvedChainEntry => "unresolved callchain entry named otherwise",
+        }
+    }
+}
+
+/// An unresolved frame's name as a number, so that `0x00007f..` (perf's
+/// 16 digits, and 16 zeros for 0) and `0x7f..` (the views') meet.
+fn address_name(symbol: &str) -> Option<u64> {
+    if symbol == "0000000000000000" {
+        return Some(0);
+    }
+    let digits = symbol.strip_prefix("0x")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u64::from_str_radix(digits, 16).ok()
+}
+
+fn normalized(symbol: &str) -> String {
+    address_name(symbol).map_or_else(|| symbol.to_string(), |a| format!("{a:#x}"))
+}
+
+/// Runs `perfq query` over the dataset and parses its JSON rows.
+fn query(dataset: &Path, sql: &str) -> Vec<Value> {
+    let out = common::perfq(&[
+        "query",
+        dataset.to_str().expect("utf-8 path"),
+        sql,
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "perfq query {sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("a JSON array")
+}
+
+/// Every event: (capture, event_id) → (name, reads a group, carries a
+/// user stack).
+type Events = HashMap<(String, u64), (String, bool, bool)>;
+
+fn events(dataset: &Path) -> Events {
+    query(
+        dataset,
+        "SELECT capture, event_id, name, sample_type FROM events",
+    )
+    .iter()
+    .map(|r| {
+        let types = format!("|{}|", r["sample_type"].as_str().unwrap_or(""));
+        (
+            (
+                r["capture"].as_str().unwrap_or("").to_string(),
+                r["event_id"].as_u64().unwrap_or(u64::MAX),
+            ),
+            (
+                r["name"].as_str().unwrap_or("").to_string(),
+                types.contains("|READ|"),
+                types.contains("|STACK_USER|"),
+            ),
+        )
+    })
+    .collect()
+}
+
+/// Rows of (what, capture, event_id, symbol, dso, samples, period), summed
+/// by [`Key`] per `what`.
+fn sums(dataset: &Path, events: &Events, sql: &str) -> BTreeMap<String, Sums> {
+    let mut out: BTreeMap<String, Sums> = BTreeMap::new();
+    for r in query(dataset, sql) {
+        let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
+        let id = (s("capture"), r["event_id"].as_u64().unwrap_or(u64::MAX));
+        let event = events.get(&id).map_or_else(String::new, |e| e.0.clone());
+        let key = (s("capture"), event, s("dso"), normalized(&s("symbol")));
+        let e = out.entry(s("what")).or_default().entry(key).or_default();
+        e.0 += r["samples"].as_u64().expect("samples");
+        e.1 += r["period"].as_u64().expect("period");
+    }
+    out
+}
+
+/// Every oracle in one statement, so that `perfq query` computes the
+/// stack tables `function_total` reads once. Rows are (what, capture,
+/// event_id, symbol, dso, samples, period), `what` being
+///
+/// - `self`, `total`: the views `function_self` and `function_total`;
+/// - `dso`: `function_total`'s definition per DSO (the samples whose
+///   stack holds a frame of the DSO, each once), where frames' names do
+///   not matter (symbol empty);
+/// - `delivered self`, `delivered total`, `delivered dso`: the same three
+///   over the samples as perf delivers them, for the captures whose events
+///   read a group: each sample of a reading event once per member whose
+///   delta is not 0, as that member with the delta as period;
+/// - `expanded total`: `function_total` for the samples that carry a user
+///   stack, every resolved user frame counted once per inlining level as
+///   perf's `append_inlines` names them (the DWARF function, `(inlined)`
+///   unless it is the ELF symbol, `??` without a name); kernel frames come
+///   from the recorded callchain and keep their symbol.
+const ORACLES: &str = "WITH ev AS ( \
+       SELECT capture, event_id, \
+         strpos(concat('|', sample_type, '|'), '|READ|') > 0 AS reads, \
+         strpos(concat('|', sample_type, '|'), '|STACK_USER|') > 0 AS unwound \
+       FROM events \
+     ), reading AS (SELECT DISTINCT capture FROM ev WHERE reads), \
+     delivered AS ( \
+       SELECT s.capture AS capture, s.event_id AS event_id, s.period AS period, \
+         s.leaf_frame_id AS leaf_frame_id, s.stack_id AS stack_id \
+       FROM samples s \
+       JOIN ev e ON e.capture = s.capture AND e.event_id = s.event_id \
+       WHERE NOT e.reads AND s.capture IN (SELECT capture FROM reading) \
+       UNION ALL \
+       SELECT s.capture AS capture, r.event_id AS event_id, r.delta AS period, \
+         s.leaf_frame_id AS leaf_frame_id, s.stack_id AS stack_id \
+       FROM read_values r \
+       JOIN samples s ON s.capture = r.capture AND s.sample_id = r.sample_id \
+       JOIN ev e ON e.capture = s.capture AND e.event_id = s.event_id \
+       WHERE e.reads AND r.event_id IS NOT NULL AND r.delta > 0 \
+     ), set_dsos AS (SELECT DISTINCT set_id, dso FROM set_functions), \
+     unwound AS ( \
+       SELECT s.capture AS capture, s.sample_id AS sample_id, s.event_id AS event_id, \
+         s.period AS period, s.leaf_frame_id AS leaf_frame_id, s.stack_id AS stack_id \
+       FROM samples s JOIN ev e ON e.capture = s.capture AND e.event_id = s.event_id \
+       WHERE e.unwound \
+     ), unwound_frames AS ( \
+       SELECT capture, stack_id, unnest(frame_ids) AS frame_id FROM stacks \
+       WHERE frame_ids IS NOT NULL AND capture IN (SELECT capture FROM ev WHERE unwound) \
+     ), levels AS ( \
+       SELECT capture, frame_id, dso, \
+         CASE WHEN COALESCE(function, '??') = symbol THEN symbol \
+           ELSE concat(COALESCE(function, '??'), ' (inlined)') END AS symbol \
+       FROM frames \
+       WHERE symbol IS NOT NULL AND kind <> 'kernel' \
+         AND capture IN (SELECT capture FROM ev WHERE unwound) \
+     ), keyed AS ( \
+       SELECT u.capture AS capture, u.sample_id AS sample_id, u.event_id AS event_id, \
+         u.period AS period, ff.symbol AS symbol, ff.dso AS dso \
+       FROM unwound u \
+       JOIN frame_functions ff ON ff.capture = u.capture AND ff.frame_id = u.leaf_frame_id \
+       UNION ALL \
+       SELECT u.capture AS capture, u.sample_id AS sample_id, u.event_id AS event_id, \
+         u.period AS period, COALESCE(l.symbol, ff.symbol) AS symbol, \
+         COALESCE(l.dso, ff.dso) AS dso \
+       FROM unwound u \
+       JOIN unwound_frames uf ON uf.capture = u.capture AND uf.stack_id = u.stack_id \
+       JOIN frame_functions ff ON ff.capture = uf.capture AND ff.frame_id = uf.frame_id \
+       LEFT JOIN levels l ON l.capture = uf.capture AND l.frame_id = uf.frame_id \
+     ) \
+     SELECT 'self' AS what, capture, event_id, symbol, dso, \
+       CAST(samples AS BIGINT) AS samples, period FROM function_self \
+     UNION ALL \
+     SELECT 'total' AS what, capture, event_id, symbol, dso, \
+       CAST(samples AS BIGINT) AS samples, period FROM function_total \
+     UNION ALL \
+     SELECT 'dso' AS what, g.capture AS capture, g.event_id AS event_id, '' AS symbol, \
+       d.dso AS dso, CAST(SUM(g.samples) AS BIGINT) AS samples, SUM(g.period) AS period \
+     FROM ( \
+       SELECT s.capture AS capture, s.event_id AS event_id, ss.set_id AS set_id, \
+         COUNT(*) AS samples, SUM(s.period) AS period \
+       FROM samples s JOIN stack_sets ss ON ss.capture = s.capture AND ss.stack_id = s.stack_id \
+       GROUP BY s.capture, s.event_id, ss.set_id \
+     ) g JOIN set_dsos d ON d.set_id = g.set_id \
+     GROUP BY g.capture, g.event_id, d.dso \
+     UNION ALL \
+     SELECT 'delivered self' AS what, d.capture AS capture, d.event_id AS event_id, \
+       COALESCE(ff.symbol, '[unknown]') AS symbol, COALESCE(ff.dso, '[unknown]') AS dso, \
+       CAST(COUNT(*) AS BIGINT) AS samples, SUM(d.period) AS period \
+     FROM delivered d \
+     LEFT JOIN frame_functions ff ON ff.capture = d.capture AND ff.frame_id = d.leaf_frame_id \
+     GROUP BY d.capture, d.event_id, COALESCE(ff.symbol, '[unknown]'), \
+       COALESCE(ff.dso, '[unknown]') \
+     UNION ALL \
+     SELECT 'delivered total' AS what, d.capture AS capture, d.event_id AS event_id, \
+       fs.symbol AS symbol, fs.dso AS dso, CAST(COUNT(*) AS BIGINT) AS samples, \
+       SUM(d.period) AS period \
+     FROM delivered d \
+     JOIN stack_sets ss ON ss.capture = d.capture AND ss.stack_id = d.stack_id \
+     JOIN set_functions fs ON fs.set_id = ss.set_id \
+     GROUP BY d.capture, d.event_id, fs.symbol, fs.dso \
+     UNION ALL \
+     SELECT 'delivered dso' AS what, d.capture AS capture, d.event_id AS event_id, \
+       '' AS symbol, sd.dso AS dso, CAST(COUNT(*) AS BIGINT) AS samples, \
+       SUM(d.period) AS period \
+     FROM delivered d \
+     JOIN stack_sets ss ON ss.capture = d.capture AND ss.stack_id = d.stack_id \
+     JOIN set_dsos sd ON sd.set_id = ss.set_id \
+     GROUP BY d.capture, d.event_id, sd.dso \
+     UNION ALL \
+     SELECT 'expanded total' AS what, capture, event_id, symbol, dso, \
+       CAST(COUNT(*) AS BIGINT) AS samples, SUM(period) AS period \
+     FROM (SELECT DISTINCT capture, sample_id, event_id, period, symbol, dso FROM keyed) k \
+     GROUP BY capture, event_id, symbol, dso";
+
+/// `perfq report --format json --sort SORT` of one capture (with
+/// `--children`: its total columns), summed by [`Key`].
+fn report(file: &Path, capture: &str, sort: &str, children: bool) -> Sums {
+    let f = file.to_str().expect("utf-8 path");
+    let mut args = vec!["report", "--sort", sort, "--format", "json", f];
+    if children {
+        args.push("--children");
+    }
+    let out = common::perfq(&args);
+    assert!(
+        out.status.success(),
+        "perfq report {f}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).expect("report JSON");
+    let mut sums = Sums::new();
+    for r in rows {
+        let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
+        let u = |k: &str| r[k].as_u64().unwrap_or(0);
+        let v = if children {
+            (u("total_samples"), u("total_period"))
+        } else {
+            (u("samples"), u("period"))
+        };
+        if v.0 == 0 {
+            continue;
+        }
+        let key = (
+            capture.to_string(),
+            s("event"),
+            s("dso"),
+            normalized(&s("symbol")),
+        );
+        let e = sums.entry(key).or_default();
+        e.0 += v.0;
+        e.1 += v.1;
+    }
+    sums
+}
+
+/// The captures: every testdata capture, then every corpus capture that
+/// perf (6.1, installed) reads.
+fn captures() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(common::root().join("testdata"))
+        .expect("testdata")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "data"))
+        .collect();
+    files.sort();
+    match common::corpus() {
+        Some(corpus) => files.extend(
+            common::catalog(&corpus)
+                .iter()
+                .filter(|e| e["script61"].as_str().is_some_and(|s| s.starts_with("OK")))
+                .map(|e| corpus.join(e["path"].as_str().expect("path"))),
+        ),
+        None => eprintln!(
+            "SKIPPED: ../shared/corpus is absent; report and views compared on testdata only"
+        ),
+    }
+    files
+}
+
+/// The rows of one capture.
+fn of_capture(m: Option<&Sums>, capture: &str) -> Sums {
+    let from = (
+        capture.to_string(),
+        String::new(),
+        String::new(),
+        String::new(),
+    );
+    m.into_iter()
+        .flat_map(|m| m.range(from.clone()..))
+        .take_while(|(k, _)| k.0 == capture)
+        .map(|(k, v)| (k.clone(), *v))
+        .collect()
+}
+
+#[test]
+fn report_equals_function_views() {
+    let files = captures();
+    // One dataset for all of them, converted once.
+    let dir = common::scratch("report-views", "dataset");
+    let dataset = dir.join("ds");
+    let mut args: Vec<&str> = vec!["convert", "-o", dataset.to_str().expect("utf-8 path")];
+    args.extend(files.iter().map(|f| f.to_str().expect("utf-8 path")));
+    let o = common::perfq(&args);
+    // "FILE -> DIR/capture=<id>" per capture (identical files share one).
+    let capture_of: BTreeMap<PathBuf, String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.split_once(" -> "))
+        .filter_map(|(f, d)| {
+            let (_, id) = d.split_once("capture=")?;
+            let id = id.split(' ').next().unwrap_or(id);
+            Some((PathBuf::from(f), id.to_string()))
+        })
+        .collect();
+
+    let events = events(&dataset);
+    let reading: BTreeSet<&str> = events
+        .iter()
+        .filter(|(_, e)| e.1)
+        .map(|(k, _)| k.0.as_str())
+        .collect();
+    let unwinding: BTreeSet<(&str, &str)> = events
+        .iter()
+        .filter(|(_, e)| e.2)
+        .map(|(k, e)| (k.0.as_str(), e.0.as_str()))
+        .collect();
+    let oracles = sums(&dataset, &events, ORACLES);
+    let oracle = |what: &str, capture: &str| of_capture(oracles.get(what), capture);
+
+    // Rows compared and equal per mode; differing rows per reason.
+    let mut compared: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut unresolved_names = 0usize;
+    let mut differences: BTreeMap<(&str, Reason), usize> = BTreeMap::new();
+    let mut failures = Vec::new();
+    let mut done = BTreeSet::new();
+    for file in &files {
+        let Some(capture) = capture_of.get(file) else {
+            panic!(
+                "{} not converted: {}",
+                file.display(),
+                String::from_utf8_lossy(&o.stderr)
+            );
+        };
+        // Identical files are one capture: compared once.
+        if !done.insert(capture.clone()) {
+            continue;
+        }
+        let reads = reading.contains(capture.as_str());
+        // (event, DSO) whose totals per DSO agree: where frames' names do
+        // not matter.
+        let mut dso_agrees: BTreeSet<(String, String)> = BTreeSet::new();
+        for (mode, sort, children) in [
+            ("dso", "dso", true),
+            ("self", "dso,sym", false),
+            ("total", "dso,sym", true),
+        ] {
+            let ours = report(file, capture, sort, children);
+            let theirs = oracle(mode, capture);
+            let delivered = oracle(&format!("delivered {mode}"), capture);
+            let expanded = oracle("expanded total", capture);
+            let keys: BTreeSet<&Key> = ours.keys().chain(theirs.keys()).collect();
+            let counts = compared.entry(mode).or_default();
+            for key in keys {
+                counts.0 += 1;
+                let unresolved = address_name(&key.3).is_some();
+                unresolved_names += usize::from(unresolved);
+                let (a, b) = (ours.get(key), theirs.get(key));
+                let group_read = reads && a == delivered.get(key);
+                if mode == "dso" && (a == b || group_read) {
+                    dso_agrees.insert((key.1.clone(), key.2.clone()));
+                }
+                if a == b {
+                    counts.1 += 1;
+                    continue;
+                }
+                let reason = if group_read {
+                    Some(Reason::GroupRead)
+                } else if mode == "total"
+                    && unwinding.contains(&(capture.as_str(), key.1.as_str()))
+                    && a == expanded.get(key)
+                {
+                    Some(Reason::InlineLevels)
+                } else if mode == "total"
+                    && unresolved
+                    && dso_agrees.contains(&(key.1.clone(), key.2.clone()))
+                {
+                    Some(Reason::UnresolvedChainEntry)
+                } else {
+                    None
+                };
+                match reason {
+                    Some(r) => *differences.entry((mode, r)).or_default() += 1,
+                    None => failures.push(format!(
+                        "{} {mode} {key:?}: report {a:?}, oracle {b:?}",
+                        file.display()
+                    )),
+                }
+            }
+        }
+    }
+    let captures = done.len();
+    let rows: Vec<String> = compared
+        .iter()
+        .map(|(mode, (n, eq))| format!("{mode} {eq} of {n}"))
+        .collect();
+    let differ: Vec<String> = differences
+        .iter()
+        .map(|((mode, r), n)| format!("{mode}: {n} {}", r.text()))
+        .collect();
+    println!(
+        "report vs views: {captures} captures; rows (per event; dso,sym and per DSO) equal: {} \
+         ({unresolved_names} rows with unresolved names); differences by reason: {}",
+        rows.join(", "),
+        if differ.is_empty() {
+            "none".to_string()
+        } else {
+            differ.join(", ")
+        }
+    );
+    assert!(
+        failures.is_empty(),
+        "{} rows differ for no known reason:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(captures >= 8, "{captures} captures compared");
+    let _ = std::fs::remove_dir_all(&dir);
+}
