@@ -1,6 +1,9 @@
-//! The dataset read by engines that are not perfq: DuckDB and pyarrow from
-//! PyPI, in a virtualenv this test creates. The example queries of
-//! docs/schema.md, run as written, give perfq report's numbers.
+//! The dataset read by engines that are not perfq: DuckDB, pyarrow,
+//! Polars and pyspark from PyPI, in a virtualenv this test creates (Spark
+//! also needs Java). The example queries of docs/schema.md, run as
+//! written, give perfq report's numbers; perfq's standard and topdown
+//! views, created unchanged in DuckDB and in Spark SQL, give `perfq
+//! query`'s.
 
 mod common;
 
@@ -281,31 +284,93 @@ print(json.dumps({"self": rows(top_self), "total": rows(total), "group_m": rows(
     std::fs::remove_dir_all(Path::new(&out)).ok();
 }
 
-/// Runs `queries` in DuckDB over `dataset`'s tables (every capture's
+/// An engine other than perfq that the views must run on unchanged.
+#[derive(Clone, Copy, Debug)]
+enum Engine {
+    DuckDb,
+    /// Spark SQL in local mode (`local[1]`), through pyspark.
+    Spark,
+}
+
+impl Engine {
+    fn name(self) -> &'static str {
+        match self {
+            Engine::DuckDb => "DuckDB",
+            Engine::Spark => "Spark",
+        }
+    }
+
+    /// The Python that runs the engine, or why there is none (the test
+    /// then prints "SKIPPED: ..." and passes).
+    fn python(self) -> Result<std::path::PathBuf, &'static str> {
+        let py = venv().ok_or("no python3 with a venv and PyPI access")?;
+        match self {
+            Engine::DuckDb => Ok(py),
+            Engine::Spark if spark(&py) => Ok(py),
+            Engine::Spark => Err("no Java or pyspark"),
+        }
+    }
+}
+
+/// Runs `queries` in `engine` over `dataset`'s tables (every capture's
 /// Parquet files, hive-partitioned by `capture`) after creating `views`
-/// (name, SQL) in order: each query's rows as JSON objects. The views go
-/// through a file: the topdown ones are too long for a command line.
-fn duckdb_rows(
+/// (name, SQL) in order, each as its text says: each query's rows as
+/// JSON objects, numbers as numbers (Spark's decimals too). The views in
+/// `keep` are computed once and kept, as `perfq query` keeps the stack
+/// tables: Spark computes a view again at each use, and does not reuse a
+/// cached one whose plan holds a recursive CTE. Spark runs one session,
+/// `local[1]` without its UI, with the settings docs/distributed.md
+/// gives. The views go through a file: the topdown ones are too long for
+/// a command line.
+fn engine_rows(
+    engine: Engine,
     py: &Path,
     dataset: &Path,
     views: &[(String, String)],
     queries: &[&str],
 ) -> Vec<Vec<Value>> {
     let script = r#"
-import json, sys, glob, os
-import duckdb
-d, views, queries = sys.argv[1], json.load(open(sys.argv[2])), json.loads(sys.argv[3])
-con = duckdb.connect()
+import decimal, glob, json, os, sys
+engine, d = sys.argv[1], sys.argv[2]
+views, queries, keep = json.load(open(sys.argv[3])), json.loads(sys.argv[4]), json.loads(sys.argv[5])
 tables = sorted(set(os.path.basename(p)[:-len(".parquet")] for p in glob.glob(d + "/capture=*/*.parquet")))
-for t in tables:
-    con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{d}/capture=*/{t}.parquet', hive_partitioning=1, union_by_name=1)")
+if engine == "DuckDB":
+    import duckdb
+    con = duckdb.connect()
+    for t in tables:
+        con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{d}/capture=*/{t}.parquet', "
+                    "hive_partitioning=1, hive_types={'capture': VARCHAR}, union_by_name=1)")
+    view = lambda name, sql: con.execute(f"CREATE VIEW {name} AS {sql}")
+    kept = lambda name, sql: con.execute(f"CREATE TABLE {name} AS {sql}")
+    def rows(q):
+        cur = con.execute(q)
+        cols = [c[0] for c in cur.description]
+        return [dict(zip(cols, r)) for r in cur.fetchall()]
+else:
+    from pyspark.sql import SparkSession
+    spark = (SparkSession.builder.master("local[1]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+        .config("spark.sql.cteRecursionLevelLimit", "-1")
+        .config("spark.sql.cteRecursionRowLimit", "-1")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    for t in tables:
+        (spark.read.option("basePath", d).option("mergeSchema", "true")
+            .parquet(f"{d}/capture=*/{t}.parquet").createOrReplaceTempView(t))
+    view = lambda name, sql: spark.sql(f"CREATE TEMPORARY VIEW {name} AS {sql}")
+    kept = lambda name, sql: spark.sql(sql).localCheckpoint().createOrReplaceTempView(name)
+    rows = lambda q: [r.asDict() for r in spark.sql(q).collect()]
 for name, sql in views:
-    con.execute(f"CREATE VIEW {name} AS {sql}")
-out = []
-for q in queries:
-    cur = con.execute(q)
-    cols = [c[0] for c in cur.description]
-    out.append([dict(zip(cols, r)) for r in cur.fetchall()])
+    (kept if name in keep else view)(name, sql)
+def plain(v):
+    if isinstance(v, decimal.Decimal):
+        return int(v) if v == v.to_integral_value() else float(v)
+    return v
+out = [[{k: plain(v) for k, v in r.items()} for r in rows(q)] for q in queries]
+if engine == "Spark":
+    spark.stop()
 print(json.dumps(out))
 "#;
     let views_file = dataset.join("views.json");
@@ -314,31 +379,56 @@ print(json.dumps(out))
         .args([
             "-c",
             script,
+            engine.name(),
             dataset.to_str().expect("path"),
             views_file.to_str().expect("path"),
             &serde_json::to_string(queries).expect("json"),
+            &serde_json::to_string(perfq_query::views::STACK_TABLES).expect("json"),
         ])
         .output()
         .expect("python");
     assert!(
         run.status.success(),
-        "{}",
+        "{}: {}",
+        engine.name(),
         String::from_utf8_lossy(&run.stderr)
     );
     serde_json::from_slice(&run.stdout).expect("json from python")
 }
 
-/// perfq's standard views (crates/query/sql/*.sql) run unchanged on DuckDB
-/// over a dataset of three captures and give the numbers `perfq query`
-/// gives for the same views: per-function self and total, and each
-/// stack's functions.
-#[test]
-fn standard_views_run_unchanged_on_duckdb() {
-    let Some(py) = venv() else {
-        eprintln!("SKIPPED: no python3 with a venv and PyPI access; DuckDB not checked");
-        return;
+/// `perfq query`'s rows for `q` over `dataset`, as JSON objects.
+fn perfq_rows(dataset: &Path, q: &str) -> Vec<Value> {
+    let o = common::perfq(&[
+        "query",
+        dataset.to_str().expect("path"),
+        q,
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: Vec<Value> = serde_json::from_slice(&o.stdout).expect("json");
+    assert!(!rows.is_empty(), "{q}");
+    rows
+}
+
+/// perfq's standard views (crates/query/sql/*.sql) run unchanged on
+/// `engine` over a dataset of three captures and give the rows `perfq
+/// query` gives for the same views: each frame's function (unresolved
+/// ones by their address in hex), per-function self and total, the
+/// number of function sets, and each stack's functions in order.
+fn standard_views_run_unchanged_on(engine: Engine) {
+    let py = match engine.python() {
+        Ok(py) => py,
+        Err(why) => {
+            eprintln!("SKIPPED: {why}; {} not checked", engine.name());
+            return;
+        }
     };
-    let out = std::env::temp_dir().join(format!("perfq-engines-views-{}", std::process::id()));
+    let out = std::env::temp_dir().join(format!(
+        "perfq-engines-views-{}-{}",
+        engine.name(),
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&out);
     let mut args = vec!["convert", "-o", out.to_str().expect("path")];
     let files: Vec<std::path::PathBuf> = ["fp.data", "multi.data", "dwarf.data"]
@@ -353,15 +443,16 @@ fn standard_views_run_unchanged_on_duckdb() {
         .map(|v| (v.name.to_string(), v.sql.to_string()))
         .collect();
     let queries = [
+        "SELECT capture, CAST(frame_id AS BIGINT) AS frame_id, symbol, dso FROM frame_functions",
         "SELECT capture, event_id, symbol, dso, CAST(samples AS BIGINT) AS samples, \
          CAST(period AS BIGINT) AS period FROM function_self",
         "SELECT capture, event_id, symbol, dso, CAST(samples AS BIGINT) AS samples, \
          CAST(period AS BIGINT) AS period FROM function_total",
-        "SELECT capture, CAST(stack_id AS BIGINT) AS stack_id, \
-         array_to_string(symbols, ';') AS symbols, array_to_string(dsos, ';') AS dsos \
-         FROM stack_symbols",
+        "SELECT COUNT(*) AS stacks, COUNT(DISTINCT set_id) AS sets FROM stack_sets",
+        "SELECT capture, CAST(stack_id AS BIGINT) AS stack_id, CAST(position AS BIGINT) AS position, \
+         symbol, dso FROM stack_symbols",
     ];
-    let duck = duckdb_rows(&py, &out, &views, &queries);
+    let theirs = engine_rows(engine, &py, &out, &views, &queries);
     // Rows as sorted lines, each engine's own order aside.
     let lines = |rows: &[Value]| {
         let mut v: Vec<String> = rows
@@ -379,40 +470,58 @@ fn standard_views_run_unchanged_on_duckdb() {
         v.sort();
         v
     };
-    for (q, duck_rows) in queries.iter().zip(&duck) {
-        let o = common::perfq(&["query", out.to_str().expect("path"), q, "--format", "json"]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let ours: Vec<Value> = serde_json::from_slice(&o.stdout).expect("json");
-        assert!(!ours.is_empty(), "{q}");
-        let (a, b) = (lines(&ours), lines(duck_rows));
+    let mut unresolved = 0;
+    for (q, their_rows) in queries.iter().zip(&theirs) {
+        let (a, b) = (lines(&perfq_rows(&out, q)), lines(their_rows));
         let only_ours: Vec<&String> = a.iter().filter(|l| !b.contains(l)).take(5).collect();
-        let only_duck: Vec<&String> = b.iter().filter(|l| !a.contains(l)).take(5).collect();
+        let only_theirs: Vec<&String> = b.iter().filter(|l| !a.contains(l)).take(5).collect();
         assert!(
-            a.len() == b.len() && only_ours.is_empty() && only_duck.is_empty(),
-            "{q}: {} rows and {} rows; only perfq's: {only_ours:?}; only DuckDB's: {only_duck:?}",
+            a.len() == b.len() && only_ours.is_empty() && only_theirs.is_empty(),
+            "{q}: {} rows and {} rows; only perfq's: {only_ours:?}; only {}'s: {only_theirs:?}",
             a.len(),
-            b.len()
+            b.len(),
+            engine.name()
         );
+        unresolved += a.iter().filter(|l| l.contains("symbol=\"0x")).count();
     }
+    // The hex digits are computed in SQL: some frames must need them.
+    assert!(unresolved > 0, "no frame named by its address");
     println!(
-        "engines: {} standard views run unchanged on DuckDB, same rows as perfq query",
-        views.len()
+        "engines: {} standard views run unchanged on {}, same rows as perfq query",
+        views.len(),
+        engine.name()
     );
     std::fs::remove_dir_all(&out).ok();
 }
 
-/// The topdown views (`perfq_query::topdown::view_sql`) run unchanged on
-/// DuckDB over a topdown capture's dataset, next to the standard views,
-/// and give `perfq query`'s numbers: per-function self and total shares,
-/// standard errors and flags.
 #[test]
-fn topdown_views_run_unchanged_on_duckdb() {
-    let Some(py) = venv() else {
-        eprintln!("SKIPPED: no python3 with a venv and PyPI access; DuckDB not checked");
-        return;
+fn standard_views_run_unchanged_on_duckdb() {
+    standard_views_run_unchanged_on(Engine::DuckDb);
+}
+
+#[test]
+fn standard_views_run_unchanged_on_spark() {
+    standard_views_run_unchanged_on(Engine::Spark);
+}
+
+/// The topdown views (`perfq_query::topdown::view_sql`) run unchanged on
+/// `engine` over a topdown capture's dataset, next to the standard views,
+/// and give `perfq query`'s numbers: per-function self and total shares,
+/// standard errors and flags, and thread rows.
+fn topdown_views_run_unchanged_on(engine: Engine) {
+    let py = match engine.python() {
+        Ok(py) => py,
+        Err(why) => {
+            eprintln!("SKIPPED: {why}; {} not checked", engine.name());
+            return;
+        }
     };
     let root = common::root();
-    let out = std::env::temp_dir().join(format!("perfq-engines-td-{}", std::process::id()));
+    let out = std::env::temp_dir().join(format!(
+        "perfq-engines-td-{}-{}",
+        engine.name(),
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&out);
     // From the repository root: the capture maps testdata/td-demo by that
     // relative path.
@@ -443,7 +552,7 @@ fn topdown_views_run_unchanged_on_duckdb() {
          flag_memory_bound, low_samples FROM topdown_function_total",
         "SELECT pid, tid, n, retiring, backend_bound FROM topdown_thread",
     ];
-    let duck = duckdb_rows(&py, &out, &views, &queries);
+    let theirs = engine_rows(engine, &py, &out, &views, &queries);
     let key = |r: &Value| {
         ["symbol", "dso", "pid", "tid"]
             .iter()
@@ -451,24 +560,22 @@ fn topdown_views_run_unchanged_on_duckdb() {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    for (q, duck_rows) in queries.iter().zip(&duck) {
-        let o = common::perfq(&["query", out.to_str().expect("path"), q, "--format", "json"]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let ours: Vec<Value> = serde_json::from_slice(&o.stdout).expect("json");
-        assert!(!ours.is_empty(), "{q}");
-        assert_eq!(ours.len(), duck_rows.len(), "{q}");
+    for (q, their_rows) in queries.iter().zip(&theirs) {
+        let ours = perfq_rows(&out, q);
+        assert_eq!(ours.len(), their_rows.len(), "{q}");
         for r in &ours {
-            let d = duck_rows
+            let d = their_rows
                 .iter()
                 .find(|d| key(d) == key(r))
-                .unwrap_or_else(|| panic!("{q}: {} not in DuckDB's rows", key(r)));
+                .unwrap_or_else(|| panic!("{q}: {} not in {}'s rows", key(r), engine.name()));
             for (col, v) in r.as_object().expect("row") {
                 let w = &d[col];
                 match (v.as_f64(), w.as_f64()) {
                     (Some(a), Some(b)) if v.is_f64() || w.is_f64() => assert!(
                         (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12),
-                        "{q}: {} {col}: {a} vs DuckDB {b}",
-                        key(r)
+                        "{q}: {} {col}: {a} vs {} {b}",
+                        key(r),
+                        engine.name()
                     ),
                     _ => assert_eq!(v, w, "{q}: {} {col}", key(r)),
                 }
@@ -476,8 +583,67 @@ fn topdown_views_run_unchanged_on_duckdb() {
         }
     }
     println!(
-        "engines: {} topdown views run unchanged on DuckDB, same numbers as perfq query",
-        views.len() - perfq_query::views::VIEWS.len()
+        "engines: {} topdown views run unchanged on {}, same numbers as perfq query",
+        views.len() - perfq_query::views::VIEWS.len(),
+        engine.name()
     );
     std::fs::remove_dir_all(&out).ok();
+}
+
+#[test]
+fn topdown_views_run_unchanged_on_duckdb() {
+    topdown_views_run_unchanged_on(Engine::DuckDb);
+}
+
+#[test]
+fn topdown_views_run_unchanged_on_spark() {
+    topdown_views_run_unchanged_on(Engine::Spark);
+}
+
+/// docs/distributed.md creates the views in `VIEWS`' order and keeps the
+/// `STACK_TABLES`, in each of its scripts: its lists are the code's.
+#[test]
+fn distributed_doc_lists_the_views_in_order() {
+    let doc = std::fs::read_to_string(common::root().join("docs/distributed.md"))
+        .expect("docs/distributed.md");
+    let views: Vec<&str> = perfq_query::views::VIEWS.iter().map(|v| v.name).collect();
+    let mut keep: Vec<&str> = perfq_query::views::STACK_TABLES.to_vec();
+    keep.sort_unstable();
+    // The words from each `start` to the first `end` after it.
+    let lists = |start: &str, end: &str| -> Vec<Vec<String>> {
+        doc.match_indices(start)
+            .map(|(i, _)| {
+                let rest = &doc[i + start.len()..];
+                let body = &rest[..rest.find(end).unwrap_or(rest.len())];
+                body.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .filter(|w| !w.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .collect()
+    };
+    let python = lists("VIEWS = [", "]");
+    // The spark-sql script's loop (the Python loops read topdown.json).
+    let shell: Vec<Vec<String>> = lists("for v in ", "; do")
+        .into_iter()
+        .filter(|l| !l.iter().any(|w| w == "json"))
+        .collect();
+    assert_eq!(python.len(), 2, "the pyspark and DuckDB scripts");
+    assert_eq!(shell.len(), 1, "the spark-sql script");
+    for l in python.iter().chain(&shell) {
+        assert_eq!(l, &views, "docs/distributed.md");
+    }
+    for mut l in lists("KEEP = {", "}") {
+        l.sort_unstable();
+        assert_eq!(l, keep, "docs/distributed.md");
+    }
+    // The spark-sql script's `case` pattern of the kept tables.
+    let pattern = doc
+        .lines()
+        .map(str::trim)
+        .find(|l| l.ends_with(')') && l.contains('|'))
+        .expect("the spark-sql script's kept tables");
+    let mut case: Vec<&str> = pattern.trim_end_matches(')').split('|').collect();
+    case.sort_unstable();
+    assert_eq!(case, keep, "docs/distributed.md");
 }

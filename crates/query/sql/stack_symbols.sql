@@ -1,16 +1,17 @@
--- stack_symbols: each sampled stack as its functions' names.
+-- stack_symbols: each sampled stack's frames as functions, one row per
+-- frame, leaf first.
 --
 --   capture, stack_id  → stacks
---   symbols            list<utf8>: the function of every frame, leaf first
---   dsos               list<utf8>: their DSOs
-SELECT u.capture AS capture, u.stack_id AS stack_id,
-  array_agg(COALESCE(ff.symbol, '[unknown]') ORDER BY u.position) AS symbols,
-  array_agg(COALESCE(ff.dso, '[unknown]') ORDER BY u.position) AS dsos
-FROM (
-  SELECT capture, stack_id, unnest(frame_ids) AS frame_id,
-    unnest(range(CAST(array_length(frame_ids) AS BIGINT))) AS position
-  FROM stacks
-  WHERE frame_ids IS NOT NULL
-) u
-LEFT JOIN frame_functions ff ON ff.capture = u.capture AND ff.frame_id = u.frame_id
-GROUP BY u.capture, u.stack_id
+--   position           1 for the leaf frame, 2 for its caller, ...
+--   symbol, dso        the frame's function (frame_functions), [unknown]
+--                      for a frame the frames table lacks
+--
+-- Rows rather than lists: no aggregate that keeps an order is spelled
+-- the same in DataFusion, DuckDB and Spark. A stack as lists:
+-- `array_agg(symbol ORDER BY position)` in DataFusion and DuckDB, in
+-- Spark `transform(array_sort(collect_list(struct(position, symbol))),
+-- x -> x.symbol)`, each grouped by capture and stack_id.
+SELECT sf.capture AS capture, sf.stack_id AS stack_id, sf.position AS position,
+  COALESCE(ff.symbol, '[unknown]') AS symbol, COALESCE(ff.dso, '[unknown]') AS dso
+FROM stack_frames sf
+LEFT JOIN frame_functions ff ON ff.capture = sf.capture AND ff.frame_id = sf.frame_id

@@ -1,5 +1,6 @@
 //! The topdown views of a session over a generated capture's dataset:
 //! they exist under their documented names and agree with `topdown::run`.
+//! The stack frames perfq unnests are those the portable view walks.
 
 use std::path::PathBuf;
 
@@ -126,5 +127,78 @@ fn views_answer_as_run_does() {
             "{symbol}: {se} {want}"
         );
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `stack_frames` as `views::keep_stack_tables` defines it for DataFusion
+/// (`stacks.frame_ids` unnested) and as the view other engines run (a
+/// walk up the stack tree) are the same rows, over three real captures
+/// and a generated one with stacks 30 to 60 deep.
+#[test]
+fn stack_frames_unnested_as_walked() {
+    let dir = std::env::temp_dir().join(format!("perfq-stack-frames-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let demo = root().join("testdata/td-demo");
+    let binary = Binary::open(&demo).unwrap();
+    let workload = Workload::new(&binary, &demo.to_string_lossy());
+    let names: Vec<String> = binary.functions().iter().map(|f| f.name.clone()).collect();
+    let deep = dir.join("deep.data");
+    workload
+        .write(
+            &deep,
+            &presets::get("sapphirerapids").unwrap(),
+            &CallTree::random(&names, (30, 60), 40, 7),
+            3000,
+        )
+        .unwrap();
+    let dataset = dir.join("dataset");
+    let copt = perfq_writer::convert::Options {
+        force: false,
+        symbols: Some(perfq_symbolize::Config::default()),
+    };
+    let mut files: Vec<PathBuf> = ["fp.data", "multi.data", "dwarf.data"]
+        .iter()
+        .map(|f| root().join("testdata").join(f))
+        .collect();
+    files.push(deep);
+    for f in &files {
+        perfq_writer::convert::convert(f, &dataset, &copt, &mut |_, _| {}).unwrap();
+    }
+    let rows = |session: &Session| {
+        let b = session
+            .sql(
+                "SELECT capture, CAST(stack_id AS BIGINT) AS s, CAST(position AS BIGINT) AS p, \
+                 CAST(frame_id AS BIGINT) AS f FROM stack_frames ORDER BY capture, s, p",
+            )
+            .unwrap();
+        let mut out = Vec::new();
+        for b in &b {
+            let c = perfq_query::arrow::compute::cast(
+                b.column(0),
+                &perfq_query::arrow::datatypes::DataType::Utf8,
+            )
+            .unwrap();
+            let c = c.as_string::<i32>();
+            let n = |i: usize| {
+                b.column(i)
+                    .as_primitive::<perfq_query::arrow::datatypes::Int64Type>()
+                    .clone()
+            };
+            let (s, p, f) = (n(1), n(2), n(3));
+            for r in 0..b.num_rows() {
+                out.push((c.value(r).to_string(), s.value(r), p.value(r), f.value(r)));
+            }
+        }
+        out
+    };
+    let kept = Session::open(&dataset).unwrap();
+    perfq_query::views::keep_stack_tables(&kept).unwrap();
+    let walked = Session::open(&dataset).unwrap();
+    perfq_query::views::register(&walked).unwrap();
+    let (a, b) = (rows(&kept), rows(&walked));
+    assert!(a.len() > 20_000, "{} frames", a.len());
+    assert!(a.iter().any(|r| r.2 >= 30), "no deep stack");
+    assert!(a == b, "{} rows unnested, {} walked", a.len(), b.len());
     let _ = std::fs::remove_dir_all(&dir);
 }

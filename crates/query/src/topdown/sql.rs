@@ -34,6 +34,9 @@ use crate::topdown::{By, Mode};
 const SLACK: f64 = 0.0005;
 /// How far the level-1 shares may sum from 1 before the row says so.
 const SUM_SLACK: f64 = 0.005;
+/// The text type a percentage is cast to in `issues`: Spark wants
+/// VARCHAR's length, and STRING is not standard SQL (Trino lacks it).
+const TEXT: &str = "VARCHAR(32)";
 
 /// A SQL string literal.
 pub(crate) fn quote(s: &str) -> String {
@@ -277,8 +280,8 @@ pub(crate) fn query(
             n = n.name
         ));
         reasons.push(format!(
-            "CASE WHEN {v} < -{SLACK} THEN concat('{} ', CAST(ROUND({v} * 100, 2) AS VARCHAR), '% clamped to 0') \
-             WHEN {v} > 1 + {SLACK} THEN concat('{} ', CAST(ROUND({v} * 100, 2) AS VARCHAR), '% clamped to 100') END",
+            "CASE WHEN {v} < -{SLACK} THEN concat('{} ', CAST(ROUND({v} * 100, 2) AS {TEXT}), '% clamped to 0') \
+             WHEN {v} > 1 + {SLACK} THEN concat('{} ', CAST(ROUND({v} * 100, 2) AS {TEXT}), '% clamped to 100') END",
             n.name, n.name
         ));
     }
@@ -291,7 +294,7 @@ pub(crate) fn query(
         let sum = level1.join(" + ");
         reasons.push(format!(
             "CASE WHEN ABS({sum} - 1) > {SUM_SLACK} THEN concat('level-1 shares sum to ', \
-             CAST(ROUND(({sum}) * 100, 2) AS VARCHAR), '%') END"
+             CAST(ROUND(({sum}) * 100, 2) AS {TEXT}), '%') END"
         ));
     }
     reasons.push("CASE WHEN n = 0 THEN 'no samples' END".into());
