@@ -22,6 +22,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::{perfq_cached as perfq, perfq_cached_ok as perfq_ok};
 use perfq_testgen::{presets, Binary, CallTree, Workload};
 use serde_json::Value;
 
@@ -66,24 +67,6 @@ const FUNCTIONS: [&str; 5] = [
     "write_output",
     "only_when_slow",
 ];
-
-fn perfq(args: &[&str], cache: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_perfq"))
-        .args(args)
-        .env("PERFQ_CACHE_DIR", cache)
-        .output()
-        .expect("run perfq")
-}
-
-fn perfq_ok(args: &[&str], cache: &Path) -> String {
-    let out = perfq(args, cache);
-    assert!(
-        out.status.success(),
-        "perfq {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
 
 /// The program built and recorded at normal speed (A) and slowed (B), or
 /// `None` after saying why not.

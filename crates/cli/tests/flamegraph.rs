@@ -25,31 +25,12 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::{perfq_cached as perfq, perfq_cached_ok as perfq_ok};
 use perfq_testgen::{presets, Binary, CallTree, Workload};
 use serde_json::Value;
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("fg", name)
-}
-
-/// Runs perfq with its own cache, from the repository root.
-fn perfq(args: &[&str], cache: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_perfq"))
-        .args(args)
-        .env("PERFQ_CACHE_DIR", cache)
-        .current_dir(common::root())
-        .output()
-        .expect("run perfq")
-}
-
-fn perfq_ok(args: &[&str], cache: &Path) -> String {
-    let out = perfq(args, cache);
-    assert!(
-        out.status.success(),
-        "perfq {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
 }
 
 // ---------------------------------------------------------------------

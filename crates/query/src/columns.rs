@@ -1,11 +1,14 @@
 //! Reading query results back into Rust values, a column at a time, for
-//! the small per-stack and per-function results of `flamegraph` and
-//! `diff`. Integer widths differ between dataset versions and between an
+//! the small tables the topdown plan reads and the per-stack and
+//! per-function results of `flamegraph` and `diff`; and SQL string
+//! literals for the statements they write. Integer widths differ between dataset versions and between an
 //! aggregate's result types (`COUNT` is Int64, `SUM` of u64 is UInt64), so
 //! every column is cast to the type the caller reads.
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray};
-use datafusion::arrow::datatypes::{ArrowPrimitiveType, DataType, Int64Type, UInt64Type};
+use datafusion::arrow::datatypes::{
+    ArrowPrimitiveType, DataType, Int64Type, UInt32Type, UInt64Type,
+};
 use datafusion::arrow::record_batch::RecordBatch;
 
 use crate::Error;
@@ -38,6 +41,11 @@ fn numbers<T: ArrowPrimitiveType>(
 /// An unsigned integer column.
 pub(crate) fn u64s(b: &RecordBatch, col: &str) -> Result<Vec<Option<u64>>, Error> {
     numbers::<UInt64Type>(b, col)
+}
+
+/// An unsigned 32-bit integer column.
+pub(crate) fn u32s(b: &RecordBatch, col: &str) -> Result<Vec<Option<u32>>, Error> {
+    numbers::<UInt32Type>(b, col)
 }
 
 /// A signed integer column.

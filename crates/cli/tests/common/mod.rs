@@ -45,13 +45,26 @@ pub fn perfq(args: &[&str]) -> Output {
 }
 
 /// Runs the perfq binary with its own conversion cache (`PERFQ_CACHE_DIR`),
-/// so that tests of `topdown` and `query` on files do not share one.
+/// so that tests of `topdown` and `query` on files do not share one, from
+/// the repository root (`testdata/...` names its files).
 pub fn perfq_cached(args: &[&str], cache: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_perfq"))
         .args(args)
         .env("PERFQ_CACHE_DIR", cache)
+        .current_dir(root())
         .output()
         .expect("run perfq")
+}
+
+/// [`perfq_cached`]'s standard output, once it has succeeded.
+pub fn perfq_cached_ok(args: &[&str], cache: &Path) -> String {
+    let out = perfq_cached(args, cache);
+    assert!(
+        out.status.success(),
+        "perfq {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
 }
 
 /// A fresh folder of its own for one test: `perfq-<tag>-<name>-<pid>`

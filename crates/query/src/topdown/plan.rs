@@ -6,15 +6,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use datafusion::arrow::array::{ArrayRef, AsArray};
-use datafusion::arrow::datatypes::{ArrowPrimitiveType, DataType, UInt32Type, UInt64Type};
-use datafusion::arrow::record_batch::RecordBatch;
 use perfq_topdown::{
     by_name, detect, pmu_types, role_of, Compiled, CpuInfo, EventKey, Expr, Model, PmuClass,
     PmuInfo, SetUse,
 };
 
-use crate::topdown::sql::quote;
+use crate::columns::{quote, strings, u32s, u64s};
 use crate::{Error, Session};
 
 /// Read-value columns the samples table carries (`m0` .. `m15`).
@@ -96,39 +93,6 @@ pub struct Plans {
     pub warnings: Vec<String>,
     /// Captures with no usable topdown events, and what they would need.
     pub unusable: Vec<String>,
-}
-
-/// Column `col` of a batch cast to `to` (the small tables' integer
-/// widths differ between dataset versions and engines' results).
-fn cast_column(b: &RecordBatch, col: &str, to: &DataType) -> Result<ArrayRef, Error> {
-    let a = b
-        .column_by_name(col)
-        .ok_or_else(|| Error::Shape(format!("no column {col}")))?;
-    datafusion::arrow::compute::cast(a, to).map_err(|e| Error::Shape(format!("{col}: {e}")))
-}
-
-fn strings(b: &RecordBatch, col: &str) -> Result<Vec<Option<String>>, Error> {
-    let a = cast_column(b, col, &DataType::Utf8)?;
-    Ok(a.as_string::<i32>()
-        .iter()
-        .map(|v| v.map(str::to_string))
-        .collect())
-}
-
-fn numbers<T: ArrowPrimitiveType>(
-    b: &RecordBatch,
-    col: &str,
-) -> Result<Vec<Option<T::Native>>, Error> {
-    let a = cast_column(b, col, &T::DATA_TYPE)?;
-    Ok(a.as_primitive::<T>().iter().collect())
-}
-
-fn u64s(b: &RecordBatch, col: &str) -> Result<Vec<Option<u64>>, Error> {
-    numbers::<UInt64Type>(b, col)
-}
-
-fn u32s(b: &RecordBatch, col: &str) -> Result<Vec<Option<u32>>, Error> {
-    numbers::<UInt32Type>(b, col)
 }
 
 /// Reads the small tables and plans the topdown queries. `only` limits

@@ -26,6 +26,7 @@ use std::collections::BTreeSet;
 use perfq_topdown::expr::Op;
 use perfq_topdown::{layer, CompiledNode, Expr, LEVEL1};
 
+use crate::columns::quote;
 use crate::topdown::plan::{SetPlan, Source};
 use crate::topdown::{By, Mode};
 
@@ -37,11 +38,6 @@ const SUM_SLACK: f64 = 0.005;
 /// The text type a percentage is cast to in `issues`: Spark wants
 /// VARCHAR's length, and STRING is not standard SQL (Trino lacks it).
 const TEXT: &str = "VARCHAR(32)";
-
-/// A SQL string literal.
-pub(crate) fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
-}
 
 fn list(ids: &[u32]) -> String {
     ids.iter()

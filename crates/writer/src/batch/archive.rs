@@ -169,6 +169,19 @@ fn spool_copy(spool: &Path, start: &[u8], rest: &mut dyn Read) -> std::io::Resul
     Ok(file)
 }
 
+/// The archive's build-id cache folder, made on its first member.
+fn symbols_dir(
+    symbols: &mut Option<Arc<SpoolDir>>,
+    spool: &Path,
+) -> std::io::Result<Arc<SpoolDir>> {
+    if let Some(d) = symbols {
+        return Ok(d.clone());
+    }
+    let d = SpoolDir(spool_name(spool, "symbols"));
+    std::fs::create_dir_all(&d.0)?;
+    Ok(symbols.insert(Arc::new(d)).clone())
+}
+
 fn tar_members(
     reader: Box<dyn Read>,
     spool: &Path,
@@ -193,14 +206,7 @@ fn tar_members(
             .unwrap_or_else(|_| String::from_utf8_lossy(&entry.path_bytes()).into_owned());
         last.clone_from(&name);
         if is_symbol_member(&name) {
-            let dir = match &symbols {
-                Some(d) => d.clone(),
-                None => {
-                    let d = SpoolDir(spool_name(spool, "symbols"));
-                    std::fs::create_dir_all(&d.0).map_err(|e| fail(&name, e))?;
-                    symbols.insert(Arc::new(d)).clone()
-                }
-            };
+            let dir = symbols_dir(&mut symbols, spool).map_err(|e| fail(&name, e))?;
             // `unpack_in` refuses members that would land outside it.
             entry.unpack_in(&dir.0).map_err(|e| fail(&name, e))?;
             continue;
@@ -239,14 +245,7 @@ fn zip_members(file: File, spool: &Path, found: &mut dyn FnMut(Member)) -> Resul
         if !is_symbol_member(&name) || m.is_dir() {
             continue;
         }
-        let dir = match &symbols {
-            Some(d) => d.clone(),
-            None => {
-                let d = SpoolDir(spool_name(spool, "symbols"));
-                std::fs::create_dir_all(&d.0).map_err(|e| format!("{}: {e}", d.0.display()))?;
-                symbols.insert(Arc::new(d)).clone()
-            }
-        };
+        let dir = symbols_dir(&mut symbols, spool).map_err(|e| format!("member {name}: {e}"))?;
         let dest = dir.0.join(rel);
         let write = (|| -> std::io::Result<()> {
             if let Some(parent) = dest.parent() {
