@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use perfq_query::Session;
 use perfq_symbolize::Config;
+use perfq_writer::batch::{self, Status};
 use perfq_writer::convert;
 
 /// A command's dataset, and the capture in it when the input was a file.
@@ -110,57 +111,45 @@ impl Drop for TempDataset {
 }
 
 /// Converts `file` into `dataset` (unless it holds it already) and gives
-/// the capture's id.
+/// the capture's id: `perfq batch`'s path with this one input, so that a
+/// capture another perfq converted into the cache first is found there.
 fn converted(file: &Path, dataset: &Path, symbols: &Config) -> anyhow::Result<String> {
-    std::fs::create_dir_all(dataset).with_context(|| format!("creating {}", dataset.display()))?;
-    let bar = indicatif::ProgressBar::new(0).with_style(
-        indicatif::ProgressStyle::with_template(
-            "converting {msg} {wide_bar} {bytes}/{total_bytes}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    bar.set_message(file.display().to_string());
-    let copt = convert::Options {
-        force: false,
-        symbols: Some(symbols.clone()),
+    let opt = batch::Options {
+        jobs: 1,
+        convert: convert::Options {
+            force: false,
+            symbols: Some(symbols.clone()),
+        },
     };
-    let result = convert::convert(file, dataset, &copt, &mut |done, total| {
-        bar.set_length(total);
-        bar.set_position(done);
-    });
-    bar.finish_and_clear();
-    // Another perfq converting the same capture into the cache may have
-    // finished first: its folder is as good as ours.
-    let result = match result {
-        Err(perfq_writer::Error::Exists(dir)) => Ok(convert::Conversion::Present { dir }),
-        Err(perfq_writer::Error::Io { path, .. })
-            if path.is_dir()
-                && path
-                    .file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("capture=")) =>
-        {
-            Ok(convert::Conversion::Present { dir: path })
-        }
-        r => r,
+    let bar = crate::batch::Bar::new();
+    let outcomes = batch::run(&[file.to_path_buf()], dataset, &opt, &bar)
+        .with_context(|| format!("converting {}", file.display()))?;
+    bar.finish();
+    let [o] = outcomes.as_slice() else {
+        anyhow::bail!(
+            "{} holds {} captures: convert them with perfq batch and name the dataset",
+            file.display(),
+            outcomes.len()
+        );
     };
-    let dir = match result.with_context(|| format!("converting {}", file.display()))? {
-        convert::Conversion::Present { dir } => dir,
-        convert::Conversion::Written(c) => {
-            for w in &c.warnings {
+    match &o.status {
+        Status::Failed(e) => anyhow::bail!("converting {}: {e}", file.display()),
+        Status::Present => {}
+        Status::Converted {
+            warnings, error, ..
+        } => {
+            for w in warnings {
                 eprintln!("perfq: warning: {}: {w}", file.display());
             }
-            if let Some(e) = &c.error {
+            if let Some(e) = error {
                 eprintln!(
                     "perfq: warning: {}: {e} (what came before it is used)",
                     file.display()
                 );
             }
-            c.dir
         }
-    };
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Ok(name.strip_prefix("capture=").unwrap_or(&name).to_string())
+    }
+    o.capture
+        .clone()
+        .with_context(|| format!("converting {}: no capture id", file.display()))
 }

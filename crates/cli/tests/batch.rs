@@ -354,6 +354,8 @@ fn killed_batch_resumes_with_every_capture_once() {
     seen.sort();
     assert_eq!(seen, want, "every capture once, whole");
     assert!(leftovers(&dataset).is_empty(), "{:?}", leftovers(&dataset));
+    // ~100 MB of generated captures and their dataset.
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
