@@ -5,7 +5,7 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use perfq_query::arrow::array::{ArrayRef, Float64Array, StringArray, UInt64Array};
 use perfq_query::arrow::datatypes::{DataType, Field, Schema};
@@ -13,9 +13,9 @@ use perfq_query::arrow::record_batch::RecordBatch;
 use perfq_symbolize::Config;
 use perfq_writer::batch::{self, Outcome as Capture, Status};
 use perfq_writer::convert;
-use rustc_hash::FxHashMap;
 
 use crate::output::{self, QueryFormat};
+use crate::progress::Bar;
 use crate::Outcome;
 
 /// Options of `perfq batch`.
@@ -127,73 +127,4 @@ fn summary(outcomes: &[Capture]) -> anyhow::Result<(Arc<Schema>, RecordBatch)> {
         Arc::new(StringArray::from_iter(outcomes.iter().map(reason))),
     ];
     Ok((schema.clone(), RecordBatch::try_new(schema, columns)?))
-}
-
-/// The overall progress bar: bytes of the captures found so far, read by
-/// their conversions; drawn only when stderr is a terminal.
-pub struct Bar {
-    bar: indicatif::ProgressBar,
-    state: Mutex<BarState>,
-}
-
-#[derive(Default)]
-struct BarState {
-    /// Bytes read so far of each capture being converted.
-    reading: FxHashMap<usize, u64>,
-    found: usize,
-    done: usize,
-}
-
-impl Bar {
-    pub fn new() -> Bar {
-        let bar = indicatif::ProgressBar::new(0).with_style(
-            indicatif::ProgressStyle::with_template("{msg} {wide_bar} {bytes}/{total_bytes} {eta}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        Bar {
-            bar,
-            state: Mutex::new(BarState::default()),
-        }
-    }
-
-    /// Clears the bar.
-    pub fn finish(&self) {
-        self.bar.finish_and_clear();
-    }
-
-    fn message(&self, s: &BarState) {
-        self.bar
-            .set_message(format!("{}/{} captures", s.done, s.found));
-    }
-}
-
-impl batch::Observer for Bar {
-    fn found(&self, _index: usize, _input: &str, bytes: u64) {
-        self.bar.inc_length(bytes);
-        if let Ok(mut s) = self.state.lock() {
-            s.found += 1;
-            self.message(&s);
-        }
-    }
-
-    fn progress(&self, index: usize, done: u64, _total: u64) {
-        if let Ok(mut s) = self.state.lock() {
-            let before = s.reading.insert(index, done).unwrap_or(0);
-            self.bar.inc(done.saturating_sub(before));
-        }
-    }
-
-    fn finished(&self, o: &Capture) {
-        if let Ok(mut s) = self.state.lock() {
-            let read = s.reading.remove(&o.index).unwrap_or(0);
-            self.bar.inc(o.bytes.saturating_sub(read));
-            s.done += 1;
-            self.message(&s);
-        }
-        if o.is_failure() {
-            if let Status::Failed(e) = &o.status {
-                self.bar.println(format!("perfq: {}: {e}", o.input));
-            }
-        }
-    }
 }

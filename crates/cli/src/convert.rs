@@ -28,7 +28,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             symbols: opt.symbols.clone(),
         },
     };
-    let bar = crate::batch::Bar::new();
+    let bar = crate::progress::Bar::new();
     let outcomes = batch::run(&opt.files, &opt.output, &bopt, &bar)?;
     bar.finish();
     let mut problems = Vec::new();

@@ -1,17 +1,21 @@
 //! `perfq dump`: every sample, every decoded field, in time order.
 
 use std::fmt::Write as _;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use perfq_reader::{Capture, EventRef, MemberDelta, ReadDeltas, Sample};
 use serde_json::json;
 
 use crate::jsonw::Obj;
+use crate::progress::ReadBar;
 use crate::{sideband, DumpFormat, DumpRecords, Outcome};
 use perfq_symbolize::{
     Config, FrameLookup, LocationInterner, Resolved, StackUnwinder, Symbolizer, Tracker,
 };
+
+/// Progress is reported every this many records.
+const PROGRESS_EVERY: u64 = 1 << 16;
 
 const CSV_HEADER: &str = "offset,event,time,pid,tid,cpu,cpumode,ip,addr,id,stream_id,period,weight,data_src,phys_addr,cgroup,callchain,read";
 
@@ -100,7 +104,22 @@ pub fn run(
     if let DumpFormat::Csv = format {
         writeln!(out, "{CSV_HEADER}")?;
     }
-    while let Some(r) = records.next_ok(&mut error) {
+    // Lines on a terminal show the progress themselves; a bar between them
+    // would only garble them.
+    let bar = if std::io::stdout().is_terminal() {
+        ReadBar::hidden()
+    } else {
+        ReadBar::new(&path.display().to_string())
+    };
+    let mut seen = 0u64;
+    loop {
+        seen += 1;
+        if seen.is_multiple_of(PROGRESS_EVERY) {
+            bar.update(records.stats().data_bytes, capture.file_len());
+        }
+        let Some(r) = records.next_ok(&mut error) else {
+            break;
+        };
         if r.kind != perfq_reader::RecordType::SAMPLE {
             if let Some(sym) = symbols.as_mut() {
                 if let Ok((data, _)) = capture.parse(&r) {
@@ -191,6 +210,7 @@ pub fn run(
             DumpFormat::Csv => write_csv(out, &offset, name, &sample, &members, &capture)?,
         }
     }
+    bar.finish();
     let mut problems = Vec::new();
     for w in records.warnings() {
         eprintln!("perfq: warning: {}: {w}", path.display());

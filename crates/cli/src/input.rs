@@ -121,7 +121,7 @@ fn converted(file: &Path, dataset: &Path, symbols: &Config) -> anyhow::Result<St
             symbols: Some(symbols.clone()),
         },
     };
-    let bar = crate::batch::Bar::new();
+    let bar = crate::progress::Bar::new();
     let outcomes = batch::run(&[file.to_path_buf()], dataset, &opt, &bar)
         .with_context(|| format!("converting {}", file.display()))?;
     bar.finish();

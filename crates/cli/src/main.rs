@@ -11,6 +11,7 @@ mod info;
 mod input;
 mod jsonw;
 mod output;
+mod progress;
 mod query;
 mod report;
 mod sideband;

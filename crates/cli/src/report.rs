@@ -9,6 +9,7 @@ use perfq_query::report::{self, Report, Row};
 use perfq_symbolize::Config;
 use serde_json::json;
 
+use crate::progress::ReadBar;
 use crate::Outcome;
 
 /// How rows are keyed.
@@ -54,7 +55,8 @@ pub struct Options {
 }
 
 pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let report = report::run(
+    let bar = ReadBar::new(&path.display().to_string());
+    let report = report::run_with_progress(
         path,
         &report::Options {
             children: opt.children,
@@ -62,7 +64,15 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
             event: opt.event.clone(),
             symbols: opt.symbols.clone(),
         },
-    )?;
+        &mut |done, total| {
+            bar.update(done, total);
+            if done == total {
+                bar.stage("symbolizing");
+            }
+        },
+    );
+    bar.finish();
+    let report = report?;
     match opt.format {
         ReportFormat::Json => json_rows(&report, opt.children, out)?,
         ReportFormat::Csv => csv_rows(&report, opt.children, out)?,

@@ -156,6 +156,20 @@ fn perf_address(a: u64) -> String {
 /// Reads the capture at `path` (`-` for standard input) in time order and
 /// reports it.
 pub fn run(path: &Path, opt: &Options) -> Result<Report, Error> {
+    run_with_progress(path, opt, &mut |_, _| {})
+}
+
+/// Progress is reported every this many records.
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+/// [`run`], calling `progress` now and then with (bytes of the capture
+/// read, its size) while it reads the records; symbolizing and summing
+/// follow the last call.
+pub fn run_with_progress(
+    path: &Path,
+    opt: &Options,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Report, Error> {
     let capture = Capture::open(path)?;
     let events = capture.events();
     let mut tracker = Tracker::new(&capture);
@@ -202,7 +216,15 @@ pub fn run(path: &Path, opt: &Options) -> Result<Report, Error> {
     let mut any_expanded = false;
     let mut lookups: Vec<FrameLookup> = Vec::new();
     let mut records = capture.records_by_time();
-    while let Some(r) = records.next_ok(&mut error) {
+    let mut seen = 0u64;
+    loop {
+        seen += 1;
+        if seen.is_multiple_of(PROGRESS_EVERY) {
+            progress(records.stats().data_bytes, capture.file_len());
+        }
+        let Some(r) = records.next_ok(&mut error) else {
+            break;
+        };
         if r.kind != RecordType::SAMPLE {
             if let Ok((data, _)) = capture.parse(&r) {
                 tracker.observe(&data);
@@ -271,6 +293,7 @@ pub fn run(path: &Path, opt: &Options) -> Result<Report, Error> {
             samples.push((ev.0, period, leaf, chain_start, chain_end));
         }
     }
+    progress(capture.file_len(), capture.file_len());
     let mut symbolizer = symbolizer;
     symbolizer.set_inline(any_expanded);
     let resolved = symbolizer.resolve_all(&tracker, &locations);

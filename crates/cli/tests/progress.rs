@@ -1,0 +1,117 @@
+//! Long-running commands show a progress bar on a terminal and are quiet
+//! otherwise: each is run once under a pseudo-terminal (util-linux
+//! `script`), where its bar must be drawn, and once with pipes, where its
+//! standard error may hold its messages and nothing else.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{scratch, testdata};
+
+/// More records than the commands' progress interval (65,536), so that
+/// their bars are drawn while they read, not only at the end.
+const SAMPLES: u64 = 70_000;
+
+/// A generated capture of the test program large enough for a bar.
+fn capture(dir: &Path) -> std::path::PathBuf {
+    let preset = perfq_testgen::presets::get("sapphirerapids").expect("preset");
+    let demo = testdata("td-demo");
+    let binary = perfq_testgen::Binary::open(&demo).expect("td-demo");
+    let workload = perfq_testgen::Workload::new(&binary, &demo.to_string_lossy());
+    let path = dir.join("long.data");
+    workload
+        .write(&path, &preset, &perfq_testgen::CallTree::td_demo(), SAMPLES)
+        .expect("generate");
+    path
+}
+
+/// Quotes `s` for sh.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// What a terminal shows while `perfq args...` runs with its standard
+/// output sent to `stdout_to` (the terminal itself when `None`), or `None`
+/// without `script`.
+fn on_terminal(args: &[&str], stdout_to: Option<&Path>, cache: &Path) -> Option<String> {
+    let mut line = std::iter::once(env!("CARGO_BIN_EXE_perfq"))
+        .chain(args.iter().copied())
+        .map(sh_quote)
+        .collect::<Vec<_>>()
+        .join(" ");
+    if let Some(f) = stdout_to {
+        line.push_str(&format!(" > {}", sh_quote(&f.to_string_lossy())));
+    }
+    let out = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env("TERM", "xterm")
+        .env("PERFQ_CACHE_DIR", cache)
+        .output()
+        .ok()?;
+    assert!(out.status.success(), "{line}: {out:?}");
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// `perfq args...` with pipes: its standard error, once it succeeded.
+fn piped_stderr(args: &[&str], cache: &Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_perfq"))
+        .args(args)
+        .env("PERFQ_CACHE_DIR", cache)
+        .output()
+        .expect("run perfq");
+    assert!(out.status.success(), "perfq {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn long_commands_draw_a_bar_on_a_terminal_only() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: util-linux script is not installed (no pseudo-terminal to test on)");
+        return;
+    }
+    let dir = scratch("progress", "bars");
+    let file = capture(&dir);
+    let f = file.to_str().expect("path");
+    let name = "long.data";
+    let ds = |n: &str| dir.join(n).to_string_lossy().into_owned();
+    let (ds1, ds2, ds3, ds4) = (ds("ds1"), ds("ds2"), ds("ds3"), ds("ds4"));
+    let sink = dir.join("dump.jsonl");
+    // (arguments, standard output to a file, what the bar shows)
+    let cases: Vec<(Vec<&str>, bool, &str)> = vec![
+        (vec!["report", f], false, name),
+        (vec!["report", "--children", f], false, name),
+        (vec!["dump", f], true, name),
+        (vec!["convert", f, "-o", &ds1], false, "captures"),
+        (vec!["batch", f, "-o", &ds2], false, "captures"),
+        (vec!["topdown", f], false, "captures"),
+    ];
+    for (i, (args, to_file, shows)) in cases.iter().enumerate() {
+        let cache = dir.join(format!("cache-t{i}"));
+        let screen =
+            on_terminal(args, to_file.then_some(sink.as_path()), &cache).expect("script runs");
+        assert!(
+            screen.contains(shows),
+            "perfq {args:?} on a terminal drew no bar (looked for {shows:?}):\n{screen}"
+        );
+        // The same with pipes (a dataset of its own, so it converts again).
+        let args: Vec<&str> = args
+            .iter()
+            .map(|a| match *a {
+                a if a == ds1 => ds3.as_str(),
+                a if a == ds2 => ds4.as_str(),
+                a => a,
+            })
+            .collect();
+        let cache = dir.join(format!("cache-p{i}"));
+        // Notes and warnings may be there (the generated capture's kernel
+        // is not this one), nothing else.
+        let err = piped_stderr(&args, &cache);
+        assert!(
+            err.lines().all(|l| l.starts_with("perfq: ")) && !err.contains(['\r', '\x1b']),
+            "perfq {args:?} drew on a pipe's stderr: {err:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
