@@ -9,9 +9,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use perfq_query::diff::{self, Counts};
 use perfq_query::Session;
-use perfq_symbolize::Config;
 
-use crate::input::Input;
+use crate::input::{Conversion, Input};
 use crate::output::{self, QueryFormat};
 use crate::Outcome;
 
@@ -32,14 +31,13 @@ pub struct Options {
     pub event: Option<String>,
     pub format: QueryFormat,
     pub output: Option<PathBuf>,
-    pub no_cache: bool,
-    pub symbols: Config,
+    pub conversion: Conversion,
 }
 
 pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     output::check(opt.format, opt.output.as_deref())?;
-    let a = Input::open(&opt.a, opt.no_cache, &opt.symbols)?;
-    let b = Input::open(&opt.b, opt.no_cache, &opt.symbols)?;
+    let a = Input::open(&opt.a, &opt.conversion)?;
+    let b = Input::open(&opt.b, &opt.conversion)?;
     let sa = one_capture(&a, &opt.a)?;
     let sb = one_capture(&b, &opt.b)?;
     let ea = diff::sampled_events(&sa).with_context(|| opt.a.display().to_string())?;

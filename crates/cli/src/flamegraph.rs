@@ -10,9 +10,8 @@ use anyhow::Context;
 use inferno::flamegraph::color::{Color as Rgb, PaletteMap};
 use perfq_query::flamegraph::{self as fg, Folded, Shading, Weight};
 use perfq_query::Session;
-use perfq_symbolize::Config;
 
-use crate::input::Input;
+use crate::input::{Conversion, Input};
 use crate::output;
 use crate::Outcome;
 
@@ -34,15 +33,14 @@ pub struct Options {
     pub color: Color,
     pub capture: Option<String>,
     pub samples: bool,
-    pub no_cache: bool,
-    pub symbols: Config,
+    pub conversion: Conversion,
 }
 
 pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     if opt.folded && opt.color == Color::Topdown {
         anyhow::bail!("--color topdown colours the SVG; --folded writes no colours");
     }
-    let input = Input::open(&opt.input, opt.no_cache, &opt.symbols)?;
+    let input = Input::open(&opt.input, &opt.conversion)?;
     let (session, capture) = match (&input.capture, &opt.capture) {
         (Some(_), Some(_)) => anyhow::bail!(
             "--capture chooses a capture of a dataset folder; {} is a single capture",

@@ -11,6 +11,34 @@ use perfq_symbolize::Config;
 use perfq_writer::batch::{self, Status};
 use perfq_writer::convert;
 
+/// The options of every command that takes a perf.data file or a dataset:
+/// how a file becomes a dataset.
+#[derive(clap::Args)]
+pub struct InputArgs {
+    /// Convert a perf.data file into a temporary dataset instead of the cache.
+    #[arg(long)]
+    no_cache: bool,
+    #[command(flatten)]
+    sources: crate::symbols::SymbolSources,
+}
+
+impl InputArgs {
+    /// Checks the symbol sources given.
+    pub fn resolve(self) -> anyhow::Result<Conversion> {
+        Ok(Conversion {
+            no_cache: self.no_cache,
+            symbols: self.sources.resolve()?.config(true),
+        })
+    }
+}
+
+/// How a perf.data input is converted: into the cache (or a temporary
+/// dataset with `--no-cache`), symbolized with these sources.
+pub struct Conversion {
+    pub no_cache: bool,
+    pub symbols: Config,
+}
+
 /// A command's dataset, and the capture in it when the input was a file.
 pub struct Input {
     /// The dataset folder.
@@ -25,7 +53,7 @@ impl Input {
     /// A dataset folder as it is; one capture's `capture=<id>` folder of a
     /// dataset as that capture; a file converted (unless the cache has it
     /// already).
-    pub fn open(input: &Path, no_cache: bool, symbols: &Config) -> anyhow::Result<Input> {
+    pub fn open(input: &Path, conversion: &Conversion) -> anyhow::Result<Input> {
         let capture_dir = input
             .file_name()
             .and_then(|n| n.to_str())
@@ -50,7 +78,7 @@ impl Input {
             });
         }
         let mut temp = None;
-        let dataset = if no_cache {
+        let dataset = if conversion.no_cache {
             let d = std::env::temp_dir().join(format!("perfq-dataset-{}", std::process::id()));
             temp = Some(TempDataset(d.clone()));
             d
@@ -58,7 +86,7 @@ impl Input {
             cache_dir()
                 .context("no cache folder: set PERFQ_CACHE_DIR or HOME, or use --no-cache")?
         };
-        let id = converted(input, &dataset, symbols)?;
+        let id = converted(input, &dataset, &conversion.symbols)?;
         Ok(Input {
             dataset,
             capture: Some(id),

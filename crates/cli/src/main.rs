@@ -129,11 +129,8 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = topdown::Format::Table)]
         format: topdown::Format,
-        /// Convert a perf.data file into a temporary dataset instead of the cache.
-        #[arg(long)]
-        no_cache: bool,
         #[command(flatten)]
-        sources: symbols::SymbolSources,
+        input_args: input::InputArgs,
     },
     /// Run SQL over a dataset or a perf.data file: every table and the
     /// documented views (docs/schema.md) are registered.
@@ -153,11 +150,8 @@ enum Command {
         /// Only this capture of a dataset (its id, `capture=<id>`).
         #[arg(long, value_name = "ID")]
         capture: Option<String>,
-        /// Convert a perf.data file into a temporary dataset instead of the cache.
-        #[arg(long)]
-        no_cache: bool,
         #[command(flatten)]
-        sources: symbols::SymbolSources,
+        input_args: input::InputArgs,
     },
     /// Folded stacks, or an interactive flame graph (SVG), optionally
     /// coloured by each function's dominant top-down category.
@@ -184,11 +178,8 @@ enum Command {
         /// Only this capture of a dataset (its id, `capture=<id>`).
         #[arg(long, value_name = "ID")]
         capture: Option<String>,
-        /// Convert a perf.data file into a temporary dataset instead of the cache.
-        #[arg(long)]
-        no_cache: bool,
         #[command(flatten)]
-        sources: symbols::SymbolSources,
+        input_args: input::InputArgs,
     },
     /// Compare two captures per function or DSO: the change in share of
     /// samples (or period) and in top-down categories, largest first, with
@@ -211,11 +202,8 @@ enum Command {
         /// Write the result to this file (atomically) instead of standard output.
         #[arg(short, long)]
         output: Option<PathBuf>,
-        /// Convert perf.data files into a temporary dataset instead of the cache.
-        #[arg(long)]
-        no_cache: bool,
         #[command(flatten)]
-        sources: symbols::SymbolSources,
+        input_args: input::InputArgs,
     },
     /// Convert many captures into one dataset, in parallel: perf.data files,
     /// folders (searched recursively), globs and archives (.tar, .tar.gz,
@@ -347,10 +335,8 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             cpu_model,
             min_samples,
             format,
-            no_cache,
-            sources,
+            input_args,
         } => {
-            let sources = sources.resolve()?;
             let opt = topdown::Options {
                 input,
                 level,
@@ -360,8 +346,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 cpu_model,
                 min_samples,
                 format,
-                no_cache,
-                symbols: sources.config(true),
+                conversion: input_args.resolve()?,
             };
             topdown::run(&opt, &mut out)?
         }
@@ -371,18 +356,15 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             format,
             output,
             capture,
-            no_cache,
-            sources,
+            input_args,
         } => {
-            let sources = sources.resolve()?;
             let opt = query::Options {
                 input,
                 sql,
                 format,
                 output,
                 capture,
-                no_cache,
-                symbols: sources.config(true),
+                conversion: input_args.resolve()?,
             };
             query::run(&opt, &mut out)?
         }
@@ -394,10 +376,8 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             event,
             color,
             capture,
-            no_cache,
-            sources,
+            input_args,
         } => {
-            let sources = sources.resolve()?;
             let opt = flamegraph::Options {
                 input,
                 output,
@@ -406,8 +386,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 color,
                 capture,
                 samples,
-                no_cache,
-                symbols: sources.config(true),
+                conversion: input_args.resolve()?,
             };
             flamegraph::run(&opt, &mut out)?
         }
@@ -418,10 +397,8 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             event,
             format,
             output,
-            no_cache,
-            sources,
+            input_args,
         } => {
-            let sources = sources.resolve()?;
             let opt = diff::Options {
                 a,
                 b,
@@ -429,8 +406,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 event,
                 format,
                 output,
-                no_cache,
-                symbols: sources.config(true),
+                conversion: input_args.resolve()?,
             };
             diff::run(&opt, &mut out)?
         }

@@ -8,9 +8,8 @@ use std::path::PathBuf;
 
 use perfq_query::topdown;
 use perfq_query::Session;
-use perfq_symbolize::Config;
 
-use crate::input::Input;
+use crate::input::{Conversion, Input};
 use crate::output::{self, QueryFormat};
 use crate::Outcome;
 
@@ -21,13 +20,12 @@ pub struct Options {
     pub format: QueryFormat,
     pub output: Option<PathBuf>,
     pub capture: Option<String>,
-    pub no_cache: bool,
-    pub symbols: Config,
+    pub conversion: Conversion,
 }
 
 pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     output::check(opt.format, opt.output.as_deref())?;
-    let input = Input::open(&opt.input, opt.no_cache, &opt.symbols)?;
+    let input = Input::open(&opt.input, &opt.conversion)?;
     let session = match (&input.capture, &opt.capture) {
         (Some(_), Some(_)) => anyhow::bail!(
             "--capture chooses a capture of a dataset folder; {} is a single capture",

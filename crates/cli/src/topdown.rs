@@ -6,9 +6,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use perfq_query::topdown::{self, By, Mode, NodeInfo, Report, Row};
-use perfq_symbolize::Config;
 
-use crate::input::Input;
+use crate::input::{Conversion, Input};
 use crate::Outcome;
 
 /// Output formats.
@@ -45,12 +44,11 @@ pub struct Options {
     pub cpu_model: Option<String>,
     pub min_samples: u64,
     pub format: Format,
-    pub no_cache: bool,
-    pub symbols: Config,
+    pub conversion: Conversion,
 }
 
 pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let input = Input::open(&opt.input, opt.no_cache, &opt.symbols)?;
+    let input = Input::open(&opt.input, &opt.conversion)?;
     let session = input.session()?;
     let capture = input.capture.clone();
     let by = match (opt.interval_ms, opt.by) {

@@ -77,18 +77,17 @@ fn recorded() -> Option<(PathBuf, PathBuf, PathBuf)> {
     }
     let dir = common::scratch("diff", "program");
     std::fs::write(dir.join("slow.c"), PROGRAM).expect("write source");
-    let built = Command::new("gcc")
-        .args([
+    let built = common::gcc(
+        &dir,
+        &[
             "-O2",
             "-g",
             "-fno-omit-frame-pointer",
             "slow.c",
             "-o",
             "slow",
-        ])
-        .current_dir(&dir)
-        .status()
-        .is_ok_and(|s| s.success());
+        ],
+    );
     if !built {
         eprintln!("SKIPPED: gcc is not available; perfq diff not checked");
         return None;

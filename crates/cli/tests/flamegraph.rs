@@ -520,41 +520,6 @@ fn folded_stacks_of_testdata_equal_perf_scripts() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// Builds the report test's C program (and its shared library) in `dir`:
-/// own functions, an always-inlined helper, a library, libc.
-fn build_c_program(dir: &Path) -> bool {
-    let src = common::root().join("crates/cli/tests/programs");
-    let cc = |args: &[&str]| {
-        Command::new("gcc")
-            .args(args)
-            .current_dir(dir)
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    let lib = src.join("libhot.c");
-    let prog = src.join("prog.c");
-    cc(&[
-        "-O2",
-        "-g",
-        "-fno-omit-frame-pointer",
-        "-shared",
-        "-fPIC",
-        lib.to_str().expect("path"),
-        "-o",
-        "libhot.so",
-    ]) && cc(&[
-        "-O2",
-        "-g",
-        "-fno-omit-frame-pointer",
-        prog.to_str().expect("path"),
-        "-L.",
-        "-lhot",
-        "-Wl,-rpath,$ORIGIN",
-        "-o",
-        "prog",
-    ])
-}
-
 fn record(dir: &Path, out: &str, callgraph: &[&str]) -> PathBuf {
     let data = dir.join(out);
     let mut args = vec![
@@ -582,23 +547,9 @@ fn record(dir: &Path, out: &str, callgraph: &[&str]) -> PathBuf {
     data
 }
 
-/// The C program recorded here, or `None` after saying why not.
-fn recorded_program(test: &str) -> Option<PathBuf> {
-    if !common::have_perf() || !common::can_record() {
-        eprintln!("SKIPPED: perf cannot record here; {test} not checked");
-        return None;
-    }
-    let dir = scratch(test);
-    if !build_c_program(&dir) {
-        eprintln!("SKIPPED: gcc is not available; {test} not checked");
-        return None;
-    }
-    Some(dir)
-}
-
 #[test]
 fn folded_stacks_of_a_recorded_program_equal_perf_scripts() {
-    let Some(dir) = recorded_program("recorded") else {
+    let Some(dir) = common::c_program_or_skip("fg", "recorded", "recorded") else {
         return;
     };
     let cache = dir.join("cache");
@@ -802,7 +753,7 @@ fn function_of(title: &str) -> &str {
 
 #[test]
 fn the_svg_renders_in_chromium() {
-    let Some(dir) = recorded_program("svg") else {
+    let Some(dir) = common::c_program_or_skip("fg", "svg", "svg") else {
         return;
     };
     let Some(chromium) = chromium() else {

@@ -12,44 +12,6 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// Builds the C test program and its shared library into a temp dir.
-fn build_c_program(test: &str) -> Option<PathBuf> {
-    let src = common::root().join("crates/cli/tests/programs");
-    // One directory per test: tests of this file run in parallel.
-    let dir = std::env::temp_dir().join(format!("perfq-report-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).ok()?;
-    let cc = |args: &[&str]| {
-        Command::new("gcc")
-            .args(args)
-            .current_dir(&dir)
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    let lib = src.join("libhot.c");
-    let prog = src.join("prog.c");
-    let ok = cc(&[
-        "-O2",
-        "-g",
-        "-fno-omit-frame-pointer",
-        "-shared",
-        "-fPIC",
-        lib.to_str()?,
-        "-o",
-        "libhot.so",
-    ]) && cc(&[
-        "-O2",
-        "-g",
-        "-fno-omit-frame-pointer",
-        prog.to_str()?,
-        "-L.",
-        "-lhot",
-        "-Wl,-rpath,$ORIGIN",
-        "-o",
-        "prog",
-    ]);
-    ok.then_some(dir)
-}
-
 /// Builds the Rust test program into `dir`.
 fn build_rust_program(dir: &Path) -> bool {
     let src = common::root().join("crates/cli/tests/programs/rprog.rs");
@@ -60,20 +22,6 @@ fn build_rust_program(dir: &Path) -> bool {
         .current_dir(dir)
         .status()
         .is_ok_and(|s| s.success())
-}
-
-/// The C test program built for `test`, or `None` after saying why `what`
-/// is not checked (perf cannot record, or no gcc).
-fn c_program_or_skip(test: &str, what: &str) -> Option<PathBuf> {
-    if !common::have_perf() || !common::can_record() {
-        eprintln!("SKIPPED: perf cannot record here; {what} not checked");
-        return None;
-    }
-    let dir = build_c_program(test);
-    if dir.is_none() {
-        eprintln!("SKIPPED: gcc is not available; {what} not checked");
-    }
-    dir
 }
 
 fn record(dir: &Path, out: &str, callgraph: &[&str]) -> PathBuf {
@@ -263,7 +211,7 @@ fn compare(what: &str, perf: &Percentages, ours: &Percentages) {
 
 #[test]
 fn report_agrees_with_perf_report_on_a_c_program() {
-    let Some(dir) = c_program_or_skip("programs", "report") else {
+    let Some(dir) = common::c_program_or_skip("report", "programs", "report") else {
         return;
     };
     let fp = record(&dir, "fp.data", &["-g"]);
@@ -730,13 +678,10 @@ fn jit_symbols_from_perf_map() {
     let dir = std::env::temp_dir().join(format!("perfq-jit-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let src = common::root().join("crates/cli/tests/programs/jit.c");
-    let built = Command::new("gcc")
-        .args(["-O2", "-g"])
-        .arg(&src)
-        .args(["-o", "jit"])
-        .current_dir(&dir)
-        .status()
-        .is_ok_and(|s| s.success());
+    let built = common::gcc(
+        &dir,
+        &["-O2", "-g", src.to_str().expect("path"), "-o", "jit"],
+    );
     if !built {
         eprintln!("SKIPPED: gcc is not available; JIT symbols not checked");
         return;
@@ -759,7 +704,7 @@ fn jit_symbols_from_perf_map() {
 /// perf's own ~/.debug cache cannot help it.
 #[test]
 fn archive_and_symfs_are_symbol_sources() {
-    let Some(dir) = c_program_or_skip("sources", "symbol sources") else {
+    let Some(dir) = common::c_program_or_skip("report", "sources", "symbol sources") else {
         return;
     };
     let data = record(&dir, "fp.data", &["-g"]);
@@ -850,14 +795,20 @@ fn split_dwarf_inline_chains_agree_with_llvm_addr2line() {
     let dir = std::env::temp_dir().join(format!("perfq-split-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let src = common::root().join("crates/cli/tests/programs");
-    let built = Command::new("gcc")
-        .args(["-O2", "-g", "-gsplit-dwarf", "-fno-omit-frame-pointer"])
-        .arg(src.join("prog.c"))
-        .arg(src.join("libhot.c"))
-        .args(["-o", "sprog"])
-        .current_dir(&dir)
-        .status()
-        .is_ok_and(|s| s.success());
+    let (prog, lib) = (src.join("prog.c"), src.join("libhot.c"));
+    let built = common::gcc(
+        &dir,
+        &[
+            "-O2",
+            "-g",
+            "-gsplit-dwarf",
+            "-fno-omit-frame-pointer",
+            prog.to_str().expect("path"),
+            lib.to_str().expect("path"),
+            "-o",
+            "sprog",
+        ],
+    );
     if !built {
         eprintln!("SKIPPED: gcc cannot build split DWARF here");
         return;
@@ -873,7 +824,7 @@ fn split_dwarf_inline_chains_agree_with_llvm_addr2line() {
 /// wrong file.
 #[test]
 fn build_id_mismatch_is_reported_not_used() {
-    let Some(dir) = c_program_or_skip("mismatch", "build-id mismatch") else {
+    let Some(dir) = common::c_program_or_skip("report", "mismatch", "build-id mismatch") else {
         return;
     };
     let data = record(&dir, "fp.data", &["-g"]);
@@ -882,8 +833,9 @@ fn build_id_mismatch_is_reported_not_used() {
     let changed = dir.join("prog-changed.c");
     let text = std::fs::read_to_string(&src).expect("read prog.c");
     std::fs::write(&changed, text.replace("3000000", "3000001")).expect("write");
-    let ok = Command::new("gcc")
-        .args([
+    let ok = common::gcc(
+        &dir,
+        &[
             "-O2",
             "-g",
             "-fno-omit-frame-pointer",
@@ -893,10 +845,8 @@ fn build_id_mismatch_is_reported_not_used() {
             "-Wl,-rpath,$ORIGIN",
             "-o",
             "prog",
-        ])
-        .current_dir(&dir)
-        .status()
-        .is_ok_and(|s| s.success());
+        ],
+    );
     assert!(ok, "rebuild prog");
     let home = dir.join("empty-home");
     std::fs::create_dir_all(&home).expect("home");

@@ -76,6 +76,49 @@ pub fn scratch(tag: &str, name: &str) -> PathBuf {
     d
 }
 
+/// Runs gcc with `args` in `dir`: whether it built.
+pub fn gcc(dir: &Path, args: &[&str]) -> bool {
+    Command::new("gcc")
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Builds the C test program of `tests/programs` into `dir`: `prog` (its
+/// own functions, an always-inlined helper) and `libhot.so`, which it
+/// calls, with frame pointers and DWARF.
+pub fn build_c_program(dir: &Path) -> bool {
+    let src = root().join("crates/cli/tests/programs");
+    let (Some(lib), Some(prog)) = (
+        src.join("libhot.c").to_str().map(str::to_owned),
+        src.join("prog.c").to_str().map(str::to_owned),
+    ) else {
+        return false;
+    };
+    let flags = ["-O2", "-g", "-fno-omit-frame-pointer"];
+    let lib_args = [&lib, "-shared", "-fPIC", "-o", "libhot.so"];
+    let prog_args = [&prog, "-L.", "-lhot", "-Wl,-rpath,$ORIGIN", "-o", "prog"];
+    gcc(dir, &[&flags[..], &lib_args[..]].concat())
+        && gcc(dir, &[&flags[..], &prog_args[..]].concat())
+}
+
+/// The C test program built into a scratch folder of its own (`tag`,
+/// `name`), or `None` after saying why `what` is not checked (perf cannot
+/// record here, or no gcc).
+pub fn c_program_or_skip(tag: &str, name: &str, what: &str) -> Option<PathBuf> {
+    if !have_perf() || !can_record() {
+        eprintln!("SKIPPED: perf cannot record here; {what} not checked");
+        return None;
+    }
+    let dir = scratch(tag, name);
+    if !build_c_program(&dir) {
+        eprintln!("SKIPPED: gcc is not available; {what} not checked");
+        return None;
+    }
+    Some(dir)
+}
+
 /// Whether `perf` runs here.
 pub fn have_perf() -> bool {
     Command::new("perf")
