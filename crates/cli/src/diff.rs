@@ -12,6 +12,7 @@ use perfq_query::Session;
 
 use crate::input::{Conversion, Input};
 use crate::output::{self, QueryFormat};
+use crate::progress::Spinner;
 use crate::Outcome;
 
 /// Row keys.
@@ -76,8 +77,11 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         By::Function => diff::By::Function,
         By::Dso => diff::By::Dso,
     };
-    let ca = side(&sa, by, &event, &opt.a)?;
-    let cb = side(&sb, by, &event, &opt.b)?;
+    let spinner = Spinner::start("comparing");
+    let counts =
+        side(&sa, by, &event, &opt.a).and_then(|a| Ok((a, side(&sb, by, &event, &opt.b)?)));
+    drop(spinner);
+    let (ca, cb) = counts?;
     if ca.topdown.is_some() != cb.topdown.is_some() {
         let (has, lacks) = if ca.topdown.is_some() {
             (&opt.a, &opt.b)

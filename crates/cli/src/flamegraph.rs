@@ -13,6 +13,7 @@ use perfq_query::Session;
 
 use crate::input::{Conversion, Input};
 use crate::output;
+use crate::progress::Spinner;
 use crate::Outcome;
 
 /// How frames are coloured.
@@ -56,6 +57,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     } else {
         Weight::Period
     };
+    let spinner = Spinner::start("folding stacks");
     let folded = fg::folded(
         &session,
         &fg::Options {
@@ -63,7 +65,9 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             weight,
         },
     )
-    .with_context(|| opt.input.display().to_string())?;
+    .with_context(|| opt.input.display().to_string());
+    drop(spinner);
+    let folded = folded?;
     if opt.event.is_none() && !folded.other_events.is_empty() {
         eprintln!(
             "perfq: note: showing {} (the first event sampled); also sampled: {} (choose with --event)",
@@ -77,21 +81,22 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let shading = match opt.color {
         Color::Default => None,
         Color::Topdown => {
-            let s = fg::topdown_shading(&session, &folded, capture.as_deref()).map_err(
-                |e| match e {
-                    // A file's message names the file rather than its id
-                    // in the cache.
-                    perfq_query::Error::NoTopdown(why) => anyhow::anyhow!(
-                        "--color topdown: {} has no top-down events ({})",
-                        opt.input.display(),
-                        match (&input.capture, &opt.capture) {
-                            (Some(id), None) => why.replace(&format!("capture {id} "), ""),
-                            _ => why,
-                        }
-                    ),
-                    e => anyhow::Error::new(e).context(opt.input.display().to_string()),
-                },
-            )?;
+            let spinner = Spinner::start("computing top-down shares");
+            let s = fg::topdown_shading(&session, &folded, capture.as_deref());
+            drop(spinner);
+            let s = s.map_err(|e| match e {
+                // A file's message names the file rather than its id
+                // in the cache.
+                perfq_query::Error::NoTopdown(why) => anyhow::anyhow!(
+                    "--color topdown: {} has no top-down events ({})",
+                    opt.input.display(),
+                    match (&input.capture, &opt.capture) {
+                        (Some(id), None) => why.replace(&format!("capture {id} "), ""),
+                        _ => why,
+                    }
+                ),
+                e => anyhow::Error::new(e).context(opt.input.display().to_string()),
+            })?;
             for w in &s.warnings {
                 eprintln!("perfq: warning: {w}");
             }

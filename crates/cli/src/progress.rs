@@ -115,3 +115,26 @@ impl ReadBar {
         self.bar.finish_and_clear();
     }
 }
+
+/// A spinner with the time spent, for work whose progress cannot be
+/// measured (a query running), cleared when dropped; drawn only on a
+/// terminal. Drop it before printing anything else to stderr.
+pub struct Spinner(indicatif::ProgressBar);
+
+impl Spinner {
+    pub fn start(what: &str) -> Spinner {
+        let bar = indicatif::ProgressBar::new_spinner().with_style(
+            indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        bar.set_message(what.to_string());
+        bar.enable_steady_tick(std::time::Duration::from_millis(250));
+        Spinner(bar)
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
+    }
+}

@@ -11,6 +11,7 @@ use perfq_query::Session;
 
 use crate::input::{Conversion, Input};
 use crate::output::{self, QueryFormat};
+use crate::progress::Spinner;
 use crate::Outcome;
 
 /// Options of `perfq query`.
@@ -34,8 +35,10 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         (Some(id), None) | (None, Some(id)) => Session::open_capture(&input.dataset, id)?,
         (None, None) => Session::open(&input.dataset)?,
     };
+    let spinner = Spinner::start("querying");
     register_views(&session, &opt.sql)?;
     let (schema, rows) = session.query(&opt.sql)?;
+    drop(spinner);
     output::emit(opt.format, opt.output.as_deref(), &schema, &rows, out)?;
     Ok(Outcome::Ok)
 }

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use perfq_query::topdown::{self, By, Mode, NodeInfo, Report, Row};
 
 use crate::input::{Conversion, Input};
+use crate::progress::Spinner;
 use crate::Outcome;
 
 /// Output formats.
@@ -77,8 +78,10 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         Some(id) => w.replace(&format!("capture {id}"), &opt.input.display().to_string()),
         None => w.to_string(),
     };
-    let report =
-        topdown::run(&session, &topt).map_err(|e| anyhow::anyhow!("{}", named(&e.to_string())))?;
+    let spinner = Spinner::start("computing top-down shares");
+    let report = topdown::run(&session, &topt);
+    drop(spinner);
+    let report = report.map_err(|e| anyhow::anyhow!("{}", named(&e.to_string())))?;
     for w in &report.warnings {
         eprintln!("perfq: warning: {}", named(w));
     }

@@ -74,27 +74,50 @@ fn long_commands_draw_a_bar_on_a_terminal_only() {
     let dir = scratch("progress", "bars");
     let file = capture(&dir);
     let f = file.to_str().expect("path");
-    let name = "long.data";
+    const NAME: &str = "long.data";
     let ds = |n: &str| dir.join(n).to_string_lossy().into_owned();
     let (ds1, ds2, ds3, ds4) = (ds("ds1"), ds("ds2"), ds("ds3"), ds("ds4"));
     let sink = dir.join("dump.jsonl");
-    // (arguments, standard output to a file, what the bar shows)
-    let cases: Vec<(Vec<&str>, bool, &str)> = vec![
-        (vec!["report", f], false, name),
-        (vec!["report", "--children", f], false, name),
-        (vec!["dump", f], true, name),
-        (vec!["convert", f, "-o", &ds1], false, "captures"),
-        (vec!["batch", f, "-o", &ds2], false, "captures"),
-        (vec!["topdown", f], false, "captures"),
+    let svg = dir.join("fg.svg");
+    let svg = svg.to_str().expect("path");
+    // (arguments, standard output to a file, what the terminal shows)
+    let cases: Vec<(Vec<&str>, bool, &[&str])> = vec![
+        (vec!["report", f], false, &[NAME]),
+        (
+            vec!["report", "--children", f],
+            false,
+            &[NAME, "symbolizing"],
+        ),
+        (vec!["dump", f], true, &[NAME]),
+        (vec!["convert", f, "-o", &ds1], false, &["captures"]),
+        (vec!["batch", f, "-o", &ds2], false, &["captures"]),
+        // The conversion's bar, then a spinner while the answer is computed.
+        (
+            vec!["topdown", f],
+            false,
+            &["captures", "computing top-down"],
+        ),
+        (
+            vec!["query", f, "SELECT COUNT(*) FROM function_total"],
+            false,
+            &["captures", "querying"],
+        ),
+        (
+            vec!["flamegraph", f, "-o", svg],
+            false,
+            &["captures", "folding stacks"],
+        ),
     ];
     for (i, (args, to_file, shows)) in cases.iter().enumerate() {
         let cache = dir.join(format!("cache-t{i}"));
         let screen =
             on_terminal(args, to_file.then_some(sink.as_path()), &cache).expect("script runs");
-        assert!(
-            screen.contains(shows),
-            "perfq {args:?} on a terminal drew no bar (looked for {shows:?}):\n{screen}"
-        );
+        for s in *shows {
+            assert!(
+                screen.contains(s),
+                "perfq {args:?} on a terminal drew no {s:?}:\n{screen}"
+            );
+        }
         // The same with pipes (a dataset of its own, so it converts again).
         let args: Vec<&str> = args
             .iter()
