@@ -29,6 +29,7 @@ mod error;
 pub mod flamegraph;
 pub mod report;
 mod session;
+mod stack_tables;
 pub mod topdown;
 pub mod views;
 

@@ -215,6 +215,35 @@ impl Session {
         Ok(())
     }
 
+    /// The schema of `sql`'s result, planned but not run.
+    pub fn schema_of(&self, sql: &str) -> Result<SchemaRef, Error> {
+        self.runtime.block_on(async {
+            let df = self
+                .ctx
+                .sql(sql)
+                .await
+                .map_err(|e| Error::query("planning", e))?;
+            Ok(df.schema().inner().clone())
+        })
+    }
+
+    /// Keeps `batches` in memory as table `name` (replacing nothing: a
+    /// name taken is an error).
+    pub fn keep_batches(
+        &self,
+        name: &str,
+        schema: SchemaRef,
+        batches: Vec<RecordBatch>,
+    ) -> Result<(), Error> {
+        let context = format!("keeping {name}");
+        let table = datafusion::datasource::MemTable::try_new(schema, vec![batches])
+            .map_err(|e| Error::query(&context, e))?;
+        self.ctx
+            .register_table(name, Arc::new(table))
+            .map_err(|e| Error::query(&context, e))?;
+        Ok(())
+    }
+
     /// Whether a table or view is registered under `name`.
     pub fn has_relation(&self, name: &str) -> Result<bool, Error> {
         self.ctx

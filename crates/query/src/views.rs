@@ -65,16 +65,31 @@ const UNNESTED_STACK_FRAMES: &str = "SELECT capture, stack_id, \
      FROM stacks WHERE frame_ids IS NOT NULL";
 
 /// Computes the [`STACK_TABLES`] once and keeps them in memory under
-/// their names (those already registered, as tables or views, are left
-/// as they are), reading `stack_frames` as an unnest of `frame_ids`
+/// their names, and defines `stack_frames` as an unnest of `frame_ids`
 /// unless the session has it already. Call it before [`register`].
+///
+/// `stack_sets` and `set_functions` are perfq's own computation (one pass
+/// over each sampled stack's frames, `stack_tables.rs`), the rows of
+/// their SQL definitions (a test holds them equal), and `stack_functions`
+/// a view over them; when the session has any of the three already, as
+/// tables or views, those are left as they are and the others are
+/// computed by their SQL.
 pub fn keep_stack_tables(session: &Session) -> Result<(), Error> {
     ensure(session, "frame_functions")?;
     if !session.has_relation("stack_frames")? {
         session.create_view("stack_frames", UNNESTED_STACK_FRAMES)?;
     }
-    for name in STACK_TABLES {
-        session.create_table_once(name, sql(name).unwrap_or_default())?;
+    let taken = ["stack_functions", "stack_sets", "set_functions"]
+        .iter()
+        .map(|n| session.has_relation(n))
+        .collect::<Result<Vec<_>, _>>()?;
+    if taken.iter().any(|&t| t) {
+        // Some defined by the caller: the others by their SQL, over them.
+        for name in STACK_TABLES {
+            session.create_table_once(name, sql(name).unwrap_or_default())?;
+        }
+    } else {
+        crate::stack_tables::keep(session, |n| sql(n).unwrap_or_default())?;
     }
     Ok(())
 }

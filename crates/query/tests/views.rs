@@ -1,10 +1,11 @@
 //! The topdown views of a session over a generated capture's dataset:
 //! they exist under their documented names and agree with `topdown::run`.
-//! The stack frames perfq unnests are those the portable view walks.
+//! The stack frames perfq unnests are those the portable view walks, and
+//! the stack tables perfq computes itself are the rows of their SQL.
 
 use std::path::PathBuf;
 
-use perfq_query::arrow::array::AsArray;
+use perfq_query::arrow::array::{Array, AsArray};
 use perfq_query::arrow::datatypes::Float64Type;
 use perfq_query::topdown::{self, plan, register_views, Options};
 use perfq_query::Session;
@@ -200,5 +201,53 @@ fn stack_frames_unnested_as_walked() {
     assert!(a.len() > 20_000, "{} frames", a.len());
     assert!(a.iter().any(|r| r.2 >= 30), "no deep stack");
     assert!(a == b, "{} rows unnested, {} walked", a.len(), b.len());
+    // The stack tables perfq computes itself (crate::stack_tables) are
+    // the rows of their SQL definitions, ids included.
+    for table in perfq_query::views::STACK_TABLES {
+        let (a, b) = (all_rows(&kept, table), all_rows(&walked, table));
+        assert!(!a.is_empty(), "{table} is empty");
+        assert!(
+            a == b,
+            "{table}: {} rows kept, {} by its SQL",
+            a.len(),
+            b.len()
+        );
+    }
+    perfq_query::views::register(&kept).unwrap();
+    let total = |s: &Session| all_rows(s, "function_total");
+    assert_eq!(total(&kept), total(&walked));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every row of `table`, each column as text, sorted.
+fn all_rows(session: &Session, table: &str) -> Vec<Vec<String>> {
+    let batches = session.sql(&format!("SELECT * FROM {table}")).unwrap();
+    let mut rows = Vec::new();
+    for b in &batches {
+        let columns: Vec<_> = b
+            .columns()
+            .iter()
+            .map(|c| {
+                perfq_query::arrow::compute::cast(c, &perfq_query::arrow::datatypes::DataType::Utf8)
+                    .unwrap()
+            })
+            .collect();
+        for r in 0..b.num_rows() {
+            rows.push(
+                columns
+                    .iter()
+                    .map(|c| {
+                        let c = c.as_string::<i32>();
+                        if c.is_null(r) {
+                            "NULL".to_string()
+                        } else {
+                            c.value(r).to_string()
+                        }
+                    })
+                    .collect(),
+            );
+        }
+    }
+    rows.sort();
+    rows
 }

@@ -1,0 +1,251 @@
+//! perfq's own computation of the stack tables that inclusive sums read
+//! (`stack_sets`, `set_functions`; `functions` and `stack_functions`
+//! beside them): the rows their SQL definitions in `sql/` give — those stay
+//! the definitions, which other engines run unchanged, and a test holds
+//! the two equal — from one pass over each sampled stack's frame list.
+//!
+//! Why not the SQL: it pairs every sampled stack with every one of its
+//! frames (16.5 M pairs for 1.2 M stacks of depth 8–20), joins them to
+//! their functions, removes duplicates, aggregates each stack's functions
+//! into a sorted list and ranks the lists with one window over all of them.
+//! DataFusion spends seconds on that (13 s over 100 captures of 20 K
+//! samples each); here it is a lookup per frame, a sort of a few function
+//! ids per stack and an interner of the distinct sets (a few hundred
+//! where there are a million stacks).
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StringArray, UInt64Array};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Int64Type, SchemaRef, UInt32Type};
+use rustc_hash::FxHashMap;
+
+use crate::columns;
+use crate::{Error, Session};
+
+/// Frame → function of every capture, as `stack_functions` joins them.
+const FRAME_FUNCTIONS: &str = "SELECT ff.capture AS capture, \
+     CAST(ff.frame_id AS BIGINT) AS frame_id, CAST(fn.function_id AS BIGINT) AS function_id \
+     FROM frame_functions ff JOIN functions fn ON fn.symbol = ff.symbol AND fn.dso = ff.dso";
+
+/// The stacks samples have, with their frames (leaf first).
+const SAMPLED_STACKS: &str =
+    "SELECT capture, stack_id, frame_ids FROM stacks WHERE frame_ids IS NOT NULL";
+
+/// `stack_functions` from the kept tables: each sampled stack's set's
+/// functions (the rows of its SQL definition, without its pairing of
+/// every stack with every frame).
+const STACK_FUNCTIONS_FROM_SETS: &str = "SELECT ss.capture AS capture, \
+     ss.stack_id AS stack_id, fn.function_id AS function_id \
+     FROM stack_sets ss \
+     JOIN set_functions sf ON sf.set_id = ss.set_id \
+     JOIN functions fn ON fn.symbol = sf.symbol AND fn.dso = sf.dso";
+
+/// Computes `stack_sets` and `set_functions` (with `functions`, by its
+/// SQL: a row per distinct function) and keeps them in memory under their
+/// names, their columns typed as their SQL definitions type them;
+/// `stack_functions` becomes a view over them. `defs` gives a view's SQL
+/// by name.
+pub(crate) fn keep(session: &Session, defs: impl Fn(&str) -> &'static str) -> Result<(), Error> {
+    session.create_table_once("functions", defs("functions"))?;
+    // Defined by its SQL for now, so that the others' definitions can be
+    // planned (for their column types); replaced at the end.
+    session.create_view("stack_functions", defs("stack_functions"))?;
+    let (function_names, function_ids) = functions(session)?;
+    let frame_functions = frame_functions(session)?;
+
+    // Every sampled stack's set of functions, interned; a set is its
+    // function ids sorted, as `stack_sets` aggregates and sorts them.
+    let mut sets: FxHashMap<Box<[u32]>, u32> = FxHashMap::default();
+    let mut set_of_stack: Vec<u32> = Vec::new();
+    let mut stack_batches: Vec<RecordBatch> = Vec::new();
+    let mut functions_of_stack: Vec<u32> = Vec::new();
+    for b in session.sql(SAMPLED_STACKS)? {
+        let captures = columns::cast(&b, "capture", &DataType::Utf8)?;
+        let captures = captures.as_string::<i32>();
+        let lists = b
+            .column_by_name("frame_ids")
+            .ok_or_else(|| Error::Shape("stacks has no frame_ids".into()))?
+            .as_list_opt::<i32>()
+            .ok_or_else(|| Error::Shape("stacks.frame_ids is not a list".into()))?;
+        let frames = cast(lists.values(), &DataType::UInt32)
+            .map_err(|e| Error::Shape(format!("stacks.frame_ids: {e}")))?;
+        let frames = frames.as_primitive::<UInt32Type>();
+        let offsets = lists.value_offsets();
+        let mut capture: Option<(&str, Option<&Vec<u32>>)> = None;
+        for row in 0..b.num_rows() {
+            let name = captures.value(row);
+            let map = match capture {
+                Some((c, m)) if c == name => m,
+                _ => {
+                    let m = frame_functions.get(name);
+                    capture = Some((name, m));
+                    m
+                }
+            };
+            functions_of_stack.clear();
+            let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
+            for i in start..end {
+                // A frame without a function row is the `[unknown]`
+                // function 0, as the SQL's COALESCE makes it.
+                let f = map
+                    .and_then(|m| m.get(frames.value(i) as usize))
+                    .copied()
+                    .unwrap_or(0);
+                functions_of_stack.push(f);
+            }
+            functions_of_stack.sort_unstable();
+            functions_of_stack.dedup();
+            let next = sets.len() as u32;
+            let set = match sets.get(functions_of_stack.as_slice()) {
+                Some(&s) => s,
+                None => {
+                    sets.insert(functions_of_stack.as_slice().into(), next);
+                    next
+                }
+            };
+            set_of_stack.push(set);
+        }
+        stack_batches.push(b);
+    }
+
+    // Set ids as DENSE_RANK() OVER (ORDER BY functions) numbers them:
+    // from 1, in the lists' order (element by element, a prefix first).
+    let mut ordered: Vec<(&[u32], u32)> = sets.iter().map(|(k, &v)| (&**k, v)).collect();
+    ordered.sort_unstable();
+    let mut rank = vec![0u64; ordered.len()];
+    for (r, (_, interned)) in ordered.iter().enumerate() {
+        rank[*interned as usize] = r as u64 + 1;
+    }
+
+    // stack_sets: each sampled stack's capture and id, as read, and its set.
+    let schema = session.schema_of(defs("stack_sets"))?;
+    let mut out = Vec::with_capacity(stack_batches.len());
+    let mut at = 0;
+    for b in &stack_batches {
+        let ids: UInt64Array = set_of_stack[at..at + b.num_rows()]
+            .iter()
+            .map(|&s| rank[s as usize])
+            .collect();
+        at += b.num_rows();
+        let columns = [
+            column(b, "capture")?,
+            column(b, "stack_id")?,
+            Arc::new(ids) as ArrayRef,
+        ];
+        out.push(typed(&schema, &columns)?);
+    }
+    drop(stack_batches);
+    session.keep_batches("stack_sets", schema, out)?;
+
+    // set_functions: a row per function of each set.
+    let schema = session.schema_of(defs("set_functions"))?;
+    let (mut set_ids, mut symbols, mut dsos) = (Vec::new(), Vec::new(), Vec::new());
+    for (functions, interned) in &sets {
+        for &f in functions.iter() {
+            let Some((symbol, dso)) = function_ids.get(&f).and_then(|&i| function_names.get(i))
+            else {
+                continue;
+            };
+            set_ids.push(rank[*interned as usize]);
+            symbols.push(symbol.as_str());
+            dsos.push(dso.as_str());
+        }
+    }
+    let columns = [
+        Arc::new(UInt64Array::from(set_ids)) as ArrayRef,
+        Arc::new(StringArray::from(symbols)) as ArrayRef,
+        Arc::new(StringArray::from(dsos)) as ArrayRef,
+    ];
+    let batch = typed(&schema, &columns)?;
+    session.keep_batches("set_functions", schema, vec![batch])?;
+    session.create_view("stack_functions", STACK_FUNCTIONS_FROM_SETS)
+}
+
+/// The `functions` table: names by row, and each function id's row.
+#[allow(clippy::type_complexity)]
+fn functions(session: &Session) -> Result<(Vec<(String, String)>, FxHashMap<u32, usize>), Error> {
+    let mut names = Vec::new();
+    let mut ids = FxHashMap::default();
+    for b in session
+        .sql("SELECT CAST(function_id AS BIGINT) AS function_id, symbol, dso FROM functions")?
+    {
+        let id = columns::i64s(&b, "function_id")?;
+        let symbol = columns::strings(&b, "symbol")?;
+        let dso = columns::strings(&b, "dso")?;
+        for ((id, symbol), dso) in id.into_iter().zip(symbol).zip(dso) {
+            let (Some(id), Some(symbol), Some(dso)) = (id, symbol, dso) else {
+                continue;
+            };
+            let Ok(id) = u32::try_from(id) else {
+                return Err(Error::Shape(format!("function id {id} out of range")));
+            };
+            ids.insert(id, names.len());
+            names.push((symbol, dso));
+        }
+    }
+    Ok((names, ids))
+}
+
+/// Per capture, each frame id's function id (0 where there is none).
+fn frame_functions(session: &Session) -> Result<FxHashMap<String, Vec<u32>>, Error> {
+    let mut by_capture: FxHashMap<String, Vec<u32>> = FxHashMap::default();
+    for b in session.sql(FRAME_FUNCTIONS)? {
+        let captures = columns::cast(&b, "capture", &DataType::Utf8)?;
+        let captures = captures.as_string::<i32>();
+        let frames = columns::cast(&b, "frame_id", &DataType::Int64)?;
+        let frames = frames.as_primitive::<Int64Type>();
+        let functions = columns::cast(&b, "function_id", &DataType::Int64)?;
+        let functions = functions.as_primitive::<Int64Type>();
+        for row in 0..b.num_rows() {
+            if captures.is_null(row) || frames.is_null(row) || functions.is_null(row) {
+                continue;
+            }
+            let (Ok(frame), Ok(function)) = (
+                usize::try_from(frames.value(row)),
+                u32::try_from(functions.value(row)),
+            ) else {
+                continue;
+            };
+            let map = by_capture
+                .entry(captures.value(row).to_string())
+                .or_default();
+            if map.len() <= frame {
+                map.resize(frame + 1, 0);
+            }
+            map[frame] = function;
+        }
+    }
+    Ok(by_capture)
+}
+
+fn column(b: &RecordBatch, name: &str) -> Result<ArrayRef, Error> {
+    b.column_by_name(name)
+        .cloned()
+        .ok_or_else(|| Error::Shape(format!("no column {name}")))
+}
+
+/// A batch of `schema` from `columns`, each cast to its field's type.
+fn typed(schema: &SchemaRef, columns: &[ArrayRef]) -> Result<RecordBatch, Error> {
+    let columns = schema
+        .fields()
+        .iter()
+        .zip(columns)
+        .map(|(f, a)| cast(a, f.data_type()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Error::Shape(format!("stack tables: {e}")))?;
+    RecordBatch::try_new(schema.clone(), columns)
+        .map_err(|e| Error::Shape(format!("stack tables: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    /// Vec's order is the order DENSE_RANK gives lists: element by element,
+    /// a prefix before the lists it starts.
+    #[test]
+    fn sets_order_as_lists_do() {
+        let mut v: Vec<&[u32]> = vec![&[1, 2], &[0, 5], &[1], &[0]];
+        v.sort_unstable();
+        assert_eq!(v, vec![&[0][..], &[0, 5], &[1], &[1, 2]]);
+    }
+}
