@@ -1,0 +1,64 @@
+#!/bin/sh
+# The captures people actually have: system-wide, with callchains, while a
+# real build runs (this workspace's own `cargo build --release`, from
+# scratch in a target folder of its own, so that rustc, cc1, the linker and
+# cargo are all busy). Written to $PERFQ_BENCH_DIR (default
+# /tmp/perfq-bench; not committed):
+#   build-fp.data      perf record -a -g -F 4999, SECONDS_RECORDED (default 60) s
+#   build-fp-4x.data   the same for 4 × as long (with LONG=1)
+#   build-dwarf.data   perf record -a --call-graph dwarf,8192 -F 999, a third as long
+# then prints each one's shape (samples, DSOs, distinct addresses, stacks,
+# depth), read by perfq from its converted dataset.
+#   sh benches/build-capture.sh         # PERFQ names perfq (default: release build)
+# Needs perf allowed to record system-wide (root, or perf_event_paranoid <= 0).
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}
+secs=${SECONDS_RECORDED:-60}
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
+if [ -z "${PERFQ:-}" ]; then
+    (cd "$root" && cargo build --release -q -p perfq)
+    PERFQ="$CARGO_TARGET_DIR/release/perfq"
+fi
+mkdir -p "$dir"
+
+# record NAME SECONDS PERF-OPTIONS...: a capture taken while a build from
+# scratch runs (started 10 s before, so that it is compiling, and stopped
+# after).
+record() {
+    name=$1 len=$2
+    shift 2
+    [ -f "$dir/$name" ] && return 0
+    build="$dir/build-target"
+    rm -rf "$build"
+    (cd "$root" && CARGO_TARGET_DIR="$build" cargo build --release -q --workspace >/dev/null 2>&1) &
+    pid=$!
+    sleep 10
+    perf record -q -a "$@" -o "$dir/$name.part" -- sleep "$len"
+    mv "$dir/$name.part" "$dir/$name"
+    # The build and every process it started.
+    pkill -P "$pid" 2>/dev/null || true
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    pkill -f "$build" 2>/dev/null || true
+    rm -rf "$build"
+}
+
+record build-fp.data "$secs" -g -F 4999
+[ -n "${LONG:-}" ] && record build-fp-4x.data $((secs * 4)) -g -F 4999
+record build-dwarf.data $((secs / 3)) --call-graph dwarf,8192 -F 999
+
+# The shape of each capture, from its dataset.
+for f in "$dir"/build-*.data; do
+    ds="$dir/$(basename "$f" .data).dataset"
+    [ -d "$ds" ] || "$PERFQ" convert "$f" -o "$ds" >/dev/null
+    echo "== $(basename "$f") ($(du -h "$f" | cut -f1))"
+    "$PERFQ" query "$ds" "SELECT
+        (SELECT COUNT(*) FROM samples) AS samples,
+        (SELECT COUNT(DISTINCT dso) FROM frames) AS dsos,
+        (SELECT COUNT(*) FROM frames WHERE inline_depth = 0) AS addresses,
+        (SELECT COUNT(*) FROM stacks) AS stacks,
+        (SELECT COUNT(*) FROM stacks WHERE frame_ids IS NOT NULL) AS sampled_stacks,
+        (SELECT MAX(depth) FROM stacks) AS max_depth,
+        (SELECT AVG(depth) FROM samples s JOIN stacks t ON t.stack_id = s.stack_id) AS mean_depth"
+done
