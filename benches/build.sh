@@ -1,0 +1,64 @@
+#!/bin/sh
+# perfq next to perf on the system-wide build captures of
+# benches/build-capture.sh (recorded first if missing): wall and CPU time
+# (hyperfine medians, RUNS runs after a warm-up, default 3) and peak RSS
+# (/usr/bin/time) of
+#   perfq convert               vs  perf script > /dev/null
+#   perfq report                vs  perf report --stdio --no-children --sort dso,sym
+#   perfq report --children     vs  perf report --stdio --children --sort dso,sym -g none
+#   perfq query DATASET "top 20 of function_total"   (no perf equivalent)
+# Prints a markdown table for docs/benchmarks.md.
+#   sh benches/build.sh         # PERFQ names perfq (default: release build)
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
+if [ -z "${PERFQ:-}" ]; then
+    (cd "$here/.." && cargo build --release -q -p perfq)
+    PERFQ="$CARGO_TARGET_DIR/release/perfq"
+fi
+export PERFQ
+sh "$here/build-capture.sh" > /dev/null
+runs=${RUNS:-3}
+out="$dir/build-convert-out"
+
+# measure NAME COMMAND: "wall cpu rss_mb" of COMMAND (a shell line).
+measure() {
+    hyperfine --warmup 1 --runs "$runs" --export-json "$dir/build.$1.json" \
+        --prepare "rm -rf $out" "$2" > /dev/null
+    rm -rf "$out"
+    /usr/bin/time -o "$dir/build.rss" -f %M sh -c "$2" > /dev/null 2>&1 || true
+    python3 - "$dir/build.$1.json" "$dir/build.rss" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+rss = int(open(sys.argv[2]).read().split()[-1]) / 1024
+print("%.2f %.2f %.0f" % (r["median"], r["user"] + r["system"], rss))
+PY
+}
+
+row() { # what perfq-line perf-line
+    q=$(measure q "$2")
+    p=$(measure p "$3")
+    python3 - "$1" $q $p <<'PY'
+import sys
+what, qw, qc, qr, pw, pc, pr = sys.argv[1], *map(float, sys.argv[2:])
+print(f"| {what} | {pw:.2f} s wall, {pc:.2f} s CPU, {pr:.0f} MiB | {qw:.2f} s wall, {qc:.2f} s CPU, {qr:.0f} MiB | {pw/qw:.1f}× wall, {pc/qc:.1f}× CPU, {qr/pr:.2f}× the memory |")
+PY
+}
+
+echo "| command | perf | perfq | ratio |"
+echo "|---|---|---|---|"
+for f in build-fp build-dwarf build-fp-4x; do
+    data="$dir/$f.data"
+    [ -f "$data" ] || continue
+    ds="$dir/$f.dataset"
+    echo "| **$f.data** | | | |"
+    row "convert vs perf script" "$PERFQ convert --force -o $out $data" "perf script -i $data > /dev/null"
+    row "report vs perf report --no-children" "$PERFQ report $data > /dev/null" \
+        "perf report -i $data --stdio --no-children --sort dso,sym > /dev/null"
+    row "report --children vs perf report --children -g none" "$PERFQ report --children $data > /dev/null" \
+        "perf report -i $data --stdio --children --sort dso,sym -g none > /dev/null"
+    q=$(measure t "$PERFQ query $ds 'SELECT symbol, dso, samples FROM function_total ORDER BY samples DESC LIMIT 20' > /dev/null")
+    set -- $q
+    echo "| function_total top 20 over the dataset | | $1 s wall, $2 s CPU, $3 MiB | |"
+done
