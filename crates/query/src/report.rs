@@ -36,6 +36,7 @@
 //! # Ok::<(), perfq_query::Error>(())
 //! ```
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -297,33 +298,17 @@ pub fn run_with_progress(
     let mut symbolizer = symbolizer;
     symbolizer.set_inline(any_expanded);
     let resolved = symbolizer.resolve_all(&tracker, &locations);
-    let key_of = |(r, (show, _)): (&Resolved, &(Option<u64>, bool))| -> (String, String) {
-        let sym = r
-            .symbol
-            .clone()
-            .unwrap_or_else(|| perf_address(show.unwrap_or(r.addr)));
-        match opt.sort {
-            SortKey::DsoSym => (r.dso.clone(), sym),
-            SortKey::Sym => (String::new(), sym),
-            SortKey::Dso => (r.dso.clone(), String::new()),
-        }
-    };
+    // Row keys borrow the resolved names (hundreds of thousands of
+    // locations share a few thousand keys): only a new key is copied.
+    let sort = opt.sort;
+    let key_of = |r, show| row_key(r, show, sort);
     // Each location gets the id of its row key; rows are dense per event.
-    let mut key_ids: FxHashMap<(String, String), u32> = FxHashMap::default();
-    let mut keys: Vec<(String, String)> = Vec::new();
-    let mut key_loc: Vec<u32> = Vec::new();
+    let mut row_keys = RowKeys::default();
     let loc_key: Vec<u32> = resolved
         .iter()
         .zip(&shown)
         .enumerate()
-        .map(|(loc, x)| {
-            let k = key_of(x);
-            *key_ids.entry(k.clone()).or_insert_with(|| {
-                keys.push(k);
-                key_loc.push(loc as u32);
-                (keys.len() - 1) as u32
-            })
-        })
+        .map(|(loc, (r, (show, _)))| row_keys.id(key_of(r, *show), loc))
         .collect();
     // The keys a callchain entry counts for: its own, or for expanded
     // frames one per inlining level, as perf's `append_inlines` names them
@@ -339,21 +324,19 @@ pub fn run_with_progress(
         }
         for f in &r.inlined {
             let name = f.function.as_deref().unwrap_or("??");
-            let (dso, sym) = key_of((r, &(None, false)));
-            let k = if Some(name) == r.symbol.as_deref() || opt.sort == SortKey::Dso {
+            let (dso, sym) = key_of(r, None);
+            let k = if Some(name) == r.symbol.as_deref() || sort == SortKey::Dso {
                 (dso, sym)
             } else {
-                (dso, format!("{name} (inlined)"))
+                (dso, Cow::Owned(format!("{name} (inlined)")))
             };
-            let id = *key_ids.entry(k.clone()).or_insert_with(|| {
-                keys.push(k);
-                key_loc.push(loc as u32);
-                (keys.len() - 1) as u32
-            });
-            chain_keys.push(id);
+            chain_keys.push(row_keys.id(k, loc));
         }
     }
     chain_key_start.push(chain_keys.len() as u32);
+    let RowKeys {
+        keys, loc: key_loc, ..
+    } = row_keys;
 
     let wanted = |e: usize| -> bool {
         match &opt.event {
@@ -463,6 +446,46 @@ pub fn run_with_progress(
         undecoded,
         error: error.map(|e| e.with_path(path)),
     })
+}
+
+/// A row's (DSO, symbol), borrowed from the resolved names where it can be.
+type RowKey<'a> = (Cow<'a, str>, Cow<'a, str>);
+
+/// The row key of a resolved location: an unresolved one is named by the
+/// address perf shows (`show` for a callchain entry).
+fn row_key(r: &Resolved, show: Option<u64>, sort: SortKey) -> RowKey<'_> {
+    let sym = match &r.symbol {
+        Some(s) => Cow::Borrowed(s.as_str()),
+        None => Cow::Owned(perf_address(show.unwrap_or(r.addr))),
+    };
+    match sort {
+        SortKey::DsoSym => (Cow::Borrowed(r.dso.as_str()), sym),
+        SortKey::Sym => (Cow::Borrowed(""), sym),
+        SortKey::Dso => (Cow::Borrowed(r.dso.as_str()), Cow::Borrowed("")),
+    }
+}
+
+/// Row keys numbered densely as they are met, each copied once.
+#[derive(Default)]
+struct RowKeys<'a> {
+    ids: FxHashMap<RowKey<'a>, u32>,
+    /// By id: (DSO, symbol).
+    keys: Vec<(String, String)>,
+    /// By id: a location with the key (for its unresolved reason).
+    loc: Vec<u32>,
+}
+
+impl<'a> RowKeys<'a> {
+    fn id(&mut self, k: RowKey<'a>, loc: usize) -> u32 {
+        if let Some(&id) = self.ids.get(&k) {
+            return id;
+        }
+        let id = self.keys.len() as u32;
+        self.keys.push((k.0.to_string(), k.1.to_string()));
+        self.loc.push(loc as u32);
+        self.ids.insert(k, id);
+        id
+    }
 }
 
 /// One key's sums for one event.

@@ -391,6 +391,23 @@ impl Symbolizer {
             }
         };
         let ctx = if self.inline { bin.dwarf() } else { None };
+        // The locations come sorted by address, so those of one function
+        // follow each other: its name is demangled once for all of them
+        // (C++ and Rust names cost microseconds each; a capture of a large
+        // binary has hundreds of thousands of locations in a few
+        // thousand functions).
+        let mut last: Option<(u64, String)> = None;
+        let mut inline_names: FxHashMap<String, String> = FxHashMap::default();
+        let mut shown = |s: &crate::symtab::Symbol| -> String {
+            match &last {
+                Some((start, name)) if *start == s.start => name.clone(),
+                _ => {
+                    let name = display_name(&s.name);
+                    last = Some((s.start, name.clone()));
+                    name
+                }
+            }
+        };
         idx.iter()
             .map(|&i| {
                 let off = offset_of(i);
@@ -398,13 +415,13 @@ impl Symbolizer {
                 let sym = bin.symbols().find(vaddr);
                 let mut inlined = ctx
                     .as_ref()
-                    .map(|c| inline_frames(c, vaddr))
+                    .map(|c| inline_frames(c, vaddr, &mut inline_names))
                     .unwrap_or_default();
                 // Without DWARF for the address, the symbol is its only
                 // level, as binutils addr2line reports it.
                 if let (true, Some(_), Some(s)) = (inlined.is_empty(), &ctx, sym) {
                     inlined.push(InlineFrame {
-                        function: Some(display_name(&s.name)),
+                        function: Some(shown(s)),
                         raw_function: Some(s.name.clone()),
                         file: None,
                         line: None,
@@ -414,7 +431,7 @@ impl Symbolizer {
                 match sym {
                     Some(s) => Resolved {
                         dso: name.clone(),
-                        symbol: Some(display_name(&s.name)),
+                        symbol: Some(shown(s)),
                         raw_symbol: Some(s.name.clone()),
                         reason: None,
                         addr: off,
@@ -607,7 +624,13 @@ fn unresolved(dso: &str, addr: u64, why: Unresolved) -> Resolved {
 
 /// The inline chain at `vaddr`, innermost first. Split DWARF (`.dwo`
 /// files named by the skeleton units) is loaded on demand.
-fn inline_frames(ctx: &addr2line::Context<crate::binary::Reader>, vaddr: u64) -> Vec<InlineFrame> {
+/// `names` keeps the names demangled so far: neighbouring addresses
+/// mostly share their functions.
+fn inline_frames(
+    ctx: &addr2line::Context<crate::binary::Reader>,
+    vaddr: u64,
+    names: &mut FxHashMap<String, String>,
+) -> Vec<InlineFrame> {
     use addr2line::LookupContinuation as _;
     let mut out = Vec::new();
     let mut lookup = ctx.find_frames(vaddr);
@@ -628,7 +651,18 @@ fn inline_frames(ctx: &addr2line::Context<crate::binary::Reader>, vaddr: u64) ->
             .map(|n| n.to_string());
         // Demangled here (Rust without hash, C++ with parameters), as for
         // symbols, so both spellings agree.
-        let function = raw.as_deref().map(display_name);
+        let function = raw.as_deref().map(|r| match names.get(r) {
+            Some(n) => n.clone(),
+            None => {
+                let n = display_name(r);
+                // Bounded: a whole binary's names are not kept.
+                if names.len() >= 4096 {
+                    names.clear();
+                }
+                names.insert(r.to_string(), n.clone());
+                n
+            }
+        });
         let (file, line) = f
             .location
             .map_or((None, None), |l| (l.file.map(str::to_string), l.line));
