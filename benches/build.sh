@@ -52,12 +52,18 @@ for f in build-fp build-dwarf build-fp-4x; do
     data="$dir/$f.data"
     [ -f "$data" ] || continue
     ds="$dir/$f.dataset"
+    # On DWARF captures perf's default inline expansion runs addr2line for
+    # every unwound address (over 45 minutes on build-dwarf.data): perf is
+    # timed without it, perfq with its inlined frames.
+    noinline=""
+    case $f in *dwarf*) noinline=--no-inline ;; esac
     echo "| **$f.data** | | | |"
-    row "convert vs perf script" "$PERFQ convert --force -o $out $data" "perf script -i $data > /dev/null"
-    row "report vs perf report --no-children" "$PERFQ report $data > /dev/null" \
-        "perf report -i $data --stdio --no-children --sort dso,sym > /dev/null"
-    row "report --children vs perf report --children -g none" "$PERFQ report --children $data > /dev/null" \
-        "perf report -i $data --stdio --children --sort dso,sym -g none > /dev/null"
+    row "convert vs perf script $noinline" "$PERFQ convert --force -o $out $data" \
+        "perf script $noinline -i $data > /dev/null"
+    row "report vs perf report --no-children $noinline" "$PERFQ report $data > /dev/null" \
+        "perf report $noinline -i $data --stdio --no-children --sort dso,sym > /dev/null"
+    row "report --children vs perf report --children -g none $noinline" "$PERFQ report --children $data > /dev/null" \
+        "perf report $noinline -i $data --stdio --children --sort dso,sym -g none > /dev/null"
     q=$(measure t "$PERFQ query $ds 'SELECT symbol, dso, samples FROM function_total ORDER BY samples DESC LIMIT 20' > /dev/null")
     set -- $q
     echo "| function_total top 20 over the dataset | | $1 s wall, $2 s CPU, $3 MiB | |"
