@@ -41,18 +41,22 @@ const STACK_FUNCTIONS_FROM_SETS: &str = "SELECT ss.capture AS capture, \
      JOIN set_functions sf ON sf.set_id = ss.set_id \
      JOIN functions fn ON fn.symbol = sf.symbol AND fn.dso = sf.dso";
 
-/// Computes `stack_sets` and `set_functions` (with `functions`, by its
-/// SQL: a row per distinct function) and keeps them in memory under their
-/// names, their columns typed as their SQL definitions type them;
+/// Computes `functions` (unless the session has it), `stack_sets` and
+/// `set_functions` and keeps them in memory under their names, their
+/// columns typed as their SQL definitions type them;
 /// `stack_functions` becomes a view over them. `defs` gives a view's SQL
 /// by name.
 pub(crate) fn keep(session: &Session, defs: impl Fn(&str) -> &'static str) -> Result<(), Error> {
-    session.create_table_once("functions", defs("functions"))?;
+    let (function_names, function_ids, frame_functions) = if session.has_relation("functions")? {
+        // Defined by the caller: read as it is.
+        let (names, ids) = functions(session)?;
+        (names, ids, frame_functions(session)?)
+    } else {
+        native_functions(session, defs("functions"))?
+    };
     // Defined by its SQL for now, so that the others' definitions can be
     // planned (for their column types); replaced at the end.
     session.create_view("stack_functions", defs("stack_functions"))?;
-    let (function_names, function_ids) = functions(session)?;
-    let frame_functions = frame_functions(session)?;
 
     // Every sampled stack's set of functions, interned; a set is its
     // function ids sorted, as `stack_sets` aggregates and sorts them.
@@ -160,6 +164,100 @@ pub(crate) fn keep(session: &Session, defs: impl Fn(&str) -> &'static str) -> Re
     let batch = typed(&schema, &columns)?;
     session.keep_batches("set_functions", schema, vec![batch])?;
     session.create_view("stack_functions", STACK_FUNCTIONS_FROM_SETS)
+}
+
+/// The functions of every capture's frames, what `frame_functions` names
+/// them; the `functions` table (each distinct (symbol, DSO) numbered from
+/// 1 in their order, as its `DENSE_RANK` does, and 0 for `[unknown]`)
+/// computed from them and kept, typed as `sql` plans it; and each frame's
+/// function. Instead of the SQL's `DISTINCT`, window and join of every
+/// frame with its function by name: most frames of a system-wide capture
+/// are unresolved addresses, each a function of its own.
+#[allow(clippy::type_complexity)]
+fn native_functions(
+    session: &Session,
+    sql: &str,
+) -> Result<
+    (
+        Vec<(String, String)>,
+        FxHashMap<u32, usize>,
+        FxHashMap<String, Vec<u32>>,
+    ),
+    Error,
+> {
+    let batches = session.sql(
+        "SELECT capture, CAST(frame_id AS BIGINT) AS frame_id, symbol, dso FROM frame_functions",
+    )?;
+    let mut read = Vec::with_capacity(batches.len());
+    for b in &batches {
+        read.push((
+            columns::cast(b, "capture", &DataType::Utf8)?,
+            columns::cast(b, "frame_id", &DataType::Int64)?,
+            columns::cast(b, "symbol", &DataType::Utf8)?,
+            columns::cast(b, "dso", &DataType::Utf8)?,
+        ));
+    }
+    // Distinct (symbol, DSO), numbered as met; each frame's number.
+    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+    let mut met: FxHashMap<(&str, &str), u32> =
+        FxHashMap::with_capacity_and_hasher(rows, Default::default());
+    let mut frames: Vec<(&str, usize, u32)> = Vec::with_capacity(rows);
+    for (c, f, sym, dso) in &read {
+        let (c, f) = (c.as_string::<i32>(), f.as_primitive::<Int64Type>());
+        let (sym, dso) = (sym.as_string::<i32>(), dso.as_string::<i32>());
+        for row in 0..c.len() {
+            if c.is_null(row) || f.is_null(row) || sym.is_null(row) || dso.is_null(row) {
+                continue;
+            }
+            let Ok(frame) = usize::try_from(f.value(row)) else {
+                continue;
+            };
+            let next = met.len() as u32;
+            let k = *met.entry((sym.value(row), dso.value(row))).or_insert(next);
+            frames.push((c.value(row), frame, k));
+        }
+    }
+    // Ids in (symbol, DSO) order from 1; names by id, 0 `[unknown]`.
+    let mut ordered: Vec<((&str, &str), u32)> = met.into_iter().collect();
+    ordered.sort_unstable();
+    let mut id_of = vec![0u32; ordered.len()];
+    let mut names = Vec::with_capacity(ordered.len() + 1);
+    names.push(("[unknown]".to_string(), "[unknown]".to_string()));
+    for (i, ((sym, dso), k)) in ordered.iter().enumerate() {
+        id_of[*k as usize] = i as u32 + 1;
+        names.push((sym.to_string(), dso.to_string()));
+    }
+    let ids: FxHashMap<u32, usize> = (0..names.len() as u32).map(|i| (i, i as usize)).collect();
+    let mut by_capture: FxHashMap<String, Vec<u32>> = FxHashMap::default();
+    for (c, frame, k) in frames {
+        let map = match by_capture.get_mut(c) {
+            Some(m) => m,
+            None => by_capture.entry(c.to_string()).or_default(),
+        };
+        if map.len() <= frame {
+            map.resize(frame + 1, 0);
+        }
+        map[frame] = id_of[k as usize];
+    }
+    // The table, rows in id order (the `[unknown]` row last, as the SQL's
+    // UNION ALL gives it).
+    let schema = session.schema_of(sql)?;
+    let n = names.len();
+    let order = (1..n).chain(std::iter::once(0));
+    let columns = [
+        Arc::new(UInt64Array::from_iter_values(
+            order.clone().map(|i| i as u64),
+        )) as ArrayRef,
+        Arc::new(StringArray::from_iter_values(
+            order.clone().map(|i| names[i].0.as_str()),
+        )),
+        Arc::new(StringArray::from_iter_values(
+            order.map(|i| names[i].1.as_str()),
+        )),
+    ];
+    let batch = typed(&schema, &columns)?;
+    session.keep_batches("functions", schema, vec![batch])?;
+    Ok((names, ids, by_capture))
 }
 
 /// The `functions` table: names by row, and each function id's row.
