@@ -187,15 +187,19 @@ impl Session {
     /// row comes back) and rows.
     pub fn query(&self, sql: &str) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
         self.runtime.block_on(async {
-            let df = self
-                .ctx
-                .sql(sql)
-                .await
-                .map_err(|e| Error::query("planning", e))?;
+            let df = self.plan(sql).await?;
             let schema = df.schema().inner().clone();
             let rows = df.collect().await.map_err(|e| Error::query("running", e))?;
             Ok((schema, rows))
         })
+    }
+
+    /// `sql` planned (a statement such as `CREATE VIEW` runs here).
+    async fn plan(&self, sql: &str) -> Result<datafusion::dataframe::DataFrame, Error> {
+        self.ctx
+            .sql(sql)
+            .await
+            .map_err(|e| Error::query("planning", e))
     }
 
     /// Defines (or replaces) a view.
@@ -217,14 +221,8 @@ impl Session {
 
     /// The schema of `sql`'s result, planned but not run.
     pub fn schema_of(&self, sql: &str) -> Result<SchemaRef, Error> {
-        self.runtime.block_on(async {
-            let df = self
-                .ctx
-                .sql(sql)
-                .await
-                .map_err(|e| Error::query("planning", e))?;
-            Ok(df.schema().inner().clone())
-        })
+        self.runtime
+            .block_on(async { Ok(self.plan(sql).await?.schema().inner().clone()) })
     }
 
     /// Keeps `batches` in memory as table `name` (replacing nothing: a
