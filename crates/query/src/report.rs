@@ -455,13 +455,13 @@ type RowKey<'a> = (Cow<'a, str>, Cow<'a, str>);
 /// address perf shows (`show` for a callchain entry).
 fn row_key(r: &Resolved, show: Option<u64>, sort: SortKey) -> RowKey<'_> {
     let sym = match &r.symbol {
-        Some(s) => Cow::Borrowed(s.as_str()),
+        Some(s) => Cow::Borrowed(&**s),
         None => Cow::Owned(perf_address(show.unwrap_or(r.addr))),
     };
     match sort {
-        SortKey::DsoSym => (Cow::Borrowed(r.dso.as_str()), sym),
+        SortKey::DsoSym => (Cow::Borrowed(&*r.dso), sym),
         SortKey::Sym => (Cow::Borrowed(""), sym),
-        SortKey::Dso => (Cow::Borrowed(r.dso.as_str()), Cow::Borrowed("")),
+        SortKey::Dso => (Cow::Borrowed(&*r.dso), Cow::Borrowed("")),
     }
 }
 

@@ -2,7 +2,7 @@
 //! DWARF parsed only when inline frames are asked for, unique addresses
 //! resolved once, DSOs in parallel.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
@@ -66,11 +66,11 @@ pub struct InlineFrame {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resolved {
     /// The DSO's short name as perf shows it (`libc.so.6`, `[kernel.kallsyms]`, `[xfs]`, `[unknown]`).
-    pub dso: String,
+    pub dso: Arc<str>,
     /// The symbol (demangled), or `None` with `reason` set.
-    pub symbol: Option<String>,
+    pub symbol: Option<Arc<str>>,
     /// The symbol as stored.
-    pub raw_symbol: Option<String>,
+    pub raw_symbol: Option<Arc<str>>,
     /// Why there is no symbol.
     pub reason: Option<Unresolved>,
     /// The address perf shows for unresolved entries: the file offset in a
@@ -79,7 +79,7 @@ pub struct Resolved {
     /// Inline chain, innermost first (only when asked for and DWARF exists).
     pub inlined: Vec<InlineFrame>,
     /// The binary that was used and the virtual address looked up in it.
-    pub binary: Option<(PathBuf, u64)>,
+    pub binary: Option<(Arc<Path>, u64)>,
 }
 
 /// Symbolization settings.
@@ -326,10 +326,10 @@ impl Symbolizer {
         match l {
             Location::Kernel { addr, module } => {
                 // Without a kallsyms symbol, the module mapping names it.
-                let dso = || -> String {
+                let dso = || -> Arc<str> {
                     module.map_or_else(
-                        || "[kernel.kallsyms]".to_string(),
-                        |m| dsos.get(m).short_name().into_owned(),
+                        || Arc::from("[kernel.kallsyms]"),
+                        |m| Arc::from(dsos.get(m).short_name()),
                     )
                 };
                 let moved = if module.is_none() {
@@ -341,19 +341,19 @@ impl Symbolizer {
                     Some(k) => match k.find(moved) {
                         Some((name, module)) => Resolved {
                             dso: module.map_or_else(
-                                || "[kernel.kallsyms]".to_string(),
-                                |m| format!("[{m}]"),
+                                || Arc::from("[kernel.kallsyms]"),
+                                |m| Arc::from(format!("[{m}]")),
                             ),
-                            symbol: Some(name.to_string()),
-                            raw_symbol: Some(name.to_string()),
+                            symbol: Some(Arc::from(name)),
+                            raw_symbol: Some(Arc::from(name)),
                             reason: None,
                             addr,
                             inlined: Vec::new(),
                             binary: None,
                         },
-                        None => unresolved(&dso(), addr, Unresolved::NoSymbol),
+                        None => unresolved(dso(), addr, Unresolved::NoSymbol),
                     },
-                    None => unresolved(&dso(), addr, Unresolved::NoKernelSymbols),
+                    None => unresolved(dso(), addr, Unresolved::NoKernelSymbols),
                 }
             }
             Location::Unmapped { addr } => unresolved("[unknown]", addr, Unresolved::NoMapping),
@@ -370,7 +370,7 @@ impl Symbolizer {
         locations: &[Location],
     ) -> Vec<Resolved> {
         let dso = dsos.get(id);
-        let name = dso.short_name().to_string();
+        let name: Arc<str> = Arc::from(dso.short_name());
         let offset_of = |i: usize| dso_offset(locations[i]);
         if dso.kind == DsoKind::Jit {
             return self.resolve_jit(dsos, id, idx, locations);
@@ -378,7 +378,7 @@ impl Symbolizer {
         if dso.kind == DsoKind::Anon {
             return idx
                 .iter()
-                .map(|&i| unresolved(&name, offset_of(i), Unresolved::Anonymous))
+                .map(|&i| unresolved(name.clone(), offset_of(i), Unresolved::Anonymous))
                 .collect();
         }
         let bin = match self.binary(dsos, id) {
@@ -386,7 +386,7 @@ impl Symbolizer {
             Err(why) => {
                 return idx
                     .iter()
-                    .map(|&i| unresolved(&name, offset_of(i), why.clone()))
+                    .map(|&i| unresolved(name.clone(), offset_of(i), why.clone()))
                     .collect()
             }
         };
@@ -396,18 +396,21 @@ impl Symbolizer {
         // (C++ and Rust names cost microseconds each; a capture of a large
         // binary has hundreds of thousands of locations in a few
         // thousand functions).
-        let mut last: Option<(u64, String)> = None;
+        let mut last: Option<(u64, Arc<str>, Arc<str>)> = None;
         let mut inline_names: FxHashMap<String, String> = FxHashMap::default();
-        let mut shown = |s: &crate::symtab::Symbol| -> String {
+        // (displayed, as stored), shared by the function's locations.
+        let mut names = |s: &crate::symtab::Symbol| -> (Arc<str>, Arc<str>) {
             match &last {
-                Some((start, name)) if *start == s.start => name.clone(),
+                Some((start, shown, raw)) if *start == s.start => (shown.clone(), raw.clone()),
                 _ => {
-                    let name = display_name(&s.name);
-                    last = Some((s.start, name.clone()));
-                    name
+                    let (shown, raw) =
+                        (Arc::from(display_name(&s.name)), Arc::from(s.name.as_str()));
+                    last = Some((s.start, Arc::clone(&shown), Arc::clone(&raw)));
+                    (shown, raw)
                 }
             }
         };
+        let path: Arc<Path> = Arc::from(bin.path());
         idx.iter()
             .map(|&i| {
                 let off = offset_of(i);
@@ -421,27 +424,30 @@ impl Symbolizer {
                 // level, as binutils addr2line reports it.
                 if let (true, Some(_), Some(s)) = (inlined.is_empty(), &ctx, sym) {
                     inlined.push(InlineFrame {
-                        function: Some(shown(s)),
+                        function: Some(names(s).0.to_string()),
                         raw_function: Some(s.name.clone()),
                         file: None,
                         line: None,
                     });
                 }
-                let binary = Some((bin.path().to_path_buf(), vaddr));
+                let binary = Some((Arc::clone(&path), vaddr));
                 match sym {
-                    Some(s) => Resolved {
-                        dso: name.clone(),
-                        symbol: Some(shown(s)),
-                        raw_symbol: Some(s.name.clone()),
-                        reason: None,
-                        addr: off,
-                        inlined,
-                        binary,
-                    },
+                    Some(s) => {
+                        let (shown, raw) = names(s);
+                        Resolved {
+                            dso: name.clone(),
+                            symbol: Some(shown),
+                            raw_symbol: Some(raw),
+                            reason: None,
+                            addr: off,
+                            inlined,
+                            binary,
+                        }
+                    }
                     None => Resolved {
                         inlined,
                         binary,
-                        ..unresolved(&name, off, Unresolved::NoSymbol)
+                        ..unresolved(name.clone(), off, Unresolved::NoSymbol)
                     },
                 }
             })
@@ -460,7 +466,7 @@ impl Symbolizer {
         locations: &[Location],
     ) -> Vec<Resolved> {
         let dso = dsos.get(id);
-        let name = dso.short_name().to_string();
+        let name: Arc<str> = Arc::from(dso.short_name());
         let path = match &self.locator.symfs {
             Some(root) => root.join(dso.path.trim_start_matches('/')),
             None => PathBuf::from(&dso.path),
@@ -491,14 +497,14 @@ impl Symbolizer {
                 match table.as_ref().and_then(|t| t.find(addr)) {
                     Some(s) => Resolved {
                         dso: name.clone(),
-                        symbol: Some(display_name(&s.name)),
-                        raw_symbol: Some(s.name.clone()),
+                        symbol: Some(Arc::from(display_name(&s.name))),
+                        raw_symbol: Some(Arc::from(s.name.as_str())),
                         reason: None,
                         addr,
                         inlined: Vec::new(),
                         binary: None,
                     },
-                    None => unresolved(&name, addr, Unresolved::Anonymous),
+                    None => unresolved(name.clone(), addr, Unresolved::Anonymous),
                 }
             })
             .collect()
@@ -610,9 +616,9 @@ fn dso_offset(l: Location) -> u64 {
     }
 }
 
-fn unresolved(dso: &str, addr: u64, why: Unresolved) -> Resolved {
+fn unresolved(dso: impl Into<Arc<str>>, addr: u64, why: Unresolved) -> Resolved {
     Resolved {
-        dso: dso.to_string(),
+        dso: dso.into(),
         symbol: None,
         raw_symbol: None,
         reason: Some(why),

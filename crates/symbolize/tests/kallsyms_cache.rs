@@ -27,7 +27,7 @@ fn kallsyms_from_the_build_id_cache() {
         }],
     );
     assert_eq!(r[0].symbol.as_deref(), Some("recorded_kernel_fn"));
-    assert_eq!(r[0].dso, "[kernel.kallsyms]");
+    assert_eq!(&*r[0].dso, "[kernel.kallsyms]");
     std::fs::remove_dir_all(&home).ok();
 }
 

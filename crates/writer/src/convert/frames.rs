@@ -67,7 +67,7 @@ pub(crate) fn write(
         };
         // Without symbolization, the names perf shows for the DSO.
         let dso = match (r, *l) {
-            (Some(r), _) => r.dso.as_str(),
+            (Some(r), _) => &*r.dso,
             (None, Location::Dso { dso, .. })
             | (
                 None,
