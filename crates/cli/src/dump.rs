@@ -14,9 +14,6 @@ use perfq_symbolize::{
     Config, FrameLookup, LocationInterner, Resolved, StackUnwinder, Symbolizer, Tracker,
 };
 
-/// Progress is reported every this many records.
-const PROGRESS_EVERY: u64 = 1 << 16;
-
 const CSV_HEADER: &str = "offset,event,time,pid,tid,cpu,cpumode,ip,addr,id,stream_id,period,weight,data_src,phys_addr,cgroup,callchain,read";
 
 /// The resolved locations and, per frame of one sample, its lookup and
@@ -111,11 +108,9 @@ pub fn run(
     } else {
         ReadBar::new(&path.display().to_string())
     };
-    let mut seen = 0u64;
     loop {
-        seen += 1;
-        if seen.is_multiple_of(PROGRESS_EVERY) {
-            bar.update(records.stats().data_bytes, capture.file_len());
+        if let Some(done) = records.progress() {
+            bar.update(done, capture.file_len());
         }
         let Some(r) = records.next_ok(&mut error) else {
             break;

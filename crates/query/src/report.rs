@@ -160,9 +160,6 @@ pub fn run(path: &Path, opt: &Options) -> Result<Report, Error> {
     run_with_progress(path, opt, &mut |_, _| {})
 }
 
-/// Progress is reported every this many records.
-const PROGRESS_EVERY: u64 = 1 << 16;
-
 /// [`run`], calling `progress` now and then with (bytes of the capture
 /// read, its size) while it reads the records; symbolizing and summing
 /// follow the last call.
@@ -217,11 +214,9 @@ pub fn run_with_progress(
     let mut any_expanded = false;
     let mut lookups: Vec<FrameLookup> = Vec::new();
     let mut records = capture.records_by_time();
-    let mut seen = 0u64;
     loop {
-        seen += 1;
-        if seen.is_multiple_of(PROGRESS_EVERY) {
-            progress(records.stats().data_bytes, capture.file_len());
+        if let Some(done) = records.progress() {
+            progress(done, capture.file_len());
         }
         let Some(r) = records.next_ok(&mut error) else {
             break;

@@ -57,7 +57,12 @@ pub struct TimeOrdered<'f> {
     pending_error: Option<Error>,
     out_of_order: u64,
     last_emitted: u64,
+    /// Calls of [`TimeOrdered::progress`] so far.
+    progress_calls: u64,
 }
+
+/// [`TimeOrdered::progress`] answers once in this many calls.
+const PROGRESS_EVERY: u64 = 1 << 16;
 
 impl<'f> TimeOrdered<'f> {
     pub(crate) fn new(inner: FileRecords<'f>) -> Self {
@@ -74,12 +79,23 @@ impl<'f> TimeOrdered<'f> {
             pending_error: None,
             out_of_order: 0,
             last_emitted: 0,
+            progress_calls: 0,
         }
     }
 
     /// Counts so far (of records read, which may be ahead of those delivered).
     pub fn stats(&self) -> &Stats {
         self.inner.stats()
+    }
+
+    /// For a progress display, called once per record taken: every 65,536
+    /// calls the bytes of the data section read so far, else `None` (a
+    /// reader that reports on every record would spend its time on it).
+    pub fn progress(&mut self) -> Option<u64> {
+        self.progress_calls += 1;
+        self.progress_calls
+            .is_multiple_of(PROGRESS_EVERY)
+            .then(|| self.stats().data_bytes)
     }
 
     /// Problems met so far that did not stop reading.

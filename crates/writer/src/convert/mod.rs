@@ -71,8 +71,6 @@ pub enum Conversion {
     },
 }
 
-/// Progress is reported every this many records.
-const PROGRESS_EVERY: u64 = 1 << 16;
 /// Mapped pages of the capture behind the reading position are handed
 /// back to the OS every this many bytes.
 const RELEASE_EVERY: u64 = 64 << 20;
@@ -123,11 +121,10 @@ pub fn convert(
     let mut decode_errors = 0u64;
     let mut records = capture.records_by_time();
     let mut error = None;
-    let (mut seen, mut released) = (0u64, 0u64);
+    let mut released = 0u64;
     loop {
-        seen += 1;
-        if seen.is_multiple_of(PROGRESS_EVERY) {
-            progress(records.stats().data_bytes, capture.file_len());
+        if let Some(done) = records.progress() {
+            progress(done, capture.file_len());
         }
         let Some(r) = records.next_ok(&mut error) else {
             break;
