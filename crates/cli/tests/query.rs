@@ -15,12 +15,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn json(out: &Output) -> Vec<Value> {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("a JSON array")
+    common::json_rows(out, "perfq")
 }
 
 #[test]

@@ -90,12 +90,7 @@ fn query(dataset: &Path, sql: &str) -> Vec<Value> {
         "--format",
         "json",
     ]);
-    assert!(
-        out.status.success(),
-        "perfq query {sql}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("a JSON array")
+    common::json_rows(&out, &format!("perfq query {sql}"))
 }
 
 /// Every event: (capture, event_id) → (name, reads a group, carries a
@@ -260,13 +255,7 @@ fn report(file: &Path, capture: &str, sort: &str, children: bool) -> Sums {
     if children {
         args.push("--children");
     }
-    let out = common::perfq(&args);
-    assert!(
-        out.status.success(),
-        "perfq report {f}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).expect("report JSON");
+    let rows = common::json_rows(&common::perfq(&args), &format!("perfq report {f}"));
     let mut sums = Sums::new();
     for r in rows {
         let s = |k: &str| r[k].as_str().unwrap_or("").to_string();

@@ -67,6 +67,17 @@ pub fn perfq_cached_ok(args: &[&str], cache: &Path) -> String {
     String::from_utf8(out.stdout).expect("utf-8")
 }
 
+/// The JSON rows a perfq run printed, once it has succeeded (`what` names
+/// the run in the failure message).
+pub fn json_rows(out: &Output, what: &str) -> Vec<serde_json::Value> {
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("a JSON array")
+}
+
 /// A fresh folder of its own for one test: `perfq-<tag>-<name>-<pid>`
 /// under the temporary folder, emptied if an earlier run left it.
 pub fn scratch(tag: &str, name: &str) -> PathBuf {
