@@ -9,15 +9,32 @@ use crate::{Error, Table};
 
 /// "No caller stack" in [`Node::parent`].
 const ROOT: u32 = u32::MAX;
+/// "None" in [`Node::first_child`] and [`Node::next_sibling`].
+const NONE: u32 = u32::MAX;
+/// In [`Node::first_child`]: the node's callees are in [`Stacks::wide`].
+const WIDE: u32 = u32::MAX - 1;
+/// Callees a node lists before they move to [`Stacks::wide`]: finding a
+/// callee then visits at most this many nodes.
+const LIST_LIMIT: u32 = 8;
 
 /// One stack: its leaf frame and the stack of its callers.
+///
+/// Callees (the stacks one frame deeper) are found through the caller:
+/// a short list of them, or, for a caller with many, a hash table. Most
+/// new stacks extend a stack just made (on system-wide frame-pointer
+/// captures three stacks in four are new, many under a garbage root
+/// frame), whose callee list is empty and in cache: one probe of a table
+/// of millions of stacks per frame, a cache miss each, cost more than
+/// reading the samples.
 #[derive(Clone, Copy)]
 struct Node {
     frame: u32,
     parent: u32,
     depth: u32,
-    /// Whether a sample has this stack (and so gets its `frame_ids`).
-    sampled: bool,
+    /// The latest callee made, [`NONE`], or [`WIDE`].
+    first_child: u32,
+    /// The caller's callee made before this one, or [`NONE`].
+    next_sibling: u32,
 }
 
 /// The last stack interned for one thread: consecutive samples of a
@@ -35,13 +52,30 @@ struct Recent {
 const RECENT_LIMIT: usize = 1 << 16;
 
 /// The stacks of a capture.
-#[derive(Default)]
 pub(crate) struct Stacks {
-    /// (leaf frame, caller stack or [`ROOT`]) → stack id.
-    ids: FxHashMap<(u32, u32), u32>,
+    /// (leaf frame, caller stack or [`ROOT`]) → stack id, for the callees
+    /// of callers with more than [`LIST_LIMIT`] of them.
+    wide: FxHashMap<(u32, u32), u32>,
     nodes: Vec<Node>,
+    /// By stack id: whether a sample has the stack (and so gets its
+    /// `frame_ids`).
+    sampled: Vec<bool>,
+    /// The root stacks' list head, as [`Node::first_child`].
+    roots: u32,
     /// By thread id.
     recent: FxHashMap<u32, Recent>,
+}
+
+impl Default for Stacks {
+    fn default() -> Self {
+        Stacks {
+            wide: FxHashMap::default(),
+            nodes: Vec::new(),
+            sampled: Vec::new(),
+            roots: NONE,
+            recent: FxHashMap::default(),
+        }
+    }
 }
 
 impl Stacks {
@@ -56,7 +90,7 @@ impl Stacks {
         if self.recent.len() >= RECENT_LIMIT && !self.recent.contains_key(&tid) {
             self.recent.clear();
         }
-        let r = self.recent.entry(tid).or_default();
+        let mut r = self.recent.remove(&tid).unwrap_or_default();
         let shared = r
             .frames
             .iter()
@@ -67,27 +101,73 @@ impl Stacks {
         r.nodes.truncate(shared);
         let mut parent = r.nodes.last().copied().unwrap_or(ROOT);
         for (at, &frame) in frames.iter().enumerate().skip(shared) {
-            let nodes = &mut self.nodes;
-            parent = *self.ids.entry((frame, parent)).or_insert_with(|| {
-                // Root first: the frame at `at` ends a stack of `at + 1`
-                // frames (known here, not read from the caller's node,
-                // which is rarely in cache).
-                let depth = at as u32 + 1;
-                nodes.push(Node {
-                    frame,
-                    parent,
-                    depth,
-                    sampled: false,
-                });
-                (nodes.len() - 1) as u32
-            });
+            // Root first: the frame at `at` ends a stack of `at + 1`
+            // frames (known here, not read from the caller's node, which
+            // is rarely in cache).
+            parent = self.callee(parent, frame, at as u32 + 1);
             r.frames.push(frame);
             r.nodes.push(parent);
         }
-        if let Some(n) = self.nodes.get_mut(parent as usize) {
-            n.sampled = true;
+        if let Some(s) = self.sampled.get_mut(parent as usize) {
+            *s = true;
         }
+        self.recent.insert(tid, r);
         Some(parent)
+    }
+
+    /// The stack of `frame` called from stack `parent` (or a root stack),
+    /// made if new.
+    fn callee(&mut self, parent: u32, frame: u32, depth: u32) -> u32 {
+        let head = match self.nodes.get(parent as usize) {
+            Some(p) => p.first_child,
+            None => self.roots,
+        };
+        if head == WIDE {
+            let next = self.nodes.len() as u32;
+            let id = *self.wide.entry((frame, parent)).or_insert(next);
+            if id == next {
+                self.push(frame, parent, depth, NONE);
+            }
+            return id;
+        }
+        let mut listed = 0;
+        let mut at = head;
+        while let Some(n) = self.nodes.get(at as usize) {
+            if n.frame == frame {
+                return at;
+            }
+            at = n.next_sibling;
+            listed += 1;
+        }
+        let id = self.push(frame, parent, depth, head);
+        let head = if listed < LIST_LIMIT {
+            id
+        } else {
+            // Too many to list: all of them go to the table.
+            let mut at = id;
+            while let Some(n) = self.nodes.get(at as usize) {
+                self.wide.insert((n.frame, parent), at);
+                at = n.next_sibling;
+            }
+            WIDE
+        };
+        match self.nodes.get_mut(parent as usize) {
+            Some(p) => p.first_child = head,
+            None => self.roots = head,
+        }
+        id
+    }
+
+    fn push(&mut self, frame: u32, parent: u32, depth: u32, next_sibling: u32) -> u32 {
+        self.nodes.push(Node {
+            frame,
+            parent,
+            depth,
+            first_child: NONE,
+            next_sibling,
+        });
+        self.sampled.push(false);
+        (self.nodes.len() - 1) as u32
     }
 
     /// Writes the stacks table into `t`: every stack with its leaf frame,
@@ -97,12 +177,12 @@ impl Stacks {
     pub(crate) fn write(self, mut t: Table) -> Result<(), Error> {
         // The tree is no longer looked up: its index goes before the
         // table's buffers grow.
-        drop(self.ids);
+        drop(self.wide);
         drop(self.recent);
         let mut frame_ids = Vec::new();
-        for (i, n) in self.nodes.iter().enumerate() {
+        for (i, (n, &sampled)) in self.nodes.iter().zip(&self.sampled).enumerate() {
             frame_ids.clear();
-            if n.sampled {
+            if sampled {
                 let mut at = i as u32;
                 while let Some(node) = self.nodes.get(at as usize) {
                     frame_ids.push(node.frame);
@@ -111,7 +191,7 @@ impl Stacks {
             }
             let mut row = t.row();
             row.u(i as u64);
-            if n.sampled {
+            if sampled {
                 row.list(&frame_ids);
             } else {
                 row.null();
@@ -148,10 +228,37 @@ mod tests {
         assert_eq!(d, Some(parent_of(&s, a)));
         assert_eq!(s.intern(1, &[]), None);
         assert_eq!(s.nodes.len(), 4);
-        assert!(s.nodes[d.unwrap() as usize].sampled);
-        assert!(
-            !s.nodes[0].sampled,
-            "the root frame alone was never sampled"
-        );
+        assert!(s.sampled[d.unwrap() as usize]);
+        assert!(!s.sampled[0], "the root frame alone was never sampled");
+    }
+
+    /// The ids a plain (frame, caller) → id table gives, for stacks of
+    /// every fan-out: few callees listed, many in the table, roots too.
+    #[test]
+    fn ids_are_those_of_one_table() {
+        let mut s = Stacks::default();
+        let mut plain: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for i in 0..20_000u32 {
+            let depth = 1 + (next() % 12) as usize;
+            // Few distinct frames near the root, many near the leaf.
+            let frames: Vec<u32> = (0..depth)
+                .map(|d| (next() % (2 + 4 * d as u64 * d as u64)) as u32)
+                .collect();
+            let mut parent = ROOT;
+            for &f in &frames {
+                let n = plain.len() as u32;
+                parent = *plain.entry((f, parent)).or_insert(n);
+            }
+            assert_eq!(s.intern(i % 7, &frames), Some(parent));
+        }
+        assert_eq!(s.nodes.len(), plain.len());
+        assert!(!s.wide.is_empty(), "some callers had many callees");
     }
 }
