@@ -11,20 +11,21 @@ use crate::jsonw::Obj;
 use crate::progress::ReadBar;
 use crate::{sideband, DumpFormat, DumpRecords, Outcome};
 use perfq_symbolize::{
-    Config, FrameLookup, LocationInterner, Resolved, StackUnwinder, Symbolizer, Tracker,
+    Config, FrameLookup, LocationInterner, Resolutions, Resolved, StackUnwinder, Symbolizer,
+    Tracker,
 };
 
 const CSV_HEADER: &str = "offset,event,time,pid,tid,cpu,cpumode,ip,addr,id,stream_id,period,weight,data_src,phys_addr,cgroup,callchain,read";
 
 /// The resolved locations and, per frame of one sample, its lookup and
 /// location index.
-type SymbolizedFrames<'a> = (&'a [Resolved], &'a [(FrameLookup, u32)]);
+type SymbolizedFrames<'a> = (&'a Resolutions, &'a [(FrameLookup, u32)]);
 
 /// Symbolization of `perfq dump --symbols`: every sample location resolved
 /// up front (one pass over the capture), so the output pass only looks up.
 struct Symbols {
     interner: LocationInterner,
-    resolved: Vec<Resolved>,
+    resolved: Resolutions,
     /// The output pass's own view of the address spaces and stacks.
     tracker: Tracker,
     symbolizer: Symbolizer,
@@ -186,7 +187,7 @@ pub fn run(
                 }
             }
         }
-        let resolved = symbols.as_ref().map(|s| s.resolved.as_slice());
+        let resolved = symbols.as_ref().map(|s| &s.resolved);
         match format {
             DumpFormat::Jsonl => {
                 line.clear();

@@ -36,7 +36,6 @@
 //! # Ok::<(), perfq_query::Error>(())
 //! ```
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -323,7 +322,7 @@ pub fn run_with_progress(
             let k = if Some(name) == r.symbol.as_deref() || sort == SortKey::Dso {
                 (dso, sym)
             } else {
-                (dso, Cow::Owned(format!("{name} (inlined)")))
+                (dso, Sym::Inlined(name))
             };
             chain_keys.push(row_keys.id(k, loc));
         }
@@ -394,16 +393,37 @@ pub fn run_with_progress(
             }
         }
     }
-    let mut rows: Vec<Row> = acc
+    // Rows are ordered by their sums and keys, then given their strings:
+    // hundreds of thousands of rows are not copied around while sorting.
+    let mut order: Vec<u32> = (0..acc.len() as u32)
+        .filter(|&i| {
+            let a = &acc[i as usize];
+            a.period > 0 || a.total_period > 0 || a.samples > 0
+        })
+        .collect();
+    order.sort_by(|&i, &j| {
+        let (a, b) = (&acc[i as usize], &acc[j as usize]);
+        let (ka, kb) = if opt.children {
+            (a.total_period, b.total_period)
+        } else {
+            (a.period, b.period)
+        };
+        let (sa, sb) = (keys[i as usize / nev].1, keys[j as usize / nev].1);
+        (i as usize % nev)
+            .cmp(&(j as usize % nev))
+            .then(kb.cmp(&ka))
+            .then(b.period.cmp(&a.period))
+            .then_with(|| sa.cmp_text(&sb))
+    });
+    let rows: Vec<Row> = order
         .iter()
-        .enumerate()
-        .filter(|(_, a)| a.period > 0 || a.total_period > 0 || a.samples > 0)
-        .map(|(i, a)| {
-            let (k, e) = (i / nev, i % nev);
+        .map(|&i| {
+            let (k, e) = (i as usize / nev, i as usize % nev);
+            let a = &acc[i as usize];
             Row {
                 event: e,
-                dso: keys[k].0.clone(),
-                symbol: keys[k].1.clone(),
+                dso: keys[k].0.to_string(),
+                symbol: keys[k].1.to_string(),
                 // A DSO-only row may mix resolved and unresolved
                 // locations: it carries a count, not a reason.
                 unresolved: match opt.sort {
@@ -421,18 +441,6 @@ pub fn run_with_progress(
             }
         })
         .collect();
-    rows.sort_by(|a, b| {
-        let (ka, kb) = if opt.children {
-            (a.total_period, b.total_period)
-        } else {
-            (a.period, b.period)
-        };
-        a.event
-            .cmp(&b.event)
-            .then(kb.cmp(&ka))
-            .then(b.period.cmp(&a.period))
-            .then(a.symbol.cmp(&b.symbol))
-    });
     Ok(Report {
         events: totals,
         rows,
@@ -443,43 +451,79 @@ pub fn run_with_progress(
     })
 }
 
-/// A row's (DSO, symbol), borrowed from the resolved names where it can be.
-type RowKey<'a> = (Cow<'a, str>, Cow<'a, str>);
+/// A row's symbol, as it is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Sym<'a> {
+    /// A resolved name.
+    Name(&'a str),
+    /// A function inlined at an unwound frame: `name (inlined)`.
+    Inlined(&'a str),
+    /// An unresolved address, as perf prints it ([`perf_address`]):
+    /// hundreds of thousands of them on system-wide captures, formatted
+    /// only for the rows printed.
+    Address(u64),
+    /// No symbol ([`SortKey::Dso`]).
+    Empty,
+}
+
+impl Sym<'_> {
+    /// Orders as the shown texts do.
+    fn cmp_text(&self, other: &Sym<'_>) -> std::cmp::Ordering {
+        match (self, other) {
+            (Sym::Name(a), Sym::Name(b)) => a.cmp(b),
+            // Sixteen hex digits after `0x`, and 0 as sixteen zeros
+            // (before any `0x`): the order of the numbers.
+            (Sym::Address(a), Sym::Address(b)) => a.cmp(b),
+            _ => self.to_string().cmp(&other.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for Sym<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Sym::Name(s) => f.write_str(s),
+            Sym::Inlined(s) => write!(f, "{s} (inlined)"),
+            Sym::Address(a) => f.write_str(&perf_address(*a)),
+            Sym::Empty => Ok(()),
+        }
+    }
+}
+
+/// A row's (DSO, symbol), borrowed from the resolved names.
+type RowKey<'a> = (&'a str, Sym<'a>);
 
 /// The row key of a resolved location: an unresolved one is named by the
 /// address perf shows (`show` for a callchain entry).
 fn row_key(r: &Resolved, show: Option<u64>, sort: SortKey) -> RowKey<'_> {
     let sym = match &r.symbol {
-        Some(s) => Cow::Borrowed(&**s),
-        None => Cow::Owned(perf_address(show.unwrap_or(r.addr))),
+        Some(s) => Sym::Name(s),
+        None => Sym::Address(show.unwrap_or(r.addr)),
     };
     match sort {
-        SortKey::DsoSym => (Cow::Borrowed(&*r.dso), sym),
-        SortKey::Sym => (Cow::Borrowed(""), sym),
-        SortKey::Dso => (Cow::Borrowed(&*r.dso), Cow::Borrowed("")),
+        SortKey::DsoSym => (&r.dso, sym),
+        SortKey::Sym => ("", sym),
+        SortKey::Dso => (&r.dso, Sym::Empty),
     }
 }
 
-/// Row keys numbered densely as they are met, each copied once.
+/// Row keys numbered densely as they are met.
 #[derive(Default)]
 struct RowKeys<'a> {
     ids: FxHashMap<RowKey<'a>, u32>,
     /// By id: (DSO, symbol).
-    keys: Vec<(String, String)>,
+    keys: Vec<RowKey<'a>>,
     /// By id: a location with the key (for its unresolved reason).
     loc: Vec<u32>,
 }
 
 impl<'a> RowKeys<'a> {
     fn id(&mut self, k: RowKey<'a>, loc: usize) -> u32 {
-        if let Some(&id) = self.ids.get(&k) {
-            return id;
-        }
-        let id = self.keys.len() as u32;
-        self.keys.push((k.0.to_string(), k.1.to_string()));
-        self.loc.push(loc as u32);
-        self.ids.insert(k, id);
-        id
+        *self.ids.entry(k).or_insert_with(|| {
+            self.keys.push(k);
+            self.loc.push(loc as u32);
+            (self.keys.len() - 1) as u32
+        })
     }
 }
 

@@ -29,7 +29,7 @@ while let Some(r) = records.next_record()? {
     }
 }
 let symbolizer = Symbolizer::new(&Config::default(), tracker.kernel_build_id(), capture.meta().os_release.as_deref());
-for r in symbolizer.resolve_all(&tracker, &locations) {
+for r in &symbolizer.resolve_all(&tracker, &locations) {
     println!("{} {:?}", r.dso, r.symbol);
 }
 # Ok::<(), perfq_reader::Error>(())
@@ -58,7 +58,7 @@ pub use crate::kallsyms::{running_kernel_build_id, Kallsyms};
 pub use crate::locate::{same_build_id, LocateError, Locator};
 pub use crate::maps::{AddressSpaces, Mapping, Maps};
 pub use crate::symbol_disk::SymbolDisk;
-pub use crate::symbolizer::{Config, InlineFrame, Resolved, Symbolizer, Unresolved};
+pub use crate::symbolizer::{Config, InlineFrame, Resolutions, Resolved, Symbolizer, Unresolved};
 pub use crate::symtab::{Rank, RawSymbol, Symbol, SymbolTable};
 pub use crate::tracker::{
     chain_lookups, leaf_lookup, push_chain_lookups, unwound_lookups, FrameLookup, Location,

@@ -82,6 +82,58 @@ pub struct Resolved {
     pub binary: Option<(Arc<Path>, u64)>,
 }
 
+/// What each location resolved to, by location id ([`Symbolizer::resolve_all`]).
+#[derive(Debug, Default)]
+pub struct Resolutions {
+    /// As resolved: one part per task.
+    parts: Vec<Vec<Resolved>>,
+    /// By location id: (part, position in it).
+    place: Vec<(u32, u32)>,
+}
+
+impl Resolutions {
+    /// The number of locations.
+    pub fn len(&self) -> usize {
+        self.place.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.place.is_empty()
+    }
+
+    /// What location `i` resolved to.
+    pub fn get(&self, i: usize) -> Option<&Resolved> {
+        let &(part, at) = self.place.get(i)?;
+        self.parts.get(part as usize)?.get(at as usize)
+    }
+
+    /// Each location's resolution, in location order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &Resolved> + '_ {
+        self.place
+            .iter()
+            .map(|&(part, at)| &self.parts[part as usize][at as usize])
+    }
+}
+
+impl<'a> IntoIterator for &'a Resolutions {
+    type Item = &'a Resolved;
+    type IntoIter = Box<dyn ExactSizeIterator<Item = &'a Resolved> + 'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
+impl std::ops::Index<usize> for Resolutions {
+    type Output = Resolved;
+
+    fn index(&self, i: usize) -> &Resolved {
+        let (part, at) = self.place[i];
+        &self.parts[part as usize][at as usize]
+    }
+}
+
 /// Symbolization settings.
 #[derive(Clone, Debug, Default)]
 pub struct Config {
@@ -256,7 +308,7 @@ impl Symbolizer {
     /// recorded address ([`Tracker::kernel_ref`]) and its address in the
     /// kallsyms, as perf's `kallsyms__delta`. Module addresses are looked
     /// up as they are.
-    pub fn resolve_all(&self, tracker: &Tracker, locations: &[Location]) -> Vec<Resolved> {
+    pub fn resolve_all(&self, tracker: &Tracker, locations: &[Location]) -> Resolutions {
         let dsos = tracker.dsos();
         let kernel_delta = match (tracker.kernel_ref(), self.kallsyms()) {
             (Some((name, recorded)), Some(k)) => k
@@ -286,10 +338,10 @@ impl Symbolizer {
             });
             groups.extend(idx.chunks(RESOLVE_CHUNK).map(|c| (*dso, c)));
         }
-        // Where each location's result will be: (group, position in it);
-        // a group's results come in the order of its locations. Results are then moved once, in location order, into the output
-        // (a location's `Resolved` is a few hundred bytes with its
-        // strings; a capture has hundreds of thousands).
+        // Where each location's result is: (group, position in it); a
+        // group's results come in the order of its locations. They stay
+        // there rather than being moved into location order (a capture has
+        // hundreds of thousands; two copies at once were its peak).
         let mut place: Vec<(u32, u32)> = vec![(u32::MAX, 0); locations.len()];
         for (g, (_, idx)) in groups.iter().enumerate() {
             for (k, &i) in idx.iter().enumerate() {
@@ -298,67 +350,92 @@ impl Symbolizer {
                 }
             }
         }
-        let mut parts: Vec<Vec<Resolved>> = groups
+        let parts: Vec<Vec<Resolved>> = groups
             .par_iter()
             .map(|(dso, idx)| match dso {
                 Some(d) => self.resolve_dso(dsos, *d, idx, locations),
-                None => idx
-                    .iter()
-                    .map(|&i| self.resolve_other(dsos, locations[i], kernel_delta))
-                    .collect(),
+                None => self.resolve_others(dsos, idx, locations, kernel_delta),
             })
             .collect();
-        place
-            .iter()
-            .map(|&(g, k)| {
-                let part = parts.get_mut(g as usize);
-                match part.and_then(|p| p.get_mut(k as usize)) {
-                    // What is left behind is dropped with `parts`: empty
-                    // strings, no allocation.
-                    Some(r) => std::mem::replace(r, unresolved("", 0, Unresolved::NoMapping)),
-                    None => unresolved("[unknown]", 0, Unresolved::NoMapping),
+        Resolutions { parts, place }
+    }
+
+    /// The kernel and unmapped locations `idx`, resolved, in the order of
+    /// `idx` (sorted by address). Names are shared: a system-wide capture
+    /// has hundreds of thousands of unmapped addresses (garbage frame
+    /// pointers), all `[unknown]`, and a kernel symbol has many addresses.
+    fn resolve_others(
+        &self,
+        dsos: &Dsos,
+        idx: &[usize],
+        locations: &[Location],
+        kernel_delta: u64,
+    ) -> Vec<Resolved> {
+        let unknown: Arc<str> = Arc::from("[unknown]");
+        let kernel: Arc<str> = Arc::from("[kernel.kallsyms]");
+        let mut modules: FxHashMap<&str, Arc<str>> = FxHashMap::default();
+        let mut mappings: FxHashMap<DsoId, Arc<str>> = FxHashMap::default();
+        // The last kernel symbol found, by its name's address in the
+        // table (names are not compared: the same symbol is the same str).
+        let mut last: Option<(*const u8, Arc<str>)> = None;
+        let kallsyms = self.kallsyms();
+        idx.iter()
+            .map(|&i| match locations[i] {
+                Location::Kernel { addr, module } => {
+                    // Without a kallsyms symbol, the module mapping names it.
+                    let mut mapping = || match module {
+                        None => Arc::clone(&kernel),
+                        Some(m) => Arc::clone(
+                            mappings
+                                .entry(m)
+                                .or_insert_with(|| Arc::from(dsos.get(m).short_name())),
+                        ),
+                    };
+                    let moved = if module.is_none() {
+                        addr.wrapping_add(kernel_delta)
+                    } else {
+                        addr
+                    };
+                    let Some(k) = kallsyms else {
+                        return unresolved(mapping(), addr, Unresolved::NoKernelSymbols);
+                    };
+                    let Some((name, module)) = k.find(moved) else {
+                        return unresolved(mapping(), addr, Unresolved::NoSymbol);
+                    };
+                    let symbol = match &last {
+                        Some((at, shared)) if *at == name.as_ptr() => Arc::clone(shared),
+                        _ => {
+                            let shared: Arc<str> = Arc::from(name);
+                            last = Some((name.as_ptr(), Arc::clone(&shared)));
+                            shared
+                        }
+                    };
+                    let dso = match module {
+                        None => Arc::clone(&kernel),
+                        Some(m) => Arc::clone(
+                            modules
+                                .entry(m)
+                                .or_insert_with(|| Arc::from(format!("[{m}]"))),
+                        ),
+                    };
+                    Resolved {
+                        dso,
+                        symbol: Some(Arc::clone(&symbol)),
+                        raw_symbol: Some(symbol),
+                        reason: None,
+                        addr,
+                        inlined: Vec::new(),
+                        binary: None,
+                    }
+                }
+                Location::Unmapped { addr } => {
+                    unresolved(Arc::clone(&unknown), addr, Unresolved::NoMapping)
+                }
+                Location::Dso { offset, .. } => {
+                    unresolved(Arc::clone(&unknown), offset, Unresolved::NoMapping)
                 }
             })
             .collect()
-    }
-
-    fn resolve_other(&self, dsos: &Dsos, l: Location, kernel_delta: u64) -> Resolved {
-        match l {
-            Location::Kernel { addr, module } => {
-                // Without a kallsyms symbol, the module mapping names it.
-                let dso = || -> Arc<str> {
-                    module.map_or_else(
-                        || Arc::from("[kernel.kallsyms]"),
-                        |m| Arc::from(dsos.get(m).short_name()),
-                    )
-                };
-                let moved = if module.is_none() {
-                    addr.wrapping_add(kernel_delta)
-                } else {
-                    addr
-                };
-                match self.kallsyms() {
-                    Some(k) => match k.find(moved) {
-                        Some((name, module)) => Resolved {
-                            dso: module.map_or_else(
-                                || Arc::from("[kernel.kallsyms]"),
-                                |m| Arc::from(format!("[{m}]")),
-                            ),
-                            symbol: Some(Arc::from(name)),
-                            raw_symbol: Some(Arc::from(name)),
-                            reason: None,
-                            addr,
-                            inlined: Vec::new(),
-                            binary: None,
-                        },
-                        None => unresolved(dso(), addr, Unresolved::NoSymbol),
-                    },
-                    None => unresolved(dso(), addr, Unresolved::NoKernelSymbols),
-                }
-            }
-            Location::Unmapped { addr } => unresolved("[unknown]", addr, Unresolved::NoMapping),
-            Location::Dso { offset, .. } => unresolved("[unknown]", offset, Unresolved::NoMapping),
-        }
     }
 
     /// The locations `idx` of DSO `id`, resolved, in the order of `idx`.

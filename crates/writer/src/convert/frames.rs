@@ -1,7 +1,7 @@
 //! The frames table: one row per inlining level of each distinct location
 //! (callchain frames and branch endpoints), outermost function first.
 
-use perfq_symbolize::{DsoId, DsoKind, InlineFrame, Location, Resolved, Tracker};
+use perfq_symbolize::{DsoId, DsoKind, InlineFrame, Location, Resolutions, Resolved, Tracker};
 
 use crate::convert::schema::FRAMES;
 use crate::{CaptureWriter, Error, Table};
@@ -33,7 +33,7 @@ pub(crate) fn write(
     w: &CaptureWriter,
     tracker: &Tracker,
     locations: &[Location],
-    resolved: &[Resolved],
+    resolved: &Resolutions,
 ) -> Result<(), Error> {
     let mut t = w.table("frames", FRAMES)?;
     let dsos = tracker.dsos();

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use perfq_reader::{Capture, RecordType};
 use perfq_symbolize::{
-    leaf_lookup, push_chain_lookups, Config, FrameLookup, LocationInterner, Resolved,
+    leaf_lookup, push_chain_lookups, Config, FrameLookup, LocationInterner, Resolutions,
     StackUnwinder, Symbolizer, Tracker,
 };
 
@@ -219,9 +219,9 @@ pub fn convert(
     if let Some(w) = warmer {
         w.finish();
     }
-    let resolved: Vec<Resolved> = match symbolizer.as_deref() {
+    let resolved = match symbolizer.as_deref() {
         Some(s) => s.resolve_all(&tracker, &locations),
-        None => Vec::new(),
+        None => Resolutions::default(),
     };
     frames::write(&w, &tracker, &locations, &resolved)?;
     dsos::write(&w, &tracker, symbolizer.as_deref())?;
