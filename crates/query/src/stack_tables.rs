@@ -15,9 +15,11 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StringArray, UInt64Array};
+use datafusion::arrow::array::{
+    Array, ArrayBuilder, ArrayRef, AsArray, RecordBatch, StringArray, StringBuilder, UInt64Array,
+};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Int64Type, SchemaRef, UInt32Type};
+use datafusion::arrow::datatypes::{DataType, Int64Type, SchemaRef, UInt32Type, UInt64Type};
 use rustc_hash::FxHashMap;
 
 use crate::columns;
@@ -46,13 +48,19 @@ const STACK_FUNCTIONS_FROM_SETS: &str = "SELECT ss.capture AS capture, \
 /// columns typed as their SQL definitions type them;
 /// `stack_functions` becomes a view over them. `defs` gives a view's SQL
 /// by name.
-pub(crate) fn keep(session: &Session, defs: impl Fn(&str) -> &'static str) -> Result<(), Error> {
-    let (function_names, function_ids, frame_functions) = if session.has_relation("functions")? {
+/// `standard_frames` says that `frame_functions` is the standard view
+/// (not one of the caller's): its names are then worked out here from
+/// `frames`.
+pub(crate) fn keep(
+    session: &Session,
+    standard_frames: bool,
+    defs: impl Fn(&str) -> &'static str,
+) -> Result<(), Error> {
+    let (names, frame_functions) = if session.has_relation("functions")? {
         // Defined by the caller: read as it is.
-        let (names, ids) = functions(session)?;
-        (names, ids, frame_functions(session)?)
+        (functions(session)?, frame_functions(session)?)
     } else {
-        native_functions(session, defs("functions"))?
+        native_functions(session, standard_frames, defs("functions"))?
     };
     // Defined by its SQL for now, so that the others' definitions can be
     // planned (for their column types); replaced at the end.
@@ -147,13 +155,12 @@ pub(crate) fn keep(session: &Session, defs: impl Fn(&str) -> &'static str) -> Re
     let (mut set_ids, mut symbols, mut dsos) = (Vec::new(), Vec::new(), Vec::new());
     for (functions, interned) in &sets {
         for &f in functions.iter() {
-            let Some((symbol, dso)) = function_ids.get(&f).and_then(|&i| function_names.get(i))
-            else {
+            let Some((symbol, dso)) = names.get(f) else {
                 continue;
             };
             set_ids.push(rank[*interned as usize]);
-            symbols.push(symbol.as_str());
-            dsos.push(dso.as_str());
+            symbols.push(symbol);
+            dsos.push(dso);
         }
     }
     let columns = [
@@ -166,28 +173,107 @@ pub(crate) fn keep(session: &Session, defs: impl Fn(&str) -> &'static str) -> Re
     session.create_view("stack_functions", STACK_FUNCTIONS_FROM_SETS)
 }
 
-/// The functions of every capture's frames, what `frame_functions` names
-/// them; the `functions` table (each distinct (symbol, DSO) numbered from
-/// 1 in their order, as its `DENSE_RANK` does, and 0 for `[unknown]`)
-/// computed from them and kept, typed as `sql` plans it; and each frame's
-/// function. Instead of the SQL's `DISTINCT`, window and join of every
-/// frame with its function by name: most frames of a system-wide capture
-/// are unresolved addresses, each a function of its own.
-#[allow(clippy::type_complexity)]
+/// Function names by function id.
+struct FunctionNames {
+    symbols: StringArray,
+    dsos: StringArray,
+    /// Function id → row of `symbols` and `dsos`.
+    rows: Rows,
+}
+
+enum Rows {
+    /// Ids 1.. at rows 0.., id 0 (`[unknown]`) last: the `functions` table
+    /// as perfq makes it.
+    Ranked,
+    /// A `functions` table of the caller's.
+    Listed(FxHashMap<u32, usize>),
+}
+
+impl FunctionNames {
+    /// The (symbol, DSO) of function `id`.
+    fn get(&self, id: u32) -> Option<(&str, &str)> {
+        let row = match &self.rows {
+            Rows::Ranked if id == 0 => self.symbols.len().checked_sub(1)?,
+            Rows::Ranked => id as usize - 1,
+            Rows::Listed(rows) => *rows.get(&id)?,
+        };
+        if row >= self.symbols.len() || self.symbols.is_null(row) || self.dsos.is_null(row) {
+            return None;
+        }
+        Some((self.symbols.value(row), self.dsos.value(row)))
+    }
+}
+
+/// A function's name as `frame_functions` gives it, borrowed from the
+/// frames or, for an unresolved frame, its address (`0x` and lower-case
+/// hex digits without leading zeros), formatted when it is compared or
+/// written.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Name<'a> {
+    Symbol(&'a str),
+    Address(u64),
+}
+
+impl Name<'_> {
+    /// The name's text; an address is written into `buf`.
+    fn text<'b>(&'b self, buf: &'b mut String) -> &'b str {
+        match self {
+            Name::Symbol(s) => s,
+            Name::Address(a) => {
+                use std::fmt::Write;
+                buf.clear();
+                let _ = write!(buf, "{a:#x}");
+                buf
+            }
+        }
+    }
+
+    /// Calls `f` with the name's text, an address written on the stack.
+    fn with_text<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        match self {
+            Name::Symbol(s) => f(s.as_bytes()),
+            Name::Address(a) => {
+                let mut buf = [0u8; 18];
+                let digits = (64 - a.leading_zeros()).div_ceil(4).max(1) as usize;
+                buf[..2].copy_from_slice(b"0x");
+                for (i, b) in buf[2..2 + digits].iter_mut().enumerate() {
+                    let nibble = (a >> (4 * (digits - 1 - i))) & 0xf;
+                    *b = b"0123456789abcdef"[nibble as usize];
+                }
+                f(&buf[..2 + digits])
+            }
+        }
+    }
+
+    /// Orders as the texts do (no text is made: hundreds of thousands of
+    /// addresses are sorted).
+    fn cmp_text(&self, other: &Name<'_>) -> std::cmp::Ordering {
+        self.with_text(|a| other.with_text(|b| a.cmp(b)))
+    }
+}
+
+/// The functions of every capture's frames, named as `frame_functions`
+/// names them; the `functions` table (each distinct (symbol, DSO)
+/// numbered from 1 in their order, as its `DENSE_RANK` does, and 0 for
+/// `[unknown]`) computed from them and kept, typed as `sql` plans it; and
+/// each frame's function. Instead of the SQL's `DISTINCT`, window and join
+/// of every frame with its function by name: most frames of a
+/// system-wide capture are unresolved addresses, each a function of its
+/// own. With `standard_frames`, the names are made here from `frames`
+/// (the view's hex digits picked out one by one in SQL took a second for
+/// half a million unresolved frames).
 fn native_functions(
     session: &Session,
+    standard_frames: bool,
     sql: &str,
-) -> Result<
-    (
-        Vec<(String, String)>,
-        FxHashMap<u32, usize>,
-        FxHashMap<String, Vec<u32>>,
-    ),
-    Error,
-> {
-    let batches = session.sql(
-        "SELECT capture, CAST(frame_id AS BIGINT) AS frame_id, symbol, dso FROM frame_functions",
-    )?;
+) -> Result<(FunctionNames, FxHashMap<String, Vec<u32>>), Error> {
+    let batches = session.sql(if standard_frames {
+        "SELECT capture, CAST(frame_id AS BIGINT) AS frame_id, symbol, dso, \
+         COALESCE(dso_offset, address) AS a FROM frames WHERE inline_depth = 0"
+    } else {
+        "SELECT capture, CAST(frame_id AS BIGINT) AS frame_id, symbol, dso, \
+         CAST(NULL AS BIGINT) AS a FROM frame_functions"
+    })?;
     let mut read = Vec::with_capacity(batches.len());
     for b in &batches {
         read.push((
@@ -195,39 +281,51 @@ fn native_functions(
             columns::cast(b, "frame_id", &DataType::Int64)?,
             columns::cast(b, "symbol", &DataType::Utf8)?,
             columns::cast(b, "dso", &DataType::Utf8)?,
+            columns::cast(b, "a", &DataType::UInt64)?,
         ));
     }
     // Distinct (symbol, DSO), numbered as met; each frame's number.
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-    let mut met: FxHashMap<(&str, &str), u32> =
+    let mut met: FxHashMap<(Name<'_>, &str), u32> =
         FxHashMap::with_capacity_and_hasher(rows, Default::default());
     let mut frames: Vec<(&str, usize, u32)> = Vec::with_capacity(rows);
-    for (c, f, sym, dso) in &read {
+    for (c, f, sym, dso, a) in &read {
         let (c, f) = (c.as_string::<i32>(), f.as_primitive::<Int64Type>());
         let (sym, dso) = (sym.as_string::<i32>(), dso.as_string::<i32>());
+        let a = a.as_primitive::<UInt64Type>();
         for row in 0..c.len() {
-            if c.is_null(row) || f.is_null(row) || sym.is_null(row) || dso.is_null(row) {
+            if c.is_null(row) || f.is_null(row) {
                 continue;
             }
+            let name = if sym.is_valid(row) {
+                Name::Symbol(sym.value(row))
+            } else if a.is_valid(row) {
+                Name::Address(a.value(row))
+            } else {
+                continue;
+            };
+            let dso = if dso.is_valid(row) {
+                dso.value(row)
+            } else if standard_frames {
+                "[unknown]"
+            } else {
+                continue;
+            };
             let Ok(frame) = usize::try_from(f.value(row)) else {
                 continue;
             };
             let next = met.len() as u32;
-            let k = *met.entry((sym.value(row), dso.value(row))).or_insert(next);
+            let k = *met.entry((name, dso)).or_insert(next);
             frames.push((c.value(row), frame, k));
         }
     }
-    // Ids in (symbol, DSO) order from 1; names by id, 0 `[unknown]`.
-    let mut ordered: Vec<((&str, &str), u32)> = met.into_iter().collect();
-    ordered.sort_unstable();
+    // Ids in (symbol, DSO) order from 1; 0 `[unknown]`.
+    let mut ordered: Vec<((Name<'_>, &str), u32)> = met.into_iter().collect();
+    ordered.sort_unstable_by(|((a, x), _), ((b, y), _)| a.cmp_text(b).then_with(|| x.cmp(y)));
     let mut id_of = vec![0u32; ordered.len()];
-    let mut names = Vec::with_capacity(ordered.len() + 1);
-    names.push(("[unknown]".to_string(), "[unknown]".to_string()));
-    for (i, ((sym, dso), k)) in ordered.iter().enumerate() {
+    for (i, (_, k)) in ordered.iter().enumerate() {
         id_of[*k as usize] = i as u32 + 1;
-        names.push((sym.to_string(), dso.to_string()));
     }
-    let ids: FxHashMap<u32, usize> = (0..names.len() as u32).map(|i| (i, i as usize)).collect();
     let mut by_capture: FxHashMap<String, Vec<u32>> = FxHashMap::default();
     for (c, frame, k) in frames {
         let map = match by_capture.get_mut(c) {
@@ -241,30 +339,38 @@ fn native_functions(
     }
     // The table, rows in id order (the `[unknown]` row last, as the SQL's
     // UNION ALL gives it).
+    let mut symbols = StringBuilder::new();
+    let mut dsos = StringBuilder::new();
+    let mut buf = String::new();
+    for ((name, dso), _) in &ordered {
+        symbols.append_value(name.text(&mut buf));
+        dsos.append_value(dso);
+    }
+    symbols.append_value("[unknown]");
+    dsos.append_value("[unknown]");
+    let (symbols, dsos) = (symbols.finish(), dsos.finish());
+    let n = ordered.len() as u64;
     let schema = session.schema_of(sql)?;
-    let n = names.len();
-    let order = (1..n).chain(std::iter::once(0));
     let columns = [
-        Arc::new(UInt64Array::from_iter_values(
-            order.clone().map(|i| i as u64),
-        )) as ArrayRef,
-        Arc::new(StringArray::from_iter_values(
-            order.clone().map(|i| names[i].0.as_str()),
-        )),
-        Arc::new(StringArray::from_iter_values(
-            order.map(|i| names[i].1.as_str()),
-        )),
+        Arc::new(UInt64Array::from_iter_values((1..=n).chain([0]))) as ArrayRef,
+        Arc::new(symbols.clone()),
+        Arc::new(dsos.clone()),
     ];
     let batch = typed(&schema, &columns)?;
     session.keep_batches("functions", schema, vec![batch])?;
-    Ok((names, ids, by_capture))
+    let names = FunctionNames {
+        symbols,
+        dsos,
+        rows: Rows::Ranked,
+    };
+    Ok((names, by_capture))
 }
 
 /// The `functions` table: names by row, and each function id's row.
-#[allow(clippy::type_complexity)]
-fn functions(session: &Session) -> Result<(Vec<(String, String)>, FxHashMap<u32, usize>), Error> {
-    let mut names = Vec::new();
-    let mut ids = FxHashMap::default();
+fn functions(session: &Session) -> Result<FunctionNames, Error> {
+    let mut symbols = StringBuilder::new();
+    let mut dsos = StringBuilder::new();
+    let mut rows = FxHashMap::default();
     for b in session
         .sql("SELECT CAST(function_id AS BIGINT) AS function_id, symbol, dso FROM functions")?
     {
@@ -278,11 +384,16 @@ fn functions(session: &Session) -> Result<(Vec<(String, String)>, FxHashMap<u32,
             let Ok(id) = u32::try_from(id) else {
                 return Err(Error::Shape(format!("function id {id} out of range")));
             };
-            ids.insert(id, names.len());
-            names.push((symbol, dso));
+            rows.insert(id, symbols.len());
+            symbols.append_value(symbol);
+            dsos.append_value(dso);
         }
     }
-    Ok((names, ids))
+    Ok(FunctionNames {
+        symbols: symbols.finish(),
+        dsos: dsos.finish(),
+        rows: Rows::Listed(rows),
+    })
 }
 
 /// Per capture, each frame id's function id (0 where there is none).
@@ -338,6 +449,31 @@ fn typed(schema: &SchemaRef, columns: &[ArrayRef]) -> Result<RecordBatch, Error>
 
 #[cfg(test)]
 mod tests {
+    use super::Name;
+
+    #[test]
+    fn addresses_compare_as_their_text() {
+        let names = [
+            Name::Address(0),
+            Name::Address(0x9),
+            Name::Address(0x10),
+            Name::Address(0xffff_ffff_ffff_ffff),
+            Name::Address(0x7f00_dead_beef),
+            Name::Symbol("0x1"),
+            Name::Symbol("main"),
+            Name::Symbol(""),
+        ];
+        for a in &names {
+            for b in &names {
+                let (mut x, mut y) = (String::new(), String::new());
+                let want = a.text(&mut x).cmp(b.text(&mut y));
+                assert_eq!(a.cmp_text(b), want);
+            }
+        }
+        let mut buf = String::new();
+        assert_eq!(Name::Address(0).text(&mut buf), "0x0");
+    }
+
     /// Vec's order is the order DENSE_RANK gives lists: element by element,
     /// a prefix before the lists it starts.
     #[test]

@@ -75,6 +75,7 @@ const UNNESTED_STACK_FRAMES: &str = "SELECT capture, stack_id, \
 /// tables or views, those are left as they are and the others are
 /// computed by their SQL.
 pub fn keep_stack_tables(session: &Session) -> Result<(), Error> {
+    let standard_frames = !session.has_relation("frame_functions")?;
     ensure(session, "frame_functions")?;
     if !session.has_relation("stack_frames")? {
         session.create_view("stack_frames", UNNESTED_STACK_FRAMES)?;
@@ -89,7 +90,7 @@ pub fn keep_stack_tables(session: &Session) -> Result<(), Error> {
             session.create_table_once(name, sql(name).unwrap_or_default())?;
         }
     } else {
-        crate::stack_tables::keep(session, |n| sql(n).unwrap_or_default())?;
+        crate::stack_tables::keep(session, standard_frames, |n| sql(n).unwrap_or_default())?;
     }
     Ok(())
 }
