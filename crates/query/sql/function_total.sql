@@ -6,14 +6,22 @@
 --   symbol, dso        the function
 --   samples            samples
 --   period             the sum of their periods
-SELECT g.capture AS capture, g.event_id AS event_id, fs.symbol AS symbol, fs.dso AS dso,
-  SUM(g.samples) AS samples, SUM(g.period) AS period
+--
+-- Sums are taken per function id (a function's set rows are many; ids
+-- group faster than names), then named.
+SELECT t.capture AS capture, t.event_id AS event_id, fn.symbol AS symbol, fn.dso AS dso,
+  t.samples AS samples, t.period AS period
 FROM (
-  SELECT s.capture AS capture, s.event_id AS event_id, ss.set_id AS set_id,
-    COUNT(*) AS samples, SUM(s.period) AS period
-  FROM samples s
-  JOIN stack_sets ss ON ss.capture = s.capture AND ss.stack_id = s.stack_id
-  GROUP BY s.capture, s.event_id, ss.set_id
-) g
-JOIN set_functions fs ON fs.set_id = g.set_id
-GROUP BY g.capture, g.event_id, fs.symbol, fs.dso
+  SELECT g.capture AS capture, g.event_id AS event_id, fs.function_id AS function_id,
+    SUM(g.samples) AS samples, SUM(g.period) AS period
+  FROM (
+    SELECT s.capture AS capture, s.event_id AS event_id, ss.set_id AS set_id,
+      COUNT(*) AS samples, SUM(s.period) AS period
+    FROM samples s
+    JOIN stack_sets ss ON ss.capture = s.capture AND ss.stack_id = s.stack_id
+    GROUP BY s.capture, s.event_id, ss.set_id
+  ) g
+  JOIN set_functions fs ON fs.set_id = g.set_id
+  GROUP BY g.capture, g.event_id, fs.function_id
+) t
+JOIN functions fn ON fn.function_id = t.function_id

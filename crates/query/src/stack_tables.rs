@@ -16,9 +16,10 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayBuilder, ArrayRef, AsArray, RecordBatch, StringArray, StringBuilder, UInt64Array,
+    Array, ArrayBuilder, ArrayRef, AsArray, RecordBatch, StringArray, StringBuilder, UInt32Array,
+    UInt64Array,
 };
-use datafusion::arrow::compute::cast;
+use datafusion::arrow::compute::{cast, take};
 use datafusion::arrow::datatypes::{DataType, Int64Type, SchemaRef, UInt32Type, UInt64Type};
 use rustc_hash::FxHashMap;
 
@@ -152,21 +153,32 @@ pub(crate) fn keep(
 
     // set_functions: a row per function of each set.
     let schema = session.schema_of(defs("set_functions"))?;
-    let (mut set_ids, mut symbols, mut dsos) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut set_ids, mut ids, mut rows) = (Vec::new(), Vec::new(), Vec::new());
     for (functions, interned) in &sets {
         for &f in functions.iter() {
-            let Some((symbol, dso)) = names.get(f) else {
+            let Some(row) = names.row(f) else {
                 continue;
             };
             set_ids.push(rank[*interned as usize]);
-            symbols.push(symbol);
-            dsos.push(dso);
+            ids.push(u64::from(f));
+            rows.push(row as u32);
         }
     }
+    // The names, a function's as many times as it has sets: as the
+    // column's type is a view type, the copies are views of one string.
+    let rows = UInt32Array::from(rows);
+    let named = |names: &StringArray, column: usize| -> Result<ArrayRef, Error> {
+        let to = schema.fields().get(column).map(|f| f.data_type().clone());
+        let to = to.ok_or_else(|| Error::Shape("set_functions: too few columns".into()))?;
+        cast(names, &to)
+            .and_then(|names| take(&names, &rows, None))
+            .map_err(|e| Error::Shape(format!("set_functions: {e}")))
+    };
     let columns = [
         Arc::new(UInt64Array::from(set_ids)) as ArrayRef,
-        Arc::new(StringArray::from(symbols)) as ArrayRef,
-        Arc::new(StringArray::from(dsos)) as ArrayRef,
+        Arc::new(UInt64Array::from(ids)) as ArrayRef,
+        named(&names.symbols, 2)?,
+        named(&names.dsos, 3)?,
     ];
     let batch = typed(&schema, &columns)?;
     session.keep_batches("set_functions", schema, vec![batch])?;
@@ -190,17 +202,15 @@ enum Rows {
 }
 
 impl FunctionNames {
-    /// The (symbol, DSO) of function `id`.
-    fn get(&self, id: u32) -> Option<(&str, &str)> {
+    /// The row of `symbols` and `dsos` naming function `id`.
+    fn row(&self, id: u32) -> Option<usize> {
         let row = match &self.rows {
             Rows::Ranked if id == 0 => self.symbols.len().checked_sub(1)?,
             Rows::Ranked => id as usize - 1,
             Rows::Listed(rows) => *rows.get(&id)?,
         };
-        if row >= self.symbols.len() || self.symbols.is_null(row) || self.dsos.is_null(row) {
-            return None;
-        }
-        Some((self.symbols.value(row), self.dsos.value(row)))
+        let named = row < self.symbols.len() && row < self.dsos.len();
+        (named && self.symbols.is_valid(row) && self.dsos.is_valid(row)).then_some(row)
     }
 }
 
@@ -248,7 +258,18 @@ impl Name<'_> {
     /// Orders as the texts do (no text is made: hundreds of thousands of
     /// addresses are sorted).
     fn cmp_text(&self, other: &Name<'_>) -> std::cmp::Ordering {
-        self.with_text(|a| other.with_text(|b| a.cmp(b)))
+        match (self, other) {
+            // Digits left-aligned compare as the texts do; where they are
+            // equal, one text is the other's prefix: the shorter first.
+            (Name::Address(a), Name::Address(b)) => {
+                let key = |a: u64| {
+                    let digits = (64 - a.leading_zeros()).div_ceil(4).max(1);
+                    (a << (4 * (16 - digits)), digits)
+                };
+                key(*a).cmp(&key(*b))
+            }
+            _ => self.with_text(|a| other.with_text(|b| a.cmp(b))),
+        }
     }
 }
 
@@ -459,6 +480,9 @@ mod tests {
             Name::Address(0x10),
             Name::Address(0xffff_ffff_ffff_ffff),
             Name::Address(0x7f00_dead_beef),
+            Name::Address(0x1),
+            Name::Address(0x100),
+            Name::Address(0x1f),
             Name::Symbol("0x1"),
             Name::Symbol("main"),
             Name::Symbol(""),
