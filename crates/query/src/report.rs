@@ -47,6 +47,10 @@ use rustc_hash::FxHashMap;
 
 use crate::Error;
 
+/// Mapped pages of the capture behind the reading position are handed
+/// back to the OS every this many bytes.
+const RELEASE_EVERY: u64 = 64 << 20;
+
 /// Callchain frame lookups remembered at most.
 const FRAME_CACHE_LIMIT: usize = 1 << 20;
 
@@ -213,6 +217,7 @@ pub fn run_with_progress(
     let mut any_expanded = false;
     let mut lookups: Vec<FrameLookup> = Vec::new();
     let mut records = capture.records_by_time();
+    let mut released = 0u64;
     loop {
         if let Some(done) = records.progress() {
             progress(done, capture.file_len());
@@ -220,6 +225,12 @@ pub fn run_with_progress(
         let Some(r) = records.next_ok(&mut error) else {
             break;
         };
+        // Pages of the capture behind the reading position go back to the
+        // OS as the conversion does it: they are not read again.
+        if r.offset.0 >= released + RELEASE_EVERY {
+            capture.release_before(r.offset.0);
+            released = r.offset.0;
+        }
         if r.kind != RecordType::SAMPLE {
             if let Ok((data, _)) = capture.parse(&r) {
                 tracker.observe(&data);
@@ -395,35 +406,37 @@ pub fn run_with_progress(
     }
     // Rows are ordered by their sums and keys, then given their strings:
     // hundreds of thousands of rows are not copied around while sorting.
-    let mut order: Vec<u32> = (0..acc.len() as u32)
-        .filter(|&i| {
-            let a = &acc[i as usize];
-            a.period > 0 || a.total_period > 0 || a.samples > 0
+    // (event, sort period, self period, index), compared without reading
+    // the sums again; the index last keeps equal rows in key order.
+    let mut order: Vec<(u32, u64, u64, u32)> = acc
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.period > 0 || a.total_period > 0 || a.samples > 0)
+        .map(|(i, a)| {
+            let k = if opt.children {
+                a.total_period
+            } else {
+                a.period
+            };
+            ((i % nev) as u32, k, a.period, i as u32)
         })
         .collect();
-    order.sort_by(|&i, &j| {
-        let (a, b) = (&acc[i as usize], &acc[j as usize]);
-        let (ka, kb) = if opt.children {
-            (a.total_period, b.total_period)
-        } else {
-            (a.period, b.period)
-        };
-        let (sa, sb) = (keys[i as usize / nev].1, keys[j as usize / nev].1);
-        (i as usize % nev)
-            .cmp(&(j as usize % nev))
+    order.sort_unstable_by(|&(ea, ka, pa, i), &(eb, kb, pb, j)| {
+        ea.cmp(&eb)
             .then(kb.cmp(&ka))
-            .then(b.period.cmp(&a.period))
-            .then_with(|| sa.cmp_text(&sb))
+            .then(pb.cmp(&pa))
+            .then_with(|| keys[i as usize / nev].1.cmp_text(&keys[j as usize / nev].1))
+            .then(i.cmp(&j))
     });
     let rows: Vec<Row> = order
         .iter()
-        .map(|&i| {
+        .map(|&(_, _, _, i)| {
             let (k, e) = (i as usize / nev, i as usize % nev);
             let a = &acc[i as usize];
             Row {
                 event: e,
                 dso: keys[k].0.to_string(),
-                symbol: keys[k].1.to_string(),
+                symbol: keys[k].1.text(),
                 // A DSO-only row may mix resolved and unresolved
                 // locations: it carries a count, not a reason.
                 unresolved: match opt.sort {
@@ -467,6 +480,15 @@ enum Sym<'a> {
 }
 
 impl Sym<'_> {
+    /// The text shown.
+    fn text(&self) -> String {
+        match self {
+            Sym::Name(s) => (*s).to_owned(),
+            Sym::Address(a) => perf_address(*a),
+            Sym::Inlined(_) | Sym::Empty => self.to_string(),
+        }
+    }
+
     /// Orders as the shown texts do.
     fn cmp_text(&self, other: &Sym<'_>) -> std::cmp::Ordering {
         match (self, other) {
