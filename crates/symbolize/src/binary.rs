@@ -84,6 +84,19 @@ pub struct FileBytes {
     range: std::ops::Range<usize>,
 }
 
+impl FileBytes {
+    /// `size` bytes at `offset` of `map`, if the file has them.
+    fn new(map: &Arc<memmap2::Mmap>, offset: u64, size: u64) -> Option<FileBytes> {
+        let range =
+            usize::try_from(offset).ok()?..usize::try_from(offset.checked_add(size)?).ok()?;
+        map.get(range.clone())?;
+        Some(FileBytes {
+            map: map.clone(),
+            range,
+        })
+    }
+}
+
 impl std::ops::Deref for FileBytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
@@ -336,8 +349,8 @@ impl Binary {
                 .bytes
                 .iter()
                 .find(|(s, _)| *s == id)
-                .map_or_else(|| Arc::from(&[][..]), |(_, b)| b.clone());
-            Ok(gimli::EndianArcSlice::new(bytes, sections.endian))
+                .map_or_else(SectionData::empty, |(_, b)| b.clone());
+            Ok(gimli::EndianReader::new(bytes, sections.endian))
         };
         let dwarf = gimli::Dwarf::load(load).ok()?;
         addr2line::Context::from_dwarf(dwarf).ok()
@@ -365,13 +378,25 @@ impl Binary {
                     if matches!(id, DebugLoc | DebugLocLists | DebugMacinfo | DebugMacro) {
                         return Ok(());
                     }
-                    let b: Arc<[u8]> = match obj
-                        .section_by_name(id.name())
-                        .map(|s| s.uncompressed_data())
-                    {
-                        Some(Ok(Cow::Borrowed(b))) => Arc::from(b),
-                        Some(Ok(Cow::Owned(v))) => Arc::from(v),
-                        _ => return Ok(()),
+                    let Some(section) = obj.section_by_name(id.name()) else {
+                        return Ok(());
+                    };
+                    // A section stored as is is read from the mapped file
+                    // (only the pages addr2line touches are ever read: a
+                    // debug build's 700 MB of DWARF is not copied whole);
+                    // a compressed one is inflated once.
+                    let b = match section.compressed_file_range() {
+                        Ok(r) if r.format == object::CompressionFormat::None => {
+                            match FileBytes::new(data, r.offset, r.compressed_size) {
+                                Some(b) => SectionData::Mapped(b),
+                                None => return Ok(()),
+                            }
+                        }
+                        _ => match section.uncompressed_data() {
+                            Ok(Cow::Owned(v)) => SectionData::Owned(Arc::from(v)),
+                            Ok(Cow::Borrowed(b)) => SectionData::Owned(Arc::from(b)),
+                            Err(_) => return Ok(()),
+                        },
                     };
                     bytes.push((id, b));
                     Ok(())
@@ -389,7 +414,15 @@ impl Binary {
             .dwarf_sections
             .get()
             .and_then(Option::as_ref)
-            .map_or(0, |d| d.bytes.iter().map(|(_, b)| b.len()).sum());
+            .map_or(0, |d| {
+                d.bytes
+                    .iter()
+                    .map(|(_, b)| match b {
+                        SectionData::Owned(b) => b.len(),
+                        SectionData::Mapped(_) => 0,
+                    })
+                    .sum()
+            });
         self.symbols.heap_bytes() + dwarf as u64
     }
 
@@ -418,8 +451,51 @@ fn file_identity(path: &Path, debug: Option<&Path>) -> Option<String> {
 /// A binary's DWARF sections, decompressed.
 struct DwarfSections {
     endian: gimli::RunTimeEndian,
-    bytes: Vec<(gimli::SectionId, Arc<[u8]>)>,
+    bytes: Vec<(gimli::SectionId, SectionData)>,
 }
+
+/// The bytes of one DWARF section: a range of the mapped file, or inflated
+/// onto the heap when the file stores it compressed.
+#[derive(Clone)]
+pub enum SectionData {
+    /// Stored as is: read in place.
+    Mapped(FileBytes),
+    /// Decompressed (or read from a file not kept mapped).
+    Owned(Arc<[u8]>),
+}
+
+impl SectionData {
+    /// No bytes (a section the file does not have).
+    pub fn empty() -> SectionData {
+        SectionData::Owned(Arc::from(&[][..]))
+    }
+}
+
+impl std::ops::Deref for SectionData {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            SectionData::Mapped(b) => b,
+            SectionData::Owned(b) => b,
+        }
+    }
+}
+
+impl std::fmt::Debug for SectionData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SectionData::Mapped(b) => write!(f, "Mapped({} bytes)", b.len()),
+            SectionData::Owned(b) => write!(f, "Owned({} bytes)", b.len()),
+        }
+    }
+}
+
+// SAFETY: both variants deref to memory that neither moves with the value
+// nor differs between clones: a shared mapping (its address is fixed
+// until the last `Arc` drops) or a shared heap slice.
+unsafe impl stable_deref_trait::StableDeref for SectionData {}
+// SAFETY: as above; a clone shares the same mapping or slice.
+unsafe impl stable_deref_trait::CloneStableDeref for SectionData {}
 
 /// PLT stubs named `sym@plt`, as perf synthesizes them: the n-th
 /// `.rela.plt` relocation's stub is the n-th entry after the PLT header
@@ -494,7 +570,7 @@ fn plt_symbols(obj: &object::File<'_>) -> Vec<RawSymbol> {
 }
 
 /// The reader type of DWARF contexts.
-pub type Reader = gimli::EndianArcSlice<gimli::RunTimeEndian>;
+pub type Reader = gimli::EndianReader<gimli::RunTimeEndian, SectionData>;
 
 /// perf's symbol filter (`dso__load_sym`): functions and IFUNCs, plus
 /// labels (NOTYPE symbols in a real section that are not hidden or

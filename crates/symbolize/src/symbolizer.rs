@@ -672,12 +672,14 @@ fn load_dwo(
     };
     let mut dwarf = gimli::Dwarf::load(
         |id: gimli::SectionId| -> Result<crate::binary::Reader, gimli::Error> {
-            let bytes: Arc<[u8]> = id
+            let bytes = id
                 .dwo_name()
                 .and_then(|n| obj.section_by_name(n))
                 .and_then(|s| s.uncompressed_data().ok())
-                .map_or_else(|| Arc::from(&[][..]), |d| Arc::from(&d[..]));
-            Ok(gimli::EndianArcSlice::new(bytes, endian))
+                .map_or_else(crate::binary::SectionData::empty, |d| {
+                    crate::binary::SectionData::Owned(Arc::from(&d[..]))
+                });
+            Ok(gimli::EndianReader::new(bytes, endian))
         },
     )
     .ok()?;
