@@ -426,6 +426,20 @@ impl Binary {
         self.symbols.heap_bytes() + dwarf as u64
     }
 
+    /// Hands the pages of the DWARF file read so far back to the OS. A
+    /// debug build's DWARF is hundreds of MB; what addr2line reads of it
+    /// goes into its own parsed tables, so the file's pages need not stay
+    /// mapped in (a later read faults them in again from the page cache).
+    pub fn release_dwarf_pages(&self) {
+        if let Some(m) = &self.dwarf_file {
+            // SAFETY: a read-only shared mapping of a file perfq does not
+            // write; MADV_DONTNEED only drops this process's page table
+            // entries, and the next access reads the same bytes again. No
+            // reference into the map is invalidated.
+            let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+        }
+    }
+
     /// Reads and decompresses the DWARF sections now, so that resolving
     /// later does not wait for them (see `Symbolizer::prepare`).
     pub fn warm_dwarf(&self) {

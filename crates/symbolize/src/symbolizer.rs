@@ -158,6 +158,11 @@ type KallsymsLoad = (Option<Kallsyms>, Option<String>);
 
 /// Locations one resolving task takes at most.
 const RESOLVE_CHUNK: usize = 4096;
+/// A DWARF context's task hands its binary's mapped DWARF pages back every
+/// this many locations (and when done): peak memory then holds what the
+/// lookups between two releases read, not the whole of a debug build's
+/// DWARF.
+const RELEASE_DWARF_EVERY: usize = 1024;
 
 /// Resolves locations of one capture.
 pub struct Symbolizer {
@@ -488,8 +493,13 @@ impl Symbolizer {
             }
         };
         let path: Arc<Path> = Arc::from(bin.path());
-        idx.iter()
-            .map(|&i| {
+        let resolved = idx
+            .iter()
+            .enumerate()
+            .map(|(n, &i)| {
+                if ctx.is_some() && n % RELEASE_DWARF_EVERY == RELEASE_DWARF_EVERY - 1 {
+                    bin.release_dwarf_pages();
+                }
                 let off = offset_of(i);
                 let vaddr = bin.vaddr_of_offset(off);
                 let sym = bin.symbols().find(vaddr);
@@ -528,7 +538,11 @@ impl Symbolizer {
                     },
                 }
             })
-            .collect()
+            .collect();
+        if ctx.is_some() {
+            bin.release_dwarf_pages();
+        }
+        resolved
     }
 }
 
