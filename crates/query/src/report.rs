@@ -54,6 +54,23 @@ const RELEASE_EVERY: u64 = 64 << 20;
 /// Callchain frame lookups remembered at most.
 const FRAME_CACHE_LIMIT: usize = 1 << 20;
 
+/// Threads whose previous callchain is remembered at most; past it they
+/// are forgotten (a cache).
+const RECENT_LIMIT: usize = 1 << 16;
+
+/// A thread's previous callchain, root first.
+#[derive(Default)]
+struct RecentChain {
+    pid: u32,
+    /// The process's and the kernel's mappings stamps: other mappings,
+    /// other locations.
+    stamps: (u64, u64),
+    /// Each frame's address and lookup flags...
+    keys: Vec<(u64, u8)>,
+    /// ...and its location id.
+    ids: Vec<u32>,
+}
+
 /// How rows are keyed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SortKey {
@@ -203,6 +220,8 @@ pub fn run_with_progress(
     // mappings stamp): valid while the process (or, for kernel addresses,
     // the kernel) maps nothing new.
     let mut frame_cache: FxHashMap<(u32, u64, u8), (u32, u64)> = FxHashMap::default();
+    // By thread: its previous callchain.
+    let mut recent: FxHashMap<u32, RecentChain> = FxHashMap::default();
     let mut deltas = ReadDeltas::new();
     let mut members: Vec<MemberDelta> = Vec::new();
     let mut undecoded = 0u64;
@@ -255,7 +274,37 @@ pub fn run_with_progress(
         let chain_start = chain_locs.len() as u32;
         if opt.children {
             let unwound = unwinder.sample_frames(&tracker, &symbolizer, &s, &mut lookups);
-            for &f in &lookups {
+            // The root-side frames equal to the thread's previous chain's
+            // (same addresses looked up the same way, in unchanged
+            // mappings) are its locations: only the changed leaf-side
+            // frames are looked up.
+            let spaces = tracker.spaces();
+            let stamps = (spaces.stamp(pid), spaces.kernel_stamp());
+            let tid = s.tid.unwrap_or(pid);
+            if recent.len() >= RECENT_LIMIT && !recent.contains_key(&tid) {
+                recent.clear();
+            }
+            let prev = recent.entry(tid).or_default();
+            if prev.pid != pid || prev.stamps != stamps {
+                *prev = RecentChain {
+                    pid,
+                    stamps,
+                    ..RecentChain::default()
+                };
+            }
+            let flags_of = |f: &FrameLookup| {
+                let expand = unwound && f.kernel == Some(false);
+                f.lookup_bits() | (u8::from(expand) << 3)
+            };
+            let shared = prev
+                .keys
+                .iter()
+                .zip(lookups.iter().rev())
+                .take_while(|(k, f)| **k == (f.addr, flags_of(f)))
+                .count();
+            prev.keys.truncate(shared);
+            prev.ids.truncate(shared);
+            for &f in lookups.iter().rev().skip(shared) {
                 // Most frames recur: remember what (pid, address, how looked
                 // up) gave until the address spaces change.
                 let expand = unwound && f.kernel == Some(false);
@@ -276,8 +325,11 @@ pub fn run_with_progress(
                         id
                     }
                 };
-                chain_locs.push(id);
+                prev.keys.push((f.addr, flags));
+                prev.ids.push(id);
             }
+            // Leaf first, as the callchain.
+            chain_locs.extend(prev.ids.iter().rev());
         }
         let chain_end = chain_locs.len() as u32;
         // perf splits a sample-read sample into one sample per member with
