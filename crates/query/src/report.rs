@@ -41,7 +41,8 @@ use std::path::{Path, PathBuf};
 
 use perfq_reader::{Capture, MemberDelta, ReadDeltas, RecordType};
 use perfq_symbolize::{
-    leaf_lookup, Config, FrameLookup, Location, Resolved, StackUnwinder, Symbolizer, Tracker,
+    leaf_lookup, Config, FrameLookup, Location, RecentChains, Resolved, StackUnwinder, Symbolizer,
+    Tracker,
 };
 use rustc_hash::FxHashMap;
 
@@ -54,22 +55,9 @@ const RELEASE_EVERY: u64 = 64 << 20;
 /// Callchain frame lookups remembered at most.
 const FRAME_CACHE_LIMIT: usize = 1 << 20;
 
-/// Threads whose previous callchain is remembered at most; past it they
-/// are forgotten (a cache).
-const RECENT_LIMIT: usize = 1 << 16;
-
-/// A thread's previous callchain, root first.
-#[derive(Default)]
-struct RecentChain {
-    pid: u32,
-    /// The process's and the kernel's mappings stamps: other mappings,
-    /// other locations.
-    stamps: (u64, u64),
-    /// Each frame's address and lookup flags...
-    keys: Vec<(u64, u8)>,
-    /// ...and its location id.
-    ids: Vec<u32>,
-}
+/// In a frame's lookup flags (beside [`FrameLookup::lookup_bits`]): the
+/// frame counts each of its inlining levels.
+const EXPAND: u8 = 1 << 3;
 
 /// How rows are keyed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -221,7 +209,7 @@ pub fn run_with_progress(
     // the kernel) maps nothing new.
     let mut frame_cache: FxHashMap<(u32, u64, u8), (u32, u64)> = FxHashMap::default();
     // By thread: its previous callchain.
-    let mut recent: FxHashMap<u32, RecentChain> = FxHashMap::default();
+    let mut recent = RecentChains::default();
     let mut deltas = ReadDeltas::new();
     let mut members: Vec<MemberDelta> = Vec::new();
     let mut undecoded = 0u64;
@@ -274,44 +262,23 @@ pub fn run_with_progress(
         let chain_start = chain_locs.len() as u32;
         if opt.children {
             let unwound = unwinder.sample_frames(&tracker, &symbolizer, &s, &mut lookups);
-            // The root-side frames equal to the thread's previous chain's
-            // (same addresses looked up the same way, in unchanged
-            // mappings) are its locations: only the changed leaf-side
-            // frames are looked up.
-            let spaces = tracker.spaces();
-            let stamps = (spaces.stamp(pid), spaces.kernel_stamp());
-            let tid = s.tid.unwrap_or(pid);
-            if recent.len() >= RECENT_LIMIT && !recent.contains_key(&tid) {
-                recent.clear();
-            }
-            let prev = recent.entry(tid).or_default();
-            if prev.pid != pid || prev.stamps != stamps {
-                *prev = RecentChain {
-                    pid,
-                    stamps,
-                    ..RecentChain::default()
-                };
-            }
+            // How a frame is looked up, with whether its inlining levels
+            // count (DWARF-unwound user frames).
             let flags_of = |f: &FrameLookup| {
                 let expand = unwound && f.kernel == Some(false);
-                f.lookup_bits() | (u8::from(expand) << 3)
+                f.lookup_bits() | if expand { EXPAND } else { 0 }
             };
-            let shared = prev
-                .keys
-                .iter()
-                .zip(lookups.iter().rev())
-                .take_while(|(k, f)| **k == (f.addr, flags_of(f)))
-                .count();
-            prev.keys.truncate(shared);
-            prev.ids.truncate(shared);
-            for &f in lookups.iter().rev().skip(shared) {
+            // The root-side frames shared with the thread's previous chain
+            // keep their locations; only the others are looked up.
+            let tid = s.tid.unwrap_or(pid);
+            let ids = recent.locate(&tracker, pid, tid, &lookups, flags_of, |f| {
                 // Most frames recur: remember what (pid, address, how looked
                 // up) gave until the address spaces change.
-                let expand = unwound && f.kernel == Some(false);
+                let flags = flags_of(f);
+                let expand = flags & EXPAND != 0;
                 any_expanded |= expand;
-                let flags = f.lookup_bits() | (u8::from(expand) << 3);
-                let (space, stamp) = tracker.lookup_space(pid, &f);
-                let id = match frame_cache.get(&(space, f.addr, flags)) {
+                let (space, stamp) = tracker.lookup_space(pid, f);
+                match frame_cache.get(&(space, f.addr, flags)) {
                     Some(&(id, at)) if at == stamp => id,
                     _ => {
                         let l = tracker.locate(pid, f.lookup, f.kernel);
@@ -324,12 +291,10 @@ pub fn run_with_progress(
                         frame_cache.insert((space, f.addr, flags), (id, stamp));
                         id
                     }
-                };
-                prev.keys.push((f.addr, flags));
-                prev.ids.push(id);
-            }
+                }
+            });
             // Leaf first, as the callchain.
-            chain_locs.extend(prev.ids.iter().rev());
+            chain_locs.extend(ids.iter().rev());
         }
         let chain_end = chain_locs.len() as u32;
         // perf splits a sample-read sample into one sample per member with

@@ -135,14 +135,9 @@ fn section_bytes(
 ) -> Option<SectionBytes> {
     let s = obj.section_by_name(name)?;
     let (off, size) = s.file_range()?;
-    let range = usize::try_from(off).ok()?..usize::try_from(off.checked_add(size)?).ok()?;
-    map.get(range.clone())?;
     Some(SectionBytes {
         svma: s.address()..s.address() + s.size(),
-        data: FileBytes {
-            map: map.clone(),
-            range,
-        },
+        data: FileBytes::new(map, off, size)?,
     })
 }
 

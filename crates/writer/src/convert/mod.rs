@@ -7,7 +7,6 @@
 //! are symbolized, each DSO once, in parallel, and the frames, stacks,
 //! DSOs, events and capture tables are written.
 
-mod chains;
 mod data_src;
 mod dsos;
 mod frames;
@@ -23,12 +22,11 @@ use std::sync::Arc;
 
 use perfq_reader::{Capture, RecordType};
 use perfq_symbolize::{
-    leaf_lookup, push_chain_lookups, Config, FrameLookup, LocationInterner, Resolutions,
-    StackUnwinder, Symbolizer, Tracker,
+    leaf_lookup, push_chain_lookups, Config, FrameLookup, LocationInterner, RecentChains,
+    Resolutions, StackUnwinder, Symbolizer, Tracker,
 };
 
 use crate::{CaptureWriter, Error};
-use chains::ChainLocations;
 use samples::{SampleRow, SampleTables};
 use sideband::Sideband;
 use warm::Warmer;
@@ -116,7 +114,7 @@ pub fn convert(
     let mut unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
     let mut lookups: Vec<FrameLookup> = Vec::new();
     let mut locations = LocationInterner::new();
-    let mut chains = ChainLocations::default();
+    let mut chains = RecentChains::default();
     let mut frames: Vec<u32> = Vec::new();
     let mut decode_errors = 0u64;
     let mut records = capture.records_by_time();
@@ -161,7 +159,14 @@ pub fn convert(
         let tid = match s.pid {
             Some(pid) => {
                 let tid = s.tid.unwrap_or(pid);
-                chains.locate(&tracker, &mut locations, pid, tid, &lookups, &mut frames);
+                frames.extend_from_slice(chains.locate(
+                    &tracker,
+                    pid,
+                    tid,
+                    &lookups,
+                    FrameLookup::lookup_bits,
+                    |f| locations.intern(&tracker, pid, f),
+                ));
                 tid
             }
             None => 0,

@@ -1,10 +1,14 @@
-//! Each sample's frames as location ids. Per thread, the part of a
+//! Each thread's previous callchain as location ids: the part of a
 //! callchain equal to the thread's previous one (same addresses, looked up
 //! the same way, in unchanged mappings) reuses its locations without
-//! looking them up again.
+//! looking them up again. Deep stacks then cost only their changed frames.
 
-use perfq_symbolize::{FrameLookup, LocationInterner, Tracker};
 use rustc_hash::FxHashMap;
+
+use crate::tracker::{FrameLookup, Tracker};
+
+/// Threads remembered at most; past it they are forgotten (a cache).
+const RECENT_LIMIT: usize = 1 << 16;
 
 /// The last callchain seen on one thread.
 #[derive(Default)]
@@ -13,34 +17,36 @@ struct Recent {
     /// The process's and the kernel's mappings stamps: other mappings,
     /// other locations.
     stamps: (u64, u64),
-    /// Root first: each frame's address and lookup bits...
+    /// Root first: each frame's address and lookup flags...
     keys: Vec<(u64, u8)>,
     /// ...and its location id.
     locations: Vec<u32>,
 }
 
-/// Threads remembered at most; past it they are forgotten (a cache).
-const RECENT_LIMIT: usize = 1 << 16;
-
-/// Turns callchains into location ids.
+/// Turns callchains into location ids, per thread reusing the root-side
+/// frames shared with the thread's previous callchain.
 #[derive(Default)]
-pub(crate) struct ChainLocations {
+pub struct RecentChains {
     /// By thread id.
     recent: FxHashMap<u32, Recent>,
 }
 
-impl ChainLocations {
-    /// Appends the location ids of `lookups` (a sample's frames, leaf
-    /// first, of process `pid`, thread `tid`) to `out`, root first.
-    pub(crate) fn locate(
+impl RecentChains {
+    /// The location ids of `lookups` (a sample's frames, leaf first, of
+    /// process `pid`, thread `tid`), root first. A frame not shared with
+    /// the thread's previous chain gets its id from `locate`; `flags` are
+    /// the frame's lookup bits as `locate` uses them (frames with equal
+    /// address and flags in the same mappings are the same location).
+    #[inline]
+    pub fn locate(
         &mut self,
         tracker: &Tracker,
-        interner: &mut LocationInterner,
         pid: u32,
         tid: u32,
         lookups: &[FrameLookup],
-        out: &mut Vec<u32>,
-    ) {
+        flags: impl Fn(&FrameLookup) -> u8,
+        mut locate: impl FnMut(&FrameLookup) -> u32,
+    ) -> &[u32] {
         let spaces = tracker.spaces();
         let stamps = (spaces.stamp(pid), spaces.kernel_stamp());
         if self.recent.len() >= RECENT_LIMIT && !self.recent.contains_key(&tid) {
@@ -54,20 +60,18 @@ impl ChainLocations {
                 ..Recent::default()
             };
         }
-        // Equal addresses looked up the same way in the same mappings are
-        // the same locations.
         let shared = r
             .keys
             .iter()
             .zip(lookups.iter().rev())
-            .take_while(|(k, f)| **k == (f.addr, f.lookup_bits()))
+            .take_while(|(k, f)| **k == (f.addr, flags(f)))
             .count();
         r.keys.truncate(shared);
         r.locations.truncate(shared);
         for f in lookups.iter().rev().skip(shared) {
-            r.keys.push((f.addr, f.lookup_bits()));
-            r.locations.push(interner.intern(tracker, pid, f));
+            r.keys.push((f.addr, flags(f)));
+            r.locations.push(locate(f));
         }
-        out.extend_from_slice(&r.locations);
+        &r.locations
     }
 }
