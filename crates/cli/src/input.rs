@@ -123,9 +123,10 @@ fn cache_root() -> Option<PathBuf> {
 }
 
 /// Symbol tables kept between runs (`perfq_symbolize::SymbolDisk`), in
-/// the cache folder, at most 512 MiB.
+/// the cache folder, at most 512 MiB (a folder per layout, so that
+/// perfq versions of two layouts do not rewrite each other's tables).
 pub fn symbol_disk() -> Option<perfq_symbolize::SymbolDisk> {
-    let dir = cache_root()?.join("symbols-v1");
+    let dir = cache_root()?.join("symbols-v2");
     Some(perfq_symbolize::SymbolDisk::new(dir, 512 << 20))
 }
 

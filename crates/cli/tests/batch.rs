@@ -453,7 +453,7 @@ fn symbol_tables_kept_between_runs_give_the_same_frames() {
         String::from_utf8_lossy(&q.stdout).into_owned()
     };
     let first = frames(&dir.join("a"));
-    let kept = std::fs::read_dir(cache.join("symbols-v1"))
+    let kept = std::fs::read_dir(cache.join("symbols-v2"))
         .map(|d| d.count())
         .unwrap_or(0);
     assert!(kept > 0, "no symbol table was kept");

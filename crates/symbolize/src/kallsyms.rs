@@ -89,7 +89,7 @@ impl Kallsyms {
             .binary_search_by_key(&s.start, |m| m.0)
             .ok()
             .map(|i| self.modules[i].1.as_str());
-        Some((&s.name, module))
+        Some((s.name, module))
     }
 
     /// The address of `_text` or `_stext` here.

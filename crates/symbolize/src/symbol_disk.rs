@@ -16,10 +16,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::symtab::{Symbol, SymbolTable};
-
-/// The format's first bytes; a new layout gets a new magic.
-const MAGIC: &[u8; 8] = b"PQSYMS01";
+use crate::symtab::SymbolTable;
 
 /// A folder of symbol tables.
 #[derive(Clone, Debug)]
@@ -41,11 +38,16 @@ impl SymbolDisk {
         self.dir.join(format!("{key}.syms"))
     }
 
-    /// The table kept under `key`, if any.
+    /// The table kept under `key`, if any: the file mapped, so that only
+    /// the symbols looked up are read.
     pub(crate) fn load(&self, key: &str) -> Option<SymbolTable> {
         let path = self.path(key);
-        let bytes = std::fs::read(&path).ok()?;
-        let table = decode(&bytes);
+        let file = std::fs::File::open(&path).ok()?;
+        // SAFETY: read-only map of a file perfq writes whole under another
+        // name and renames into place, never changing it after; pruning
+        // by another process unlinks it, which leaves the map whole.
+        let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+        let table = SymbolTable::from_mapped(std::sync::Arc::new(map));
         if table.is_some() {
             // Recently used: kept longest when the folder is pruned.
             if let Ok(f) = std::fs::File::options().append(true).open(&path) {
@@ -69,7 +71,7 @@ impl SymbolDisk {
         ));
         let written = std::fs::File::create(&tmp).and_then(|f| {
             let mut w = std::io::BufWriter::new(f);
-            w.write_all(&encode(table))?;
+            w.write_all(table.bytes())?;
             w.into_inner().map_err(|e| e.into_error())?.sync_all()
         });
         if written.is_err() || std::fs::rename(&tmp, &dest).is_err() {
@@ -105,93 +107,49 @@ impl SymbolDisk {
     }
 }
 
-/// magic, count (u64), then per symbol start, end (u64) and the name's
-/// length (u32) and bytes; all little-endian.
-fn encode(table: &SymbolTable) -> Vec<u8> {
-    let syms = table.symbols();
-    let names: usize = syms.iter().map(|s| s.name.len()).sum();
-    let mut b = Vec::with_capacity(16 + syms.len() * 20 + names);
-    b.extend_from_slice(MAGIC);
-    b.extend_from_slice(&(syms.len() as u64).to_le_bytes());
-    for s in syms {
-        b.extend_from_slice(&s.start.to_le_bytes());
-        b.extend_from_slice(&s.end.to_le_bytes());
-        b.extend_from_slice(&(s.name.len() as u32).to_le_bytes());
-        b.extend_from_slice(s.name.as_bytes());
-    }
-    b
-}
-
-fn decode(b: &[u8]) -> Option<SymbolTable> {
-    let mut r = Reader(b);
-    if r.take(8)? != MAGIC {
-        return None;
-    }
-    let n = usize::try_from(r.u64()?).ok()?;
-    // Each symbol takes at least 20 bytes: a damaged count cannot make
-    // this allocate more than the file holds.
-    let mut syms = Vec::with_capacity(n.min(b.len() / 20));
-    for _ in 0..n {
-        let start = r.u64()?;
-        let end = r.u64()?;
-        let len = r.u32()? as usize;
-        let name = std::str::from_utf8(r.take(len)?).ok()?.to_string();
-        syms.push(Symbol { start, end, name });
-    }
-    // Trailing bytes mean another layout or a damaged file.
-    r.0.is_empty().then(|| SymbolTable::from_sorted(syms))?
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if self.0.len() < n {
-            return None;
-        }
-        let (a, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Some(a)
-    }
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-    fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn table() -> SymbolTable {
-        SymbolTable::from_sorted(vec![
-            Symbol {
-                start: 0x10,
-                end: 0x20,
-                name: "a".into(),
-            },
-            Symbol {
-                start: 0x20,
-                end: 0x38,
-                name: "_ZN4core3fmt5write17h0123456789abcdefE".into(),
-            },
+        SymbolTable::from_sorted([
+            (0x10, 0x20, "a"),
+            (0x20, 0x38, "_ZN4core3fmt5write17h0123456789abcdefE"),
         ])
         .expect("sorted")
     }
 
+    fn symbols(t: &SymbolTable) -> Vec<(u64, u64, String)> {
+        t.symbols()
+            .map(|s| (s.start, s.end, s.name.to_string()))
+            .collect()
+    }
+
     #[test]
     fn tables_read_back_and_damage_is_refused() {
+        let dir = std::env::temp_dir().join(format!("perfq-symdisk-cut-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let disk = SymbolDisk::new(dir.clone(), 1 << 20);
         let t = table();
-        let b = encode(&t);
-        assert_eq!(decode(&b).expect("decodes").symbols(), t.symbols());
+        disk.store("t", &t);
+        assert_eq!(symbols(&disk.load("t").expect("reads back")), symbols(&t));
+        let b = t.bytes().to_vec();
         for cut in 0..b.len() {
-            assert!(decode(&b[..cut]).is_none(), "cut at {cut}");
+            std::fs::write(disk.path("t"), &b[..cut]).expect("written");
+            assert!(disk.load("t").is_none(), "cut at {cut}");
         }
         let mut longer = b.clone();
         longer.push(0);
-        assert!(decode(&longer).is_none());
+        std::fs::write(disk.path("t"), &longer).expect("written");
+        assert!(disk.load("t").is_none());
+        // An entry pointing past the names names nothing; it does not panic.
+        let mut bad = b.clone();
+        bad[24 + 16] = 0xff;
+        std::fs::write(disk.path("t"), &bad).expect("written");
+        let t = disk.load("t").expect("layout intact");
+        assert_eq!(t.find(0x10), None);
+        assert_eq!(t.find(0x20).map(|s| s.name.len()), Some(38));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -203,8 +161,8 @@ mod tests {
         disk.store("ab12", &table());
         let again = SymbolDisk::new(dir.clone(), 1 << 20);
         assert_eq!(
-            again.load("ab12").expect("kept").symbols(),
-            table().symbols()
+            symbols(&again.load("ab12").expect("kept")),
+            symbols(&table())
         );
         assert!(again.load("ab12-d").is_none());
         // A limit below one table's size keeps none of the older ones.

@@ -481,12 +481,11 @@ impl Symbolizer {
         let mut last: Option<(u64, Arc<str>, Arc<str>)> = None;
         let mut inline_names: FxHashMap<String, String> = FxHashMap::default();
         // (displayed, as stored), shared by the function's locations.
-        let mut names = |s: &crate::symtab::Symbol| -> (Arc<str>, Arc<str>) {
+        let mut names = |s: crate::symtab::Symbol<'_>| -> (Arc<str>, Arc<str>) {
             match &last {
                 Some((start, shown, raw)) if *start == s.start => (shown.clone(), raw.clone()),
                 _ => {
-                    let (shown, raw) =
-                        (Arc::from(display_name(&s.name)), Arc::from(s.name.as_str()));
+                    let (shown, raw) = (Arc::from(display_name(s.name)), Arc::from(s.name));
                     last = Some((s.start, Arc::clone(&shown), Arc::clone(&raw)));
                     (shown, raw)
                 }
@@ -512,7 +511,7 @@ impl Symbolizer {
                 if let (true, Some(_), Some(s)) = (inlined.is_empty(), &ctx, sym) {
                     inlined.push(InlineFrame {
                         function: Some(names(s).0.to_string()),
-                        raw_function: Some(s.name.clone()),
+                        raw_function: Some(s.name.to_string()),
                         file: None,
                         line: None,
                     });
@@ -588,8 +587,8 @@ impl Symbolizer {
                 match table.as_ref().and_then(|t| t.find(addr)) {
                     Some(s) => Resolved {
                         dso: name.clone(),
-                        symbol: Some(Arc::from(display_name(&s.name))),
-                        raw_symbol: Some(Arc::from(s.name.as_str())),
+                        symbol: Some(Arc::from(display_name(s.name))),
+                        raw_symbol: Some(Arc::from(s.name)),
                         reason: None,
                         addr,
                         inlined: Vec::new(),

@@ -1,15 +1,15 @@
 //! A sorted function-symbol table built with perf's rules for symbol ends
 //! and aliases, so that the same address gets the same name as in perf.
 
-/// One function symbol.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Symbol {
+/// One function symbol, borrowed from its table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Symbol<'a> {
     /// Start address (ELF virtual address, or kernel address).
     pub start: u64,
     /// One past the end.
     pub end: u64,
     /// The name as stored (mangled).
-    pub name: String,
+    pub name: &'a str,
 }
 
 /// A symbol's ELF binding, which decides between aliases.
@@ -34,17 +34,61 @@ pub struct RawSymbol {
     pub module: bool,
 }
 
+/// The layout's first bytes; a new layout gets a new magic.
+pub(crate) const MAGIC: &[u8; 8] = b"PQSYMS02";
+/// Magic, symbol count (u64), names' length (u64).
+const HEADER: usize = 24;
+/// Per symbol: start, end (u64), name offset and length (u32).
+const ENTRY: usize = 24;
+
 /// Function symbols sorted by address.
-#[derive(Clone, Debug, Default)]
+///
+/// The table is one buffer, laid out as it is kept on disk
+/// ([`crate::SymbolDisk`]): a header, fixed-size entries sorted by start,
+/// then the names. A table read back from disk is the file mapped: a
+/// binary's hundreds of thousands of symbols (`librustc_driver`,
+/// `libLLVM`) cost the pages its lookups touch, not a `String` each.
+#[derive(Clone, Default)]
 pub struct SymbolTable {
-    syms: Vec<Symbol>,
+    bytes: TableBytes,
+    count: usize,
+}
+
+#[derive(Clone)]
+enum TableBytes {
+    Owned(std::sync::Arc<[u8]>),
+    Mapped(std::sync::Arc<memmap2::Mmap>),
+}
+
+impl Default for TableBytes {
+    fn default() -> Self {
+        TableBytes::Owned(std::sync::Arc::from(&[][..]))
+    }
+}
+
+impl std::ops::Deref for TableBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            TableBytes::Owned(b) => b,
+            TableBytes::Mapped(m) => m,
+        }
+    }
+}
+
+impl std::fmt::Debug for SymbolTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SymbolTable")
+            .field("symbols", &self.count)
+            .field("mapped", &matches!(self.bytes, TableBytes::Mapped(_)))
+            .finish()
+    }
 }
 
 impl SymbolTable {
-    /// Bytes the table holds on the heap (entries and names).
+    /// Bytes the table holds (on the heap, or mapped).
     pub fn heap_bytes(&self) -> u64 {
-        let names: usize = self.syms.iter().map(|s| s.name.capacity()).sum();
-        (self.syms.capacity() * std::mem::size_of::<Symbol>() + names) as u64
+        self.bytes.len() as u64
     }
 
     /// Builds the table as perf does (`symbols__fixup_end` then
@@ -73,7 +117,7 @@ impl SymbolTable {
                 ends[last] = raw[last].start.next_multiple_of(4096).saturating_add(4096);
             }
         }
-        let mut syms: Vec<Symbol> = Vec::with_capacity(n);
+        let mut kept: Vec<usize> = Vec::with_capacity(n);
         let mut best: Option<usize> = None;
         for i in 0..=n {
             let same = best.is_some_and(|b| i < n && raw[i].start == raw[b].start);
@@ -85,47 +129,151 @@ impl SymbolTable {
                 }
                 continue;
             }
-            if let Some(b) = best {
-                syms.push(Symbol {
-                    start: raw[b].start,
-                    end: ends[b],
-                    name: std::mem::take(&mut raw[b].name),
-                });
-            }
+            kept.extend(best);
             best = (i < n).then_some(i);
         }
-        SymbolTable { syms }
+        SymbolTable::from_sorted(
+            kept.into_iter()
+                .map(|i| (raw[i].start, ends[i], raw[i].name.as_str())),
+        )
+        .unwrap_or_default()
+    }
+
+    /// A table of symbols already sorted by start, as (start, end, name):
+    /// `None` if they are not sorted.
+    pub fn from_sorted<'a>(
+        syms: impl IntoIterator<Item = (u64, u64, &'a str)>,
+    ) -> Option<SymbolTable> {
+        let mut entries: Vec<u8> = Vec::new();
+        let mut names: Vec<u8> = Vec::new();
+        let mut count = 0usize;
+        let mut last = 0u64;
+        for (start, end, name) in syms {
+            if start < last {
+                return None;
+            }
+            last = start;
+            // Names past 4 GiB in all (never seen) go without a name.
+            let (off, len) = match (u32::try_from(names.len()), u32::try_from(name.len())) {
+                (Ok(off), Ok(len)) if off.checked_add(len).is_some() => {
+                    names.extend_from_slice(name.as_bytes());
+                    (off, len)
+                }
+                _ => (0, 0),
+            };
+            entries.extend_from_slice(&start.to_le_bytes());
+            entries.extend_from_slice(&end.to_le_bytes());
+            entries.extend_from_slice(&off.to_le_bytes());
+            entries.extend_from_slice(&len.to_le_bytes());
+            count += 1;
+        }
+        let mut b = Vec::with_capacity(HEADER + entries.len() + names.len());
+        b.extend_from_slice(MAGIC);
+        b.extend_from_slice(&(count as u64).to_le_bytes());
+        b.extend_from_slice(&(names.len() as u64).to_le_bytes());
+        b.extend_from_slice(&entries);
+        b.extend_from_slice(&names);
+        Some(SymbolTable {
+            bytes: TableBytes::Owned(b.into()),
+            count,
+        })
+    }
+
+    /// The table in `bytes` (laid out as [`SymbolTable::bytes`] gives):
+    /// `None` unless the header and the sizes agree. Entries are read as
+    /// they are looked up; a damaged entry names nothing.
+    pub(crate) fn from_mapped(map: std::sync::Arc<memmap2::Mmap>) -> Option<SymbolTable> {
+        let count = check_layout(&map)?;
+        Some(SymbolTable {
+            bytes: TableBytes::Mapped(map),
+            count,
+        })
+    }
+
+    /// The table's bytes, as kept on disk.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Symbol `i`, by start.
+    fn get(&self, i: usize) -> Option<Symbol<'_>> {
+        let at = HEADER.checked_add(i.checked_mul(ENTRY)?)?;
+        let e = self.bytes.get(at..at + ENTRY)?;
+        let u64_at = |o: usize| {
+            e.get(o..o + 8)
+                .and_then(|b| b.try_into().ok())
+                .map(u64::from_le_bytes)
+        };
+        let u32_at = |o: usize| {
+            e.get(o..o + 4)
+                .and_then(|b| b.try_into().ok())
+                .map(u32::from_le_bytes)
+        };
+        let (start, end) = (u64_at(0)?, u64_at(8)?);
+        let (off, len) = (u32_at(16)? as usize, u32_at(20)? as usize);
+        let names = HEADER + self.count * ENTRY;
+        let from = names.checked_add(off)?;
+        let name = self.bytes.get(from..from.checked_add(len)?)?;
+        Some(Symbol {
+            start,
+            end,
+            name: std::str::from_utf8(name).ok()?,
+        })
+    }
+
+    /// Symbol `i`'s start.
+    fn start(&self, i: usize) -> u64 {
+        let at = HEADER + i * ENTRY;
+        self.bytes
+            .get(at..at + 8)
+            .and_then(|b| b.try_into().ok())
+            .map_or(u64::MAX, u64::from_le_bytes)
     }
 
     /// The symbol containing `addr`.
-    pub fn find(&self, addr: u64) -> Option<&Symbol> {
-        let i = self.syms.partition_point(|s| s.start <= addr);
-        let s = self.syms.get(i.checked_sub(1)?)?;
+    pub fn find(&self, addr: u64) -> Option<Symbol<'_>> {
+        // partition_point over the entries' starts, read in place.
+        let (mut lo, mut hi) = (0usize, self.count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.start(mid) <= addr {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let s = self.get(lo.checked_sub(1)?)?;
         (addr < s.end).then_some(s)
     }
 
-    /// A table built before (see `new`), its symbols sorted by start:
-    /// `None` if they are not.
-    pub fn from_sorted(syms: Vec<Symbol>) -> Option<SymbolTable> {
-        syms.windows(2)
-            .all(|w| w[0].start <= w[1].start)
-            .then_some(SymbolTable { syms })
-    }
-
     /// The symbols, sorted by start.
-    pub fn symbols(&self) -> &[Symbol] {
-        &self.syms
+    pub fn symbols(&self) -> impl Iterator<Item = Symbol<'_>> + '_ {
+        (0..self.count).filter_map(|i| self.get(i))
     }
 
     /// Number of symbols.
     pub fn len(&self) -> usize {
-        self.syms.len()
+        self.count
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.syms.is_empty()
+        self.count == 0
     }
+}
+
+/// The symbol count of a table's bytes, if its magic is this layout's and
+/// its length is what its header says.
+fn check_layout(b: &[u8]) -> Option<usize> {
+    if b.get(..8)? != MAGIC {
+        return None;
+    }
+    let count = u64::from_le_bytes(b.get(8..16)?.try_into().ok()?);
+    let names = u64::from_le_bytes(b.get(16..24)?.try_into().ok()?);
+    let len = (HEADER as u64)
+        .checked_add(count.checked_mul(ENTRY as u64)?)?
+        .checked_add(names)?;
+    (len == b.len() as u64).then(|| usize::try_from(count).ok())?
 }
 
 /// perf's `choose_best_symbol(a, b) == SYMBOL_B`: a non-zero length, then
@@ -168,9 +316,9 @@ mod tests {
             raw(0x200, 0x20, "bb", 2),
             raw(0x300, 8, "c", 2),
         ]);
-        assert_eq!(t.find(0x105).map(|s| s.name.as_str()), Some("a"));
+        assert_eq!(t.find(0x105).map(|s| s.name), Some("a"));
         assert_eq!(t.find(0x110), None);
-        assert_eq!(t.find(0x21f).map(|s| s.name.as_str()), Some("bb"));
+        assert_eq!(t.find(0x21f).map(|s| s.name), Some("bb"));
         assert_eq!(t.find(0x220), None);
         assert_eq!(t.find(0x308), None);
         assert_eq!(t.len(), 3);
@@ -187,11 +335,11 @@ mod tests {
             raw(0x1020, 0, "__x86_indirect_thunk_rbx", 2),
         ]);
         assert_eq!(
-            t.find(0x1010).map(|s| s.name.as_str()),
+            t.find(0x1010).map(|s| s.name),
             Some("__x86_indirect_thunk_rax")
         );
         assert_eq!(
-            t.find(0x1fff).map(|s| s.name.as_str()),
+            t.find(0x1fff).map(|s| s.name),
             Some("__x86_indirect_thunk_rbx")
         );
         assert_eq!(t.find(0x3000), None);
