@@ -297,7 +297,7 @@ pub fn unwound_lookups<'a>(
 }
 
 /// (pid, address) lookups remembered at most by [`LocationInterner`].
-const LOOKUP_CACHE_LIMIT: usize = 1 << 20;
+const LOOKUP_CACHE_LIMIT: usize = 1 << 18;
 
 /// Gives each distinct [`Location`] of a capture's frames a dense id,
 /// remembering (pid, address) lookups so that recurring frames skip the
