@@ -53,7 +53,7 @@ use crate::Error;
 const RELEASE_EVERY: u64 = 64 << 20;
 
 /// Callchain frame lookups remembered at most.
-const FRAME_CACHE_LIMIT: usize = 1 << 20;
+const FRAME_CACHE_LIMIT: usize = 1 << 18;
 
 /// In a frame's lookup flags (beside [`FrameLookup::lookup_bits`]): the
 /// frame counts each of its inlining levels.
@@ -155,10 +155,38 @@ impl Report {
 /// An unresolved address as perf prints it (`%-#.*llx` with 16 digits:
 /// `0x` then 16 digits, or 16 zeros for 0, which C prints without prefix).
 fn perf_address(a: u64) -> String {
+    String::from_utf8_lossy(&address_text(a)).into_owned()
+}
+
+/// [`perf_address`]'s bytes, without allocating.
+fn address_text(a: u64) -> AddressText {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     if a == 0 {
-        "0".repeat(16)
-    } else {
-        format!("{a:#018x}")
+        return AddressText::Zero([b'0'; 16]);
+    }
+    let mut t = [b'0'; 18];
+    t[1] = b'x';
+    for (i, d) in t[2..].iter_mut().enumerate() {
+        *d = HEX[((a >> (60 - 4 * i)) & 0xf) as usize];
+    }
+    AddressText::Hex(t)
+}
+
+/// The text of an address as perf prints it.
+enum AddressText {
+    /// `0x` and sixteen digits.
+    Hex([u8; 18]),
+    /// Sixteen zeros (the address 0).
+    Zero([u8; 16]),
+}
+
+impl std::ops::Deref for AddressText {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            AddressText::Hex(t) => t,
+            AddressText::Zero(t) => t,
+        }
     }
 }
 
@@ -513,6 +541,11 @@ impl Sym<'_> {
             // Sixteen hex digits after `0x`, and 0 as sixteen zeros
             // (before any `0x`): the order of the numbers.
             (Sym::Address(a), Sym::Address(b)) => a.cmp(b),
+            // Names beside addresses (hundreds of thousands of rows of
+            // equal sums on system-wide captures): compared without
+            // allocating.
+            (Sym::Name(a), Sym::Address(b)) => a.as_bytes().cmp(&address_text(*b)[..]),
+            (Sym::Address(a), Sym::Name(b)) => address_text(*a)[..].cmp(b.as_bytes()),
             _ => self.to_string().cmp(&other.to_string()),
         }
     }
@@ -574,4 +607,32 @@ struct Acc {
     total_samples: u64,
     total_period: u64,
     unresolved_samples: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_print_and_order_as_perf_text() {
+        for a in [0u64, 1, 0xabc, 0x7fff_1234_5678, u64::MAX] {
+            let text = if a == 0 {
+                "0".repeat(16)
+            } else {
+                format!("{a:#018x}")
+            };
+            assert_eq!(perf_address(a), text);
+            for name in ["", "0", "0x", "0x0000ffff", "main", "0000000000000000x"] {
+                assert_eq!(
+                    Sym::Name(name).cmp_text(&Sym::Address(a)),
+                    name.cmp(text.as_str()),
+                    "{name} vs {text}"
+                );
+                assert_eq!(
+                    Sym::Address(a).cmp_text(&Sym::Name(name)),
+                    text.as_str().cmp(name)
+                );
+            }
+        }
+    }
 }
