@@ -41,7 +41,14 @@ fn doc_queries() -> Vec<String> {
     out
 }
 
+/// Tests run in parallel and share one virtualenv: the first to get here
+/// creates it and installs into it while the others wait, so none imports a
+/// package another is still writing (a half-written pyspark jar fails Spark
+/// with "zip END header not found").
+static SETUP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn venv() -> Option<std::path::PathBuf> {
+    let _only_one = SETUP.lock().unwrap_or_else(|e| e.into_inner());
     let dir = std::env::temp_dir().join("perfq-test-venv");
     let py = dir.join("bin/python");
     if py.is_file()
@@ -68,6 +75,7 @@ fn venv() -> Option<std::path::PathBuf> {
 /// Whether `py` can run Spark: pyspark installed (into the venv, once)
 /// and a Java runtime for it.
 fn spark(py: &std::path::Path) -> bool {
+    let _only_one = SETUP.lock().unwrap_or_else(|e| e.into_inner());
     let have = |py: &std::path::Path| {
         Command::new(py)
             .args(["-c", "import pyspark"])
