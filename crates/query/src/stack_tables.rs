@@ -185,6 +185,15 @@ pub(crate) fn keep(
     session.create_view("stack_functions", STACK_FUNCTIONS_FROM_SETS)
 }
 
+/// A frame named by its address, in the capture and DSO it belongs to.
+struct Unnamed<'a> {
+    /// Always a [`Name::Address`].
+    address: Name<'a>,
+    dso: &'a str,
+    capture: &'a str,
+    frame: usize,
+}
+
 /// Function names by function id.
 struct FunctionNames {
     symbols: StringArray,
@@ -295,36 +304,33 @@ fn native_functions(
         "SELECT capture, CAST(frame_id AS BIGINT) AS frame_id, symbol, dso, \
          CAST(NULL AS BIGINT) AS a FROM frame_functions"
     })?;
+    // Text columns as views: the frames table's are, so nothing is copied.
     let mut read = Vec::with_capacity(batches.len());
     for b in &batches {
         read.push((
             columns::cast(b, "capture", &DataType::Utf8)?,
             columns::cast(b, "frame_id", &DataType::Int64)?,
-            columns::cast(b, "symbol", &DataType::Utf8)?,
-            columns::cast(b, "dso", &DataType::Utf8)?,
+            columns::cast(b, "symbol", &DataType::Utf8View)?,
+            columns::cast(b, "dso", &DataType::Utf8View)?,
             columns::cast(b, "a", &DataType::UInt64)?,
         ));
     }
-    // Distinct (symbol, DSO), numbered as met; each frame's number.
+    // A frame with a symbol: (symbol, DSO) interned, numbered as met. A
+    // frame named by its address (most frames of a system-wide capture,
+    // nearly each a function of its own) is not hashed: those are sorted
+    // by name, equal names side by side.
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-    let mut met: FxHashMap<(Name<'_>, &str), u32> =
-        FxHashMap::with_capacity_and_hasher(rows, Default::default());
-    let mut frames: Vec<(&str, usize, u32)> = Vec::with_capacity(rows);
+    let mut met: FxHashMap<(&str, &str), u32> = FxHashMap::default();
+    let mut named: Vec<(&str, usize, u32)> = Vec::new();
+    let mut unnamed: Vec<Unnamed<'_>> = Vec::with_capacity(rows);
     for (c, f, sym, dso, a) in &read {
         let (c, f) = (c.as_string::<i32>(), f.as_primitive::<Int64Type>());
-        let (sym, dso) = (sym.as_string::<i32>(), dso.as_string::<i32>());
+        let (sym, dso) = (sym.as_string_view(), dso.as_string_view());
         let a = a.as_primitive::<UInt64Type>();
         for row in 0..c.len() {
             if c.is_null(row) || f.is_null(row) {
                 continue;
             }
-            let name = if sym.is_valid(row) {
-                Name::Symbol(sym.value(row))
-            } else if a.is_valid(row) {
-                Name::Address(a.value(row))
-            } else {
-                continue;
-            };
             let dso = if dso.is_valid(row) {
                 dso.value(row)
             } else if standard_frames {
@@ -335,35 +341,84 @@ fn native_functions(
             let Ok(frame) = usize::try_from(f.value(row)) else {
                 continue;
             };
-            let next = met.len() as u32;
-            let k = *met.entry((name, dso)).or_insert(next);
-            frames.push((c.value(row), frame, k));
+            if sym.is_valid(row) {
+                let next = met.len() as u32;
+                let k = *met.entry((sym.value(row), dso)).or_insert(next);
+                named.push((c.value(row), frame, k));
+            } else if a.is_valid(row) {
+                unnamed.push(Unnamed {
+                    address: Name::Address(a.value(row)),
+                    dso,
+                    capture: c.value(row),
+                    frame,
+                });
+            }
         }
     }
-    // Ids in (symbol, DSO) order from 1; 0 `[unknown]`.
-    let mut ordered: Vec<((Name<'_>, &str), u32)> = met.into_iter().collect();
-    ordered.sort_unstable_by(|((a, x), _), ((b, y), _)| a.cmp_text(b).then_with(|| x.cmp(y)));
-    let mut id_of = vec![0u32; ordered.len()];
-    for (i, (_, k)) in ordered.iter().enumerate() {
-        id_of[*k as usize] = i as u32 + 1;
-    }
+    let by_text =
+        |(a, x): (&Name<'_>, &str), (b, y): (&Name<'_>, &str)| a.cmp_text(b).then_with(|| x.cmp(y));
+    let mut symbolic: Vec<((Name<'_>, &str), u32)> = met
+        .into_iter()
+        .map(|((s, dso), k)| ((Name::Symbol(s), dso), k))
+        .collect();
+    symbolic.sort_unstable_by(|((a, x), _), ((b, y), _)| by_text((a, x), (b, y)));
+    unnamed.sort_unstable_by(|u, v| by_text((&u.address, u.dso), (&v.address, v.dso)));
+
+    // Ids in (symbol, DSO) order from 1, as the two sorted lists merge
+    // (a name is one function whether a symbol or an address spells it);
+    // 0 is `[unknown]`. `ordered` holds each function's name once.
+    let mut ordered: Vec<(Name<'_>, &str)> = Vec::with_capacity(symbolic.len() + unnamed.len());
+    let mut id_of = vec![0u32; symbolic.len()];
     let mut by_capture: FxHashMap<String, Vec<u32>> = FxHashMap::default();
-    for (c, frame, k) in frames {
-        let map = match by_capture.get_mut(c) {
+    let mut assign = |capture: &str, frame: usize, id: u32| {
+        let map = match by_capture.get_mut(capture) {
             Some(m) => m,
-            None => by_capture.entry(c.to_string()).or_default(),
+            None => by_capture.entry(capture.to_string()).or_default(),
         };
         if map.len() <= frame {
             map.resize(frame + 1, 0);
         }
-        map[frame] = id_of[k as usize];
+        map[frame] = id;
+    };
+    let (mut s, mut u) = (symbolic.iter().peekable(), unnamed.iter().peekable());
+    loop {
+        let next = match (s.peek(), u.peek()) {
+            (None, None) => break,
+            (Some(((n, d), _)), None) => (*n, *d),
+            (None, Some(x)) => (x.address, x.dso),
+            (Some(((n, d), _)), Some(x)) => match by_text((n, d), (&x.address, x.dso)) {
+                std::cmp::Ordering::Greater => (x.address, x.dso),
+                _ => (*n, *d),
+            },
+        };
+        // Every name equal to `next` is taken below: the next is greater.
+        ordered.push(next);
+        let id = ordered.len() as u32;
+        while let Some(((n, d), k)) = s.peek() {
+            if by_text((n, d), (&next.0, next.1)).is_ne() {
+                break;
+            }
+            id_of[*k as usize] = id;
+            s.next();
+        }
+        while let Some(x) = u.peek() {
+            if by_text((&x.address, x.dso), (&next.0, next.1)).is_ne() {
+                break;
+            }
+            assign(x.capture, x.frame, id);
+            u.next();
+        }
+    }
+    drop(unnamed);
+    for (c, frame, k) in named {
+        assign(c, frame, id_of[k as usize]);
     }
     // The table, rows in id order (the `[unknown]` row last, as the SQL's
     // UNION ALL gives it).
     let mut symbols = StringBuilder::new();
     let mut dsos = StringBuilder::new();
     let mut buf = String::new();
-    for ((name, dso), _) in &ordered {
+    for (name, dso) in &ordered {
         symbols.append_value(name.text(&mut buf));
         dsos.append_value(dso);
     }
