@@ -2,6 +2,7 @@
 //! periods, as `perf report --no-children` / `--children` compute them.
 //! The aggregation is `perfq_query::report`; this prints it.
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 
@@ -148,11 +149,15 @@ fn csv_rows(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Res
             ""
         }
     )?;
+    // Each line is made in one buffer and written whole: hundreds of
+    // thousands of rows, each otherwise a dozen writes through `out`.
+    let mut line = String::new();
     for r in &report.rows {
         let t = total_of(report, r);
         let q = crate::csv::field;
-        write!(
-            out,
+        line.clear();
+        let _ = write!(
+            line,
             "{},{},{},{},{},{:.4}",
             q(event_name(report, r)),
             q(&r.dso),
@@ -160,23 +165,26 @@ fn csv_rows(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Res
             r.samples,
             r.period,
             pct(r.period, t)
-        )?;
+        );
         if children {
-            write!(
-                out,
+            let _ = write!(
+                line,
                 ",{},{},{:.4}",
                 r.total_samples,
                 r.total_period,
                 pct(r.total_period, t)
-            )?;
+            );
         }
-        writeln!(out, ",{}", r.unresolved.unwrap_or(""))?;
+        let _ = writeln!(line, ",{}", r.unresolved.unwrap_or(""));
+        out.write_all(line.as_bytes())?;
     }
     Ok(())
 }
 
 fn table(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut last_event = None;
+    // As in `csv_rows`: a line made in one buffer, written whole.
+    let mut line = String::new();
     for r in &report.rows {
         if last_event != Some(r.event) {
             let (n, p) = report
@@ -203,34 +211,38 @@ fn table(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Result
             }
             last_event = Some(r.event);
         }
+        if !children && r.period == 0 {
+            continue;
+        }
         let t = total_of(report, r);
-        let sym = match r.unresolved {
-            Some(why) => format!("{}  ({why})", r.symbol),
-            None => r.symbol.clone(),
-        };
+        line.clear();
         if children {
-            writeln!(
-                out,
-                "  {:>7.2}% {:>7.2}% {:>9} {:>14}  {:<24} {sym}",
+            let _ = write!(
+                line,
+                "  {:>7.2}% {:>7.2}% {:>9} {:>14}  {:<24} {}",
                 pct(r.total_period, t),
                 pct(r.period, t),
                 r.samples,
                 r.period,
-                r.dso
-            )?;
+                r.dso,
+                r.symbol
+            );
         } else {
-            if r.period == 0 {
-                continue;
-            }
-            writeln!(
-                out,
-                "  {:>7.2}% {:>9} {:>14}  {:<24} {sym}",
+            let _ = write!(
+                line,
+                "  {:>7.2}% {:>9} {:>14}  {:<24} {}",
                 pct(r.period, t),
                 r.samples,
                 r.period,
-                r.dso
-            )?;
+                r.dso,
+                r.symbol
+            );
         }
+        if let Some(why) = r.unresolved {
+            let _ = write!(line, "  ({why})");
+        }
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
     }
     // What could not be resolved, by reason.
     let all = report.samples();
