@@ -33,12 +33,13 @@ pub enum BinaryError {
 }
 
 /// A mapped file.
-fn map(path: &Path) -> Result<Arc<memmap2::Mmap>, BinaryError> {
+pub(crate) fn map(path: &Path) -> Result<Arc<memmap2::Mmap>, BinaryError> {
     let file = std::fs::File::open(path).map_err(|err| BinaryError::Io {
         path: path.into(),
         err,
     })?;
-    // SAFETY: read-only map of a binary we do not modify; a binary
+    // SAFETY: read-only map of a file perfq does not modify (a binary, or
+    // a symbol table the symbol disk renamed into place whole); a file
     // rewritten while perfq runs could show torn data, as for any reader.
     let data = unsafe { memmap2::Mmap::map(&file) }.map_err(|err| BinaryError::Io {
         path: path.into(),
@@ -86,7 +87,7 @@ pub struct FileBytes {
 
 impl FileBytes {
     /// `size` bytes at `offset` of `map`, if the file has them.
-    fn new(map: &Arc<memmap2::Mmap>, offset: u64, size: u64) -> Option<FileBytes> {
+    pub(crate) fn new(map: &Arc<memmap2::Mmap>, offset: u64, size: u64) -> Option<FileBytes> {
         let range =
             usize::try_from(offset).ok()?..usize::try_from(offset.checked_add(size)?).ok()?;
         map.get(range.clone())?;
@@ -344,7 +345,7 @@ impl Binary {
                 .bytes
                 .iter()
                 .find(|(s, _)| *s == id)
-                .map_or_else(SectionData::empty, |(_, b)| b.clone());
+                .map_or_else(SharedBytes::empty, |(_, b)| b.clone());
             Ok(gimli::EndianReader::new(bytes, sections.endian))
         };
         let dwarf = gimli::Dwarf::load(load).ok()?;
@@ -383,13 +384,13 @@ impl Binary {
                     let b = match section.compressed_file_range() {
                         Ok(r) if r.format == object::CompressionFormat::None => {
                             match FileBytes::new(data, r.offset, r.compressed_size) {
-                                Some(b) => SectionData::Mapped(b),
+                                Some(b) => SharedBytes::Mapped(b),
                                 None => return Ok(()),
                             }
                         }
                         _ => match section.uncompressed_data() {
-                            Ok(Cow::Owned(v)) => SectionData::Owned(Arc::from(v)),
-                            Ok(Cow::Borrowed(b)) => SectionData::Owned(Arc::from(b)),
+                            Ok(Cow::Owned(v)) => SharedBytes::Owned(Arc::from(v)),
+                            Ok(Cow::Borrowed(b)) => SharedBytes::Owned(Arc::from(b)),
                             Err(_) => return Ok(()),
                         },
                     };
@@ -413,8 +414,8 @@ impl Binary {
                 d.bytes
                     .iter()
                     .map(|(_, b)| match b {
-                        SectionData::Owned(b) => b.len(),
-                        SectionData::Mapped(_) => 0,
+                        SharedBytes::Owned(b) => b.len(),
+                        SharedBytes::Mapped(_) => 0,
                     })
                     .sum()
             });
@@ -460,41 +461,50 @@ fn file_identity(path: &Path, debug: Option<&Path>) -> Option<String> {
 /// A binary's DWARF sections, decompressed.
 struct DwarfSections {
     endian: gimli::RunTimeEndian,
-    bytes: Vec<(gimli::SectionId, SectionData)>,
+    bytes: Vec<(gimli::SectionId, SharedBytes)>,
 }
 
-/// The bytes of one DWARF section: a range of the mapped file, or inflated
-/// onto the heap when the file stores it compressed.
+/// Bytes shared by their readers: a range of a mapped file, read in
+/// place, or a slice on the heap. A DWARF section is mapped when the file
+/// stores it as is and inflated when compressed; a symbol table is mapped
+/// when read back from the symbol disk and on the heap when just built.
 #[derive(Clone)]
-pub enum SectionData {
-    /// Stored as is: read in place.
+pub enum SharedBytes {
+    /// In a mapped file: read in place.
     Mapped(FileBytes),
-    /// Decompressed (or read from a file not kept mapped).
+    /// On the heap (decompressed, built, or read from a file not kept
+    /// mapped).
     Owned(Arc<[u8]>),
 }
 
-impl SectionData {
+impl SharedBytes {
     /// No bytes (a section the file does not have).
-    pub fn empty() -> SectionData {
-        SectionData::Owned(Arc::from(&[][..]))
+    pub fn empty() -> SharedBytes {
+        SharedBytes::Owned(Arc::from(&[][..]))
     }
 }
 
-impl std::ops::Deref for SectionData {
+impl Default for SharedBytes {
+    fn default() -> Self {
+        SharedBytes::empty()
+    }
+}
+
+impl std::ops::Deref for SharedBytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match self {
-            SectionData::Mapped(b) => b,
-            SectionData::Owned(b) => b,
+            SharedBytes::Mapped(b) => b,
+            SharedBytes::Owned(b) => b,
         }
     }
 }
 
-impl std::fmt::Debug for SectionData {
+impl std::fmt::Debug for SharedBytes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SectionData::Mapped(b) => write!(f, "Mapped({} bytes)", b.len()),
-            SectionData::Owned(b) => write!(f, "Owned({} bytes)", b.len()),
+            SharedBytes::Mapped(b) => write!(f, "Mapped({} bytes)", b.len()),
+            SharedBytes::Owned(b) => write!(f, "Owned({} bytes)", b.len()),
         }
     }
 }
@@ -502,9 +512,9 @@ impl std::fmt::Debug for SectionData {
 // SAFETY: both variants deref to memory that neither moves with the value
 // nor differs between clones: a shared mapping (its address is fixed
 // until the last `Arc` drops) or a shared heap slice.
-unsafe impl stable_deref_trait::StableDeref for SectionData {}
+unsafe impl stable_deref_trait::StableDeref for SharedBytes {}
 // SAFETY: as above; a clone shares the same mapping or slice.
-unsafe impl stable_deref_trait::CloneStableDeref for SectionData {}
+unsafe impl stable_deref_trait::CloneStableDeref for SharedBytes {}
 
 /// PLT stubs named `sym@plt`, as perf synthesizes them: the n-th
 /// `.rela.plt` relocation's stub is the n-th entry after the PLT header
@@ -579,7 +589,7 @@ fn plt_symbols(obj: &object::File<'_>) -> Vec<RawSymbol> {
 }
 
 /// The reader type of DWARF contexts.
-pub type Reader = gimli::EndianReader<gimli::RunTimeEndian, SectionData>;
+pub type Reader = gimli::EndianReader<gimli::RunTimeEndian, SharedBytes>;
 
 /// perf's symbol filter (`dso__load_sym`): functions and IFUNCs, plus
 /// labels (NOTYPE symbols in a real section that are not hidden or

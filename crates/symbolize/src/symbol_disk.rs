@@ -42,12 +42,11 @@ impl SymbolDisk {
     /// the symbols looked up are read.
     pub(crate) fn load(&self, key: &str) -> Option<SymbolTable> {
         let path = self.path(key);
-        let file = std::fs::File::open(&path).ok()?;
-        // SAFETY: read-only map of a file perfq writes whole under another
-        // name and renames into place, never changing it after; pruning
-        // by another process unlinks it, which leaves the map whole.
-        let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
-        let table = SymbolTable::from_mapped(std::sync::Arc::new(map));
+        // perfq writes a table whole under another name and renames it
+        // into place, never changing it after; pruning by another process
+        // unlinks it, which leaves the map whole.
+        let map = crate::binary::map(&path).ok()?;
+        let table = SymbolTable::from_mapped(&map);
         if table.is_some() {
             // Recently used: kept longest when the folder is pruned.
             if let Ok(f) = std::fs::File::options().append(true).open(&path) {

@@ -689,8 +689,8 @@ fn load_dwo(
                 .dwo_name()
                 .and_then(|n| obj.section_by_name(n))
                 .and_then(|s| s.uncompressed_data().ok())
-                .map_or_else(crate::binary::SectionData::empty, |d| {
-                    crate::binary::SectionData::Owned(Arc::from(&d[..]))
+                .map_or_else(crate::binary::SharedBytes::empty, |d| {
+                    crate::binary::SharedBytes::Owned(Arc::from(&d[..]))
                 });
             Ok(gimli::EndianReader::new(bytes, endian))
         },

@@ -1,6 +1,10 @@
 //! A sorted function-symbol table built with perf's rules for symbol ends
 //! and aliases, so that the same address gets the same name as in perf.
 
+use perfq_reader::Endian;
+
+use crate::binary::{FileBytes, SharedBytes};
+
 /// One function symbol, borrowed from its table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Symbol<'a> {
@@ -34,6 +38,8 @@ pub struct RawSymbol {
     pub module: bool,
 }
 
+/// The layout's byte order, on every machine.
+const LE: Endian = Endian::Little;
 /// The layout's first bytes; a new layout gets a new magic.
 pub(crate) const MAGIC: &[u8; 8] = b"PQSYMS02";
 /// Magic, symbol count (u64), names' length (u64).
@@ -50,37 +56,15 @@ const ENTRY: usize = 24;
 /// `libLLVM`) cost the pages its lookups touch, not a `String` each.
 #[derive(Clone, Default)]
 pub struct SymbolTable {
-    bytes: TableBytes,
+    bytes: SharedBytes,
     count: usize,
-}
-
-#[derive(Clone)]
-enum TableBytes {
-    Owned(std::sync::Arc<[u8]>),
-    Mapped(std::sync::Arc<memmap2::Mmap>),
-}
-
-impl Default for TableBytes {
-    fn default() -> Self {
-        TableBytes::Owned(std::sync::Arc::from(&[][..]))
-    }
-}
-
-impl std::ops::Deref for TableBytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            TableBytes::Owned(b) => b,
-            TableBytes::Mapped(m) => m,
-        }
-    }
 }
 
 impl std::fmt::Debug for SymbolTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SymbolTable")
             .field("symbols", &self.count)
-            .field("mapped", &matches!(self.bytes, TableBytes::Mapped(_)))
+            .field("mapped", &matches!(self.bytes, SharedBytes::Mapped(_)))
             .finish()
     }
 }
@@ -174,7 +158,7 @@ impl SymbolTable {
         b.extend_from_slice(&entries);
         b.extend_from_slice(&names);
         Some(SymbolTable {
-            bytes: TableBytes::Owned(b.into()),
+            bytes: SharedBytes::Owned(b.into()),
             count,
         })
     }
@@ -182,10 +166,10 @@ impl SymbolTable {
     /// The table in `bytes` (laid out as [`SymbolTable::bytes`] gives):
     /// `None` unless the header and the sizes agree. Entries are read as
     /// they are looked up; a damaged entry names nothing.
-    pub(crate) fn from_mapped(map: std::sync::Arc<memmap2::Mmap>) -> Option<SymbolTable> {
-        let count = check_layout(&map)?;
+    pub(crate) fn from_mapped(map: &std::sync::Arc<memmap2::Mmap>) -> Option<SymbolTable> {
+        let count = check_layout(map)?;
         Some(SymbolTable {
-            bytes: TableBytes::Mapped(map),
+            bytes: SharedBytes::Mapped(FileBytes::new(map, 0, map.len() as u64)?),
             count,
         })
     }
@@ -198,19 +182,9 @@ impl SymbolTable {
     /// Symbol `i`, by start.
     fn get(&self, i: usize) -> Option<Symbol<'_>> {
         let at = HEADER.checked_add(i.checked_mul(ENTRY)?)?;
-        let e = self.bytes.get(at..at + ENTRY)?;
-        let u64_at = |o: usize| {
-            e.get(o..o + 8)
-                .and_then(|b| b.try_into().ok())
-                .map(u64::from_le_bytes)
-        };
-        let u32_at = |o: usize| {
-            e.get(o..o + 4)
-                .and_then(|b| b.try_into().ok())
-                .map(u32::from_le_bytes)
-        };
-        let (start, end) = (u64_at(0)?, u64_at(8)?);
-        let (off, len) = (u32_at(16)? as usize, u32_at(20)? as usize);
+        let e = self.bytes.get(at..at.checked_add(ENTRY)?)?;
+        let (start, end) = (LE.u64_at(e, 0)?, LE.u64_at(e, 8)?);
+        let (off, len) = (LE.u32_at(e, 16)? as usize, LE.u32_at(e, 20)? as usize);
         let names = HEADER + self.count * ENTRY;
         let from = names.checked_add(off)?;
         let name = self.bytes.get(from..from.checked_add(len)?)?;
@@ -223,11 +197,9 @@ impl SymbolTable {
 
     /// Symbol `i`'s start.
     fn start(&self, i: usize) -> u64 {
-        let at = HEADER + i * ENTRY;
-        self.bytes
-            .get(at..at + 8)
-            .and_then(|b| b.try_into().ok())
-            .map_or(u64::MAX, u64::from_le_bytes)
+        let at = i.checked_mul(ENTRY).and_then(|o| o.checked_add(HEADER));
+        at.and_then(|at| LE.u64_at(&self.bytes, at))
+            .unwrap_or(u64::MAX)
     }
 
     /// The symbol containing `addr`.
@@ -268,8 +240,7 @@ fn check_layout(b: &[u8]) -> Option<usize> {
     if b.get(..8)? != MAGIC {
         return None;
     }
-    let count = u64::from_le_bytes(b.get(8..16)?.try_into().ok()?);
-    let names = u64::from_le_bytes(b.get(16..24)?.try_into().ok()?);
+    let (count, names) = (LE.u64_at(b, 8)?, LE.u64_at(b, 16)?);
     let len = (HEADER as u64)
         .checked_add(count.checked_mul(ENTRY as u64)?)?
         .checked_add(names)?;
