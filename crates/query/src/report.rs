@@ -162,32 +162,28 @@ fn perf_address(a: u64) -> String {
 /// [`perf_address`]'s bytes, without allocating.
 fn address_text(a: u64) -> AddressText {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    if a == 0 {
-        return AddressText::Zero([b'0'; 16]);
-    }
     let mut t = [b'0'; 18];
     t[1] = b'x';
     for (i, d) in t[2..].iter_mut().enumerate() {
         *d = HEX[((a >> (60 - 4 * i)) & 0xf) as usize];
     }
-    AddressText::Hex(t)
+    // 0 is its sixteen zeros alone.
+    AddressText {
+        text: t,
+        from: if a == 0 { 2 } else { 0 },
+    }
 }
 
-/// The text of an address as perf prints it.
-enum AddressText {
-    /// `0x` and sixteen digits.
-    Hex([u8; 18]),
-    /// Sixteen zeros (the address 0).
-    Zero([u8; 16]),
+/// The text of an address as perf prints it: `text[from..]`.
+struct AddressText {
+    text: [u8; 18],
+    from: usize,
 }
 
 impl std::ops::Deref for AddressText {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        match self {
-            AddressText::Hex(t) => t,
-            AddressText::Zero(t) => t,
-        }
+        &self.text[self.from..]
     }
 }
 

@@ -187,8 +187,7 @@ pub(crate) fn keep(
 
 /// A frame named by its address, in the capture and DSO it belongs to.
 struct Unnamed<'a> {
-    /// Always a [`Name::Address`].
-    address: Name<'a>,
+    address: u64,
     dso: &'a str,
     capture: &'a str,
     frame: usize,
@@ -347,7 +346,7 @@ fn native_functions(
                 named.push((c.value(row), frame, k));
             } else if a.is_valid(row) {
                 unnamed.push(Unnamed {
-                    address: Name::Address(a.value(row)),
+                    address: a.value(row),
                     dso,
                     capture: c.value(row),
                     frame,
@@ -362,7 +361,8 @@ fn native_functions(
         .map(|((s, dso), k)| ((Name::Symbol(s), dso), k))
         .collect();
     symbolic.sort_unstable_by(|((a, x), _), ((b, y), _)| by_text((a, x), (b, y)));
-    unnamed.sort_unstable_by(|u, v| by_text((&u.address, u.dso), (&v.address, v.dso)));
+    let name = |u: &Unnamed<'_>| Name::Address(u.address);
+    unnamed.sort_unstable_by(|u, v| by_text((&name(u), u.dso), (&name(v), v.dso)));
 
     // Ids in (symbol, DSO) order from 1, as the two sorted lists merge
     // (a name is one function whether a symbol or an address spells it);
@@ -385,9 +385,9 @@ fn native_functions(
         let next = match (s.peek(), u.peek()) {
             (None, None) => break,
             (Some(((n, d), _)), None) => (*n, *d),
-            (None, Some(x)) => (x.address, x.dso),
-            (Some(((n, d), _)), Some(x)) => match by_text((n, d), (&x.address, x.dso)) {
-                std::cmp::Ordering::Greater => (x.address, x.dso),
+            (None, Some(x)) => (name(x), x.dso),
+            (Some(((n, d), _)), Some(x)) => match by_text((n, d), (&name(x), x.dso)) {
+                std::cmp::Ordering::Greater => (name(x), x.dso),
                 _ => (*n, *d),
             },
         };
@@ -402,7 +402,7 @@ fn native_functions(
             s.next();
         }
         while let Some(x) = u.peek() {
-            if by_text((&x.address, x.dso), (&next.0, next.1)).is_ne() {
+            if by_text((&name(x), x.dso), (&next.0, next.1)).is_ne() {
                 break;
             }
             assign(x.capture, x.frame, id);
