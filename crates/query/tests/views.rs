@@ -11,8 +11,13 @@ use perfq_query::topdown::{self, plan, register_views, Options};
 use perfq_query::Session;
 use perfq_testgen::{presets, Binary, CallTree, Workload};
 
+/// The workspace root. The manifest folder is read when the test runs
+/// (cargo sets it): the one compiled in goes stale when a warm target
+/// folder serves a checkout at another path.
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from)
+        .join("../..")
 }
 
 #[test]
