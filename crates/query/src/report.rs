@@ -37,15 +37,17 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
 
+use hashbrown::hash_table::{Entry, HashTable};
 use perfq_reader::{Capture, MemberDelta, ReadDeltas, RecordType};
 use perfq_symbolize::{
     leaf_lookup, Config, FrameLookup, Location, RecentChains, Resolved, StackUnwinder, Symbolizer,
     Tracker,
 };
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::Error;
 
@@ -210,7 +212,10 @@ pub fn run_with_progress(
     // pc - 1, the call), so chain entries carry the address to show.
     // Frames perf unwound from a DWARF user stack also count every function
     // inlined at their address ("name (inlined)"): those are expanded.
-    let mut loc_ids: FxHashMap<(Location, Option<u64>, bool), u32> = FxHashMap::default();
+    // The ids are hashed by (location, shown, expanded) but the keys are
+    // only in `locations` and `shown` (a map would hold a second copy:
+    // 56 bytes a slot instead of 4 on a million locations).
+    let mut loc_ids: HashTable<u32> = HashTable::new();
     let mut locations: Vec<Location> = Vec::new();
     let mut shown: Vec<(Option<u64>, bool)> = Vec::new();
     let mut intern = |l: Location,
@@ -219,11 +224,23 @@ pub fn run_with_progress(
                       locations: &mut Vec<Location>,
                       shown: &mut Vec<(Option<u64>, bool)>|
      -> u32 {
-        *loc_ids.entry((l, show, expand)).or_insert_with(|| {
-            locations.push(l);
-            shown.push((show, expand));
-            (locations.len() - 1) as u32
-        })
+        let key_of = |id: u32| (locations[id as usize], shown[id as usize]);
+        let hash = FxBuildHasher.hash_one((l, (show, expand)));
+        let entry = loc_ids.entry(
+            hash,
+            |&id| key_of(id) == (l, (show, expand)),
+            |&id| FxBuildHasher.hash_one(key_of(id)),
+        );
+        match entry {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => {
+                let id = locations.len() as u32;
+                locations.push(l);
+                shown.push((show, expand));
+                e.insert(id);
+                id
+            }
+        }
     };
     // Per delivered (event, period) sample: its leaf location and, for
     // --children, its callchain's locations (flat, with start offsets).
@@ -342,9 +359,15 @@ pub fn run_with_progress(
         }
     }
     progress(capture.file_len(), capture.file_len());
+    // The read's lookup maps are done with: their memory (a few hundred
+    // bytes per location on system-wide captures) goes before resolving
+    // and summing need theirs.
+    drop(intern);
+    drop((loc_ids, frame_cache, recent, lookups, unwinder));
     let mut symbolizer = symbolizer;
     symbolizer.set_inline(any_expanded);
     let resolved = symbolizer.resolve_all(&tracker, &locations);
+    drop(locations);
     // Row keys borrow the resolved names (hundreds of thousands of
     // locations share a few thousand keys): only a new key is copied.
     let sort = opt.sort;
@@ -381,9 +404,14 @@ pub fn run_with_progress(
         }
     }
     chain_key_start.push(chain_keys.len() as u32);
+    drop(shown);
+    // The key map is done with too (only the keys are read from here).
     let RowKeys {
-        keys, loc: key_loc, ..
+        keys,
+        loc: key_loc,
+        ids,
     } = row_keys;
+    drop(ids);
 
     let wanted = |e: usize| -> bool {
         match &opt.event {
@@ -446,6 +474,14 @@ pub fn run_with_progress(
             }
         }
     }
+    drop((
+        samples,
+        chain_locs,
+        chain_keys,
+        chain_key_start,
+        stamp,
+        loc_key,
+    ));
     // Rows are ordered by their sums and keys, then given their strings:
     // hundreds of thousands of rows are not copied around while sorting.
     // (event, sort period, self period, index), compared without reading
@@ -582,7 +618,8 @@ fn row_key(r: &Resolved, show: Option<u64>, sort: SortKey) -> RowKey<'_> {
 /// Row keys numbered densely as they are met.
 #[derive(Default)]
 struct RowKeys<'a> {
-    ids: FxHashMap<RowKey<'a>, u32>,
+    /// Key ids, hashed by their key (which is only in `keys`).
+    ids: HashTable<u32>,
     /// By id: (DSO, symbol).
     keys: Vec<RowKey<'a>>,
     /// By id: a location with the key (for its unresolved reason).
@@ -591,11 +628,23 @@ struct RowKeys<'a> {
 
 impl<'a> RowKeys<'a> {
     fn id(&mut self, k: RowKey<'a>, loc: usize) -> u32 {
-        *self.ids.entry(k).or_insert_with(|| {
-            self.keys.push(k);
-            self.loc.push(loc as u32);
-            (self.keys.len() - 1) as u32
-        })
+        let keys = &mut self.keys;
+        let hash = FxBuildHasher.hash_one(k);
+        let entry = self.ids.entry(
+            hash,
+            |&id| keys[id as usize] == k,
+            |&id| FxBuildHasher.hash_one(keys[id as usize]),
+        );
+        match entry {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => {
+                let id = keys.len() as u32;
+                keys.push(k);
+                self.loc.push(loc as u32);
+                e.insert(id);
+                id
+            }
+        }
     }
 }
 
