@@ -39,17 +39,22 @@
 use std::collections::BTreeMap;
 use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use hashbrown::hash_table::{Entry, HashTable};
 use perfq_reader::{Capture, MemberDelta, ReadDeltas, RecordType};
 use perfq_symbolize::{
     leaf_lookup, Config, FrameLookup, Location, RecentChains, Resolved, StackUnwinder, Symbolizer,
-    Tracker,
+    Tracker, Unresolved,
 };
 use rayon::prelude::*;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::Error;
+
+/// Locations resolved at a time by `report` (their resolutions are
+/// dropped once their row keys are taken).
+const RESOLVE_SLICE: usize = 1 << 17;
 
 /// Mapped pages of the capture behind the reading position are handed
 /// back to the OS every this many bytes.
@@ -362,56 +367,82 @@ pub fn run_with_progress(
     // The read's lookup maps are done with: their memory (a few hundred
     // bytes per location on system-wide captures) goes before resolving
     // and summing need theirs.
-    drop(intern);
     drop((loc_ids, frame_cache, recent, lookups, unwinder));
+    // Vectors grown by doubling give back their slack before the
+    // resolutions are made.
+    samples.shrink_to_fit();
+    chain_locs.shrink_to_fit();
+    shown.shrink_to_fit();
     let mut symbolizer = symbolizer;
     symbolizer.set_inline(any_expanded);
-    let resolved = symbolizer.resolve_all(&tracker, &locations);
-    drop(locations);
-    // Row keys borrow the resolved names (hundreds of thousands of
-    // locations share a few thousand keys): only a new key is copied.
+    // Locations are resolved a slice at a time, each slice's resolutions
+    // (over 100 bytes per location) dropped once its row keys are taken:
+    // the keys hold the names from then on (shared, not copied: an `Arc`
+    // of the DSO's and the symbol's names).
     let sort = opt.sort;
-    let key_of = |r, show| row_key(r, show, sort);
-    // Each location gets the id of its row key; rows are dense per event.
-    let mut row_keys = RowKeys::default();
-    let loc_key: Vec<u32> = resolved
-        .iter()
-        .zip(&shown)
-        .enumerate()
-        .map(|(loc, (r, (show, _)))| row_keys.id(key_of(r, *show), loc))
-        .collect();
-    // The keys a callchain entry counts for: its own, or for expanded
-    // frames one per inlining level, as perf's `append_inlines` names them
-    // (the function itself where the DWARF name is the symbol's). Per DSO
-    // every level is the DSO's row, as in perf.
-    let mut chain_key_start: Vec<u32> = Vec::with_capacity(resolved.len() + 1);
-    let mut chain_keys: Vec<u32> = Vec::new();
-    for (loc, (r, (_, expand))) in resolved.iter().zip(&shown).enumerate() {
-        chain_key_start.push(chain_keys.len() as u32);
-        if !*expand || r.inlined.is_empty() || r.symbol.is_none() {
-            chain_keys.push(loc_key[loc]);
-            continue;
+    let n = locations.len();
+    // By location: the id of its row key (rows are dense per event), why
+    // it is unresolved, and for frames whose inlining levels count, the
+    // levels' names (`None`: the function itself).
+    let mut row_keys = RowKeys::new();
+    let mut loc_key: Vec<u32> = Vec::with_capacity(n);
+    let mut loc_reason: Vec<Option<Unresolved>> = Vec::with_capacity(n);
+    let mut levels: Vec<InlineLevels> = Vec::new();
+    for (c, slice) in locations.chunks(RESOLVE_SLICE).enumerate() {
+        let resolved = symbolizer.resolve_all(&tracker, slice);
+        for (i, r) in resolved.iter().enumerate() {
+            let loc = c * RESOLVE_SLICE + i;
+            let (show, expand) = shown[loc];
+            loc_key.push(row_keys.id(row_key(r, show, sort), r, loc));
+            loc_reason.push(r.reason.clone());
+            if expand && !r.inlined.is_empty() && r.symbol.is_some() {
+                // perf's `append_inlines` names each level; where the DWARF
+                // name is the symbol's (and per DSO, always) it is the
+                // function's own row.
+                let names = r.inlined.iter().map(|f| {
+                    let name = f.function.as_deref().unwrap_or("??");
+                    (Some(name) != r.symbol.as_deref() && sort != SortKey::Dso)
+                        .then(|| Arc::from(name))
+                });
+                let dso = (sort != SortKey::Sym).then(|| r.dso.clone());
+                levels.push(InlineLevels {
+                    loc: loc as u32,
+                    dso,
+                    names: names.collect(),
+                });
+            }
         }
-        for f in &r.inlined {
-            let name = f.function.as_deref().unwrap_or("??");
-            let (dso, sym) = key_of(r, None);
-            let k = if Some(name) == r.symbol.as_deref() || sort == SortKey::Dso {
-                (dso, sym)
-            } else {
-                (dso, Sym::Inlined(name))
-            };
-            chain_keys.push(row_keys.id(k, loc));
+    }
+    drop((locations, shown));
+    // The keys a callchain entry counts for: its own, or for expanded
+    // frames one per inlining level ("name (inlined)"), numbered after
+    // every location's own key.
+    let mut chain_key_start: Vec<u32> = Vec::with_capacity(n + 1);
+    let mut chain_keys: Vec<u32> = Vec::with_capacity(n);
+    let mut levels = levels.into_iter().peekable();
+    for (loc, &own) in loc_key.iter().enumerate() {
+        chain_key_start.push(chain_keys.len() as u32);
+        match levels.next_if(|l| l.loc as usize == loc) {
+            None => chain_keys.push(own),
+            Some(InlineLevels { dso, names, .. }) => {
+                for name in names {
+                    chain_keys.push(match name {
+                        None => own,
+                        Some(name) => row_keys.inlined(dso.as_ref(), name, loc),
+                    });
+                }
+            }
         }
     }
     chain_key_start.push(chain_keys.len() as u32);
-    drop(shown);
-    // The key map is done with too (only the keys are read from here).
-    let RowKeys {
-        keys,
-        loc: key_loc,
-        ids,
-    } = row_keys;
-    drop(ids);
+    let RowKeys { keys, loc, .. } = row_keys;
+    // Why each key's first location is unresolved: all the rows still
+    // need of the resolutions.
+    let key_reason: Vec<Option<Unresolved>> = loc
+        .iter()
+        .map(|&l| loc_reason[l as usize].clone())
+        .collect();
+    drop(loc);
 
     let wanted = |e: usize| -> bool {
         match &opt.event {
@@ -451,7 +482,7 @@ pub fn run_with_progress(
         let a = &mut acc[loc_key[leaf as usize] as usize * nev + e];
         a.samples += 1;
         a.period += period;
-        if let Some(why) = &resolved[leaf as usize].reason {
+        if let Some(why) = &loc_reason[leaf as usize] {
             a.unresolved_samples += 1;
             *unresolved.entry(why.name()).or_default() += 1;
         }
@@ -506,7 +537,11 @@ pub fn run_with_progress(
         ea.cmp(&eb)
             .then(kb.cmp(&ka))
             .then(pb.cmp(&pa))
-            .then_with(|| keys[i as usize / nev].1.cmp_text(&keys[j as usize / nev].1))
+            .then_with(|| {
+                keys[i as usize / nev]
+                    .sym()
+                    .cmp_text(&keys[j as usize / nev].sym())
+            })
             .then(i.cmp(&j))
     });
     let rows: Vec<Row> = order
@@ -516,16 +551,13 @@ pub fn run_with_progress(
             let a = &acc[i as usize];
             Row {
                 event: e,
-                dso: keys[k].0.to_string(),
-                symbol: keys[k].1.text(),
+                dso: keys[k].dso.to_string(),
+                symbol: keys[k].sym().text(),
                 // A DSO-only row may mix resolved and unresolved
                 // locations: it carries a count, not a reason.
                 unresolved: match opt.sort {
                     SortKey::Dso => None,
-                    _ => resolved[key_loc[k] as usize]
-                        .reason
-                        .as_ref()
-                        .map(|r| r.name()),
+                    _ => key_reason[k].as_ref().map(|r| r.name()),
                 },
                 samples: a.samples,
                 period: a.period,
@@ -598,7 +630,7 @@ impl std::fmt::Display for Sym<'_> {
     }
 }
 
-/// A row's (DSO, symbol), borrowed from the resolved names.
+/// A row's (DSO, symbol) as looked up, borrowed from the resolved names.
 type RowKey<'a> = (&'a str, Sym<'a>);
 
 /// The row key of a resolved location: an unresolved one is named by the
@@ -615,31 +647,122 @@ fn row_key(r: &Resolved, show: Option<u64>, sort: SortKey) -> RowKey<'_> {
     }
 }
 
+/// The inlining levels of an unwound frame's location, each counted in
+/// `--children` as perf's `append_inlines` names it.
+struct InlineLevels {
+    loc: u32,
+    /// The DSO of its keys (`None` when rows are not per DSO).
+    dso: Option<Arc<str>>,
+    /// Innermost first: the inlined function's name, or `None` where the
+    /// level is the function itself (its own row).
+    names: Vec<Option<Arc<str>>>,
+}
+
+/// A row's (DSO, symbol) as kept: the names shared with the resolutions
+/// (or, for an inlined function's name, copied once per key).
+struct OwnedKey {
+    dso: Arc<str>,
+    sym: OwnedSym,
+}
+
+/// [`Sym`], owning its name.
+enum OwnedSym {
+    Name(Arc<str>),
+    Inlined(Arc<str>),
+    Address(u64),
+    Empty,
+}
+
+impl OwnedKey {
+    /// The key as looked up and hashed.
+    fn view(&self) -> RowKey<'_> {
+        (&self.dso, self.sym())
+    }
+
+    fn sym(&self) -> Sym<'_> {
+        match &self.sym {
+            OwnedSym::Name(s) => Sym::Name(s),
+            OwnedSym::Inlined(s) => Sym::Inlined(s),
+            OwnedSym::Address(a) => Sym::Address(*a),
+            OwnedSym::Empty => Sym::Empty,
+        }
+    }
+}
+
 /// Row keys numbered densely as they are met.
-#[derive(Default)]
-struct RowKeys<'a> {
+struct RowKeys {
     /// Key ids, hashed by their key (which is only in `keys`).
     ids: HashTable<u32>,
     /// By id: (DSO, symbol).
-    keys: Vec<RowKey<'a>>,
+    keys: Vec<OwnedKey>,
     /// By id: a location with the key (for its unresolved reason).
     loc: Vec<u32>,
+    /// The DSO of keys without one ([`SortKey::Sym`]).
+    no_dso: Arc<str>,
 }
 
-impl<'a> RowKeys<'a> {
-    fn id(&mut self, k: RowKey<'a>, loc: usize) -> u32 {
+impl RowKeys {
+    fn new() -> Self {
+        RowKeys {
+            ids: HashTable::new(),
+            keys: Vec::new(),
+            loc: Vec::new(),
+            no_dso: Arc::from(""),
+        }
+    }
+
+    /// The id of key `k` of location `loc`, resolved as `r` (whose names
+    /// a new key shares).
+    fn id(&mut self, k: RowKey<'_>, r: &Resolved, loc: usize) -> u32 {
+        self.id_or_add(k, loc, |no_dso| OwnedKey {
+            dso: if k.0.is_empty() {
+                no_dso.clone()
+            } else {
+                r.dso.clone()
+            },
+            sym: match k.1 {
+                Sym::Name(s) => match &r.symbol {
+                    Some(name) if **name == *s => OwnedSym::Name(name.clone()),
+                    _ => OwnedSym::Name(Arc::from(s)),
+                },
+                Sym::Inlined(s) => OwnedSym::Inlined(Arc::from(s)),
+                Sym::Address(a) => OwnedSym::Address(a),
+                Sym::Empty => OwnedSym::Empty,
+            },
+        })
+    }
+
+    /// The id of the key of function `name` inlined at location `loc` of
+    /// DSO `dso` (`None` when rows are not per DSO).
+    fn inlined(&mut self, dso: Option<&Arc<str>>, name: Arc<str>, loc: usize) -> u32 {
+        let dso = dso.unwrap_or(&self.no_dso).clone();
+        let k = (&*dso, Sym::Inlined(&name));
+        self.id_or_add(k, loc, |_| OwnedKey {
+            dso: dso.clone(),
+            sym: OwnedSym::Inlined(name.clone()),
+        })
+    }
+
+    /// The id of key `k`; if new, `make` (given the DSO of keys without
+    /// one) makes the key kept.
+    fn id_or_add(
+        &mut self,
+        k: RowKey<'_>,
+        loc: usize,
+        make: impl FnOnce(&Arc<str>) -> OwnedKey,
+    ) -> u32 {
         let keys = &mut self.keys;
         let hash = FxBuildHasher.hash_one(k);
         let entry = self.ids.entry(
             hash,
-            |&id| keys[id as usize] == k,
-            |&id| FxBuildHasher.hash_one(keys[id as usize]),
+            |&id| keys[id as usize].view() == k,
+            |&id| FxBuildHasher.hash_one(keys[id as usize].view()),
         );
         match entry {
             Entry::Occupied(e) => *e.get(),
             Entry::Vacant(e) => {
                 let id = keys.len() as u32;
-                keys.push(k);
+                keys.push(make(&self.no_dso));
                 self.loc.push(loc as u32);
                 e.insert(id);
                 id
