@@ -37,18 +37,16 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use hashbrown::hash_table::{Entry, HashTable};
 use perfq_reader::{Capture, MemberDelta, ReadDeltas, RecordType};
 use perfq_symbolize::{
-    leaf_lookup, Config, FrameLookup, Location, RecentChains, Resolved, StackUnwinder, Symbolizer,
-    Tracker, Unresolved,
+    leaf_lookup, Config, FrameLookup, IdTable, Location, RecentChains, Resolved, StackUnwinder,
+    Symbolizer, Tracker, Unresolved,
 };
 use rayon::prelude::*;
-use rustc_hash::{FxBuildHasher, FxHashMap};
+use rustc_hash::FxHashMap;
 
 use crate::Error;
 
@@ -219,8 +217,8 @@ pub fn run_with_progress(
     // inlined at their address ("name (inlined)"): those are expanded.
     // The ids are hashed by (location, shown, expanded) but the keys are
     // only in `locations` and `shown` (a map would hold a second copy:
-    // 56 bytes a slot instead of 4 on a million locations).
-    let mut loc_ids: HashTable<u32> = HashTable::new();
+    // 56 bytes a slot instead of 8 on a million locations).
+    let mut loc_ids = IdTable::new();
     let mut locations: Vec<Location> = Vec::new();
     let mut shown: Vec<(Option<u64>, bool)> = Vec::new();
     let mut intern = |l: Location,
@@ -229,23 +227,17 @@ pub fn run_with_progress(
                       locations: &mut Vec<Location>,
                       shown: &mut Vec<(Option<u64>, bool)>|
      -> u32 {
-        let key_of = |id: u32| (locations[id as usize], shown[id as usize]);
-        let hash = FxBuildHasher.hash_one((l, (show, expand)));
-        let entry = loc_ids.entry(
-            hash,
-            |&id| key_of(id) == (l, (show, expand)),
-            |&id| FxBuildHasher.hash_one(key_of(id)),
-        );
-        match entry {
-            Entry::Occupied(e) => *e.get(),
-            Entry::Vacant(e) => {
-                let id = locations.len() as u32;
+        let key = (l, (show, expand));
+        loc_ids.find_or_add(
+            IdTable::hash(key),
+            &mut (locations, shown),
+            |(locations, shown), id| (locations[id as usize], shown[id as usize]) == key,
+            |(locations, shown)| {
                 locations.push(l);
                 shown.push((show, expand));
-                e.insert(id);
-                id
-            }
-        }
+                (locations.len() - 1) as u32
+            },
+        )
     };
     // Per delivered (event, period) sample: its leaf location and, for
     // --children, its callchain's locations (flat, with start offsets).
@@ -692,7 +684,7 @@ impl OwnedKey {
 /// Row keys numbered densely as they are met.
 struct RowKeys {
     /// Key ids, hashed by their key (which is only in `keys`).
-    ids: HashTable<u32>,
+    ids: IdTable,
     /// By id: (DSO, symbol).
     keys: Vec<OwnedKey>,
     /// By id: a location with the key (for its unresolved reason).
@@ -704,7 +696,7 @@ struct RowKeys {
 impl RowKeys {
     fn new() -> Self {
         RowKeys {
-            ids: HashTable::new(),
+            ids: IdTable::new(),
             keys: Vec::new(),
             loc: Vec::new(),
             no_dso: Arc::from(""),
@@ -751,23 +743,17 @@ impl RowKeys {
         loc: usize,
         make: impl FnOnce(&Arc<str>) -> OwnedKey,
     ) -> u32 {
-        let keys = &mut self.keys;
-        let hash = FxBuildHasher.hash_one(k);
-        let entry = self.ids.entry(
-            hash,
-            |&id| keys[id as usize].view() == k,
-            |&id| FxBuildHasher.hash_one(keys[id as usize].view()),
-        );
-        match entry {
-            Entry::Occupied(e) => *e.get(),
-            Entry::Vacant(e) => {
-                let id = keys.len() as u32;
-                keys.push(make(&self.no_dso));
-                self.loc.push(loc as u32);
-                e.insert(id);
-                id
-            }
-        }
+        let no_dso = &self.no_dso;
+        self.ids.find_or_add(
+            IdTable::hash(k),
+            &mut (&mut self.keys, &mut self.loc),
+            |(keys, _), id| keys[id as usize].view() == k,
+            |(keys, locs)| {
+                keys.push(make(no_dso));
+                locs.push(loc as u32);
+                (keys.len() - 1) as u32
+            },
+        )
     }
 }
 

@@ -1,14 +1,12 @@
 //! Following a capture's sideband in time order to know, at each sample,
 //! which DSO every address belongs to.
 
-use std::hash::BuildHasher;
-
-use hashbrown::hash_table::{Entry, HashTable};
-use rustc_hash::{FxBuildHasher, FxHashMap};
+use rustc_hash::FxHashMap;
 
 use perfq_reader::{misc, CallchainContext, Capture, MmapFileId, RecordData, Sample};
 
 use crate::dso::{kind_of, Dso, DsoId, DsoKind, Dsos};
+use crate::id_table::IdTable;
 use crate::maps::{AddressSpaces, Mapping};
 
 /// Where an address lies.
@@ -311,8 +309,8 @@ pub struct LocationInterner {
     cache: FxHashMap<(u32, u64, u8), (u32, u64)>,
     /// Location ids, hashed by their location: the locations themselves
     /// are only in `locations` (a map keyed by location would hold each
-    /// twice; 4 bytes a slot instead of 32 on a million locations).
-    ids: HashTable<u32>,
+    /// twice; 8 bytes a slot instead of 32 on a million locations).
+    ids: IdTable,
     locations: Vec<Location>,
 }
 
@@ -348,27 +346,21 @@ impl LocationInterner {
     /// The id of location `l`, added if new (branch targets and other
     /// addresses that are not callchain frames).
     pub fn intern_location(&mut self, l: Location) -> u32 {
-        let locations = &mut self.locations;
-        let hash = FxBuildHasher.hash_one(l);
-        let at = |&id: &u32| locations[id as usize] == l;
-        let rehash = |&id: &u32| FxBuildHasher.hash_one(locations[id as usize]);
-        match self.ids.entry(hash, at, rehash) {
-            Entry::Occupied(e) => *e.get(),
-            Entry::Vacant(e) => {
-                let id = locations.len() as u32;
+        self.ids.find_or_add(
+            IdTable::hash(l),
+            &mut self.locations,
+            |locations, id| locations[id as usize] == l,
+            |locations| {
                 locations.push(l);
-                e.insert(id);
-                id
-            }
-        }
+                (locations.len() - 1) as u32
+            },
+        )
     }
 
     /// The id of location `l`, if it was interned.
     pub fn get(&self, l: &Location) -> Option<u32> {
-        let hash = FxBuildHasher.hash_one(l);
         self.ids
-            .find(hash, |&id| self.locations[id as usize] == *l)
-            .copied()
+            .find(IdTable::hash(l), |id| self.locations[id as usize] == *l)
     }
 
     /// The locations, by id.
