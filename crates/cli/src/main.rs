@@ -7,6 +7,7 @@ mod csv;
 mod diff;
 mod dump;
 mod flamegraph;
+mod heap;
 mod info;
 mod input;
 mod jsonw;
@@ -440,6 +441,9 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Convert { .. } | Command::Batch { .. }) {
+        heap::give_back_freed_memory();
+    }
     // A bug must still end with a one-line error and status 1, not a
     // panic's status 101.
     std::panic::set_hook(Box::new(|info| {

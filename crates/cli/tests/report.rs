@@ -531,7 +531,9 @@ fn inline_chains_agree_with(tool: &str, data: &Path, binaries: &[&str]) -> usize
                     let loc = c.get(1).copied().unwrap_or("");
                     let loc = loc.split(" (discriminator").next().unwrap_or(loc);
                     let (file, line) = loc.rsplit_once(':').unwrap_or((loc, ""));
-                    (c[0].to_string(), file.to_string(), line.parse().ok())
+                    // Line 0 is DWARF's (and llvm-addr2line's `??:0`) "no line".
+                    let line = line.parse().ok().filter(|&l: &u64| l != 0);
+                    (c[0].to_string(), file.to_string(), line)
                 })
                 .collect();
             let got: Vec<(String, String, Option<u64>)> = f["inlined"]
@@ -542,7 +544,7 @@ fn inline_chains_agree_with(tool: &str, data: &Path, binaries: &[&str]) -> usize
                     (
                         i["function"].as_str().unwrap_or("??").to_string(),
                         i["file"].as_str().unwrap_or("??").to_string(),
-                        i["line"].as_u64(),
+                        i["line"].as_u64().filter(|&l| l != 0),
                     )
                 })
                 // PLT entries have no symbol in the symbol table: perfq
