@@ -8,6 +8,7 @@ use std::path::Path;
 
 use perfq_query::report::{self, Report, Row};
 use perfq_symbolize::Config;
+use rayon::prelude::*;
 use serde_json::json;
 
 use crate::progress::ReadBar;
@@ -92,6 +93,41 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
     Ok(Outcome::from_problems(problems))
 }
 
+/// Writes the text `line` makes of each row (given the row before it) in
+/// the rows' order. Lines are made on every core, a block of rows at a
+/// time (a system-wide capture has hundreds of thousands of rows: formatting
+/// them was a tenth of `report --children`), and each block is written
+/// whole.
+fn write_lines(
+    rows: &[Row],
+    out: &mut dyn Write,
+    line: impl Fn(&mut String, Option<&Row>, &Row) + Sync,
+) -> anyhow::Result<()> {
+    /// Rows made into text by one task.
+    const TASK: usize = 1 << 13;
+    /// Rows whose text is held at a time (a few megabytes).
+    const BLOCK: usize = 1 << 16;
+    for (b, block) in rows.chunks(BLOCK).enumerate() {
+        let texts: Vec<String> = block
+            .par_chunks(TASK)
+            .enumerate()
+            .map(|(t, task)| {
+                let mut text = String::new();
+                let first = b * BLOCK + t * TASK;
+                for (i, r) in task.iter().enumerate() {
+                    let previous = (first + i).checked_sub(1).map(|p| &rows[p]);
+                    line(&mut text, previous, r);
+                }
+                text
+            })
+            .collect();
+        for text in &texts {
+            out.write_all(text.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
 /// The total period of the row's event: what its percentages are of.
 fn total_of(report: &Report, row: &Row) -> u64 {
     report.events.get(row.event).map_or(0, |e| e.period)
@@ -149,13 +185,9 @@ fn csv_rows(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Res
             ""
         }
     )?;
-    // Each line is made in one buffer and written whole: hundreds of
-    // thousands of rows, each otherwise a dozen writes through `out`.
-    let mut line = String::new();
-    for r in &report.rows {
+    write_lines(&report.rows, out, |line, _, r| {
         let t = total_of(report, r);
         let q = crate::csv::field;
-        line.clear();
         let _ = write!(
             line,
             "{},{},{},{},{},{:.4}",
@@ -176,46 +208,40 @@ fn csv_rows(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Res
             );
         }
         let _ = writeln!(line, ",{}", r.unresolved.unwrap_or(""));
-        out.write_all(line.as_bytes())?;
-    }
+    })?;
     Ok(())
 }
 
 fn table(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mut last_event = None;
-    // As in `csv_rows`: a line made in one buffer, written whole.
-    let mut line = String::new();
-    for r in &report.rows {
-        if last_event != Some(r.event) {
+    write_lines(&report.rows, out, |line, previous, r| {
+        if previous.is_none_or(|p| p.event != r.event) {
             let (n, p) = report
                 .events
                 .get(r.event)
                 .map_or((0, 0), |e| (e.samples, e.period));
-            writeln!(
-                out,
+            let _ = writeln!(
+                line,
                 "# Event: {}  ({n} samples, total period {p})",
                 event_name(report, r)
-            )?;
+            );
             if children {
-                writeln!(
-                    out,
+                let _ = writeln!(
+                    line,
                     "# {:>8} {:>8} {:>9} {:>14}  {:<24} Symbol",
                     "Children", "Self", "Samples", "Period", "Shared Object"
-                )?;
+                );
             } else {
-                writeln!(
-                    out,
+                let _ = writeln!(
+                    line,
                     "# {:>8} {:>9} {:>14}  {:<24} Symbol",
                     "Self", "Samples", "Period", "Shared Object"
-                )?;
+                );
             }
-            last_event = Some(r.event);
         }
         if !children && r.period == 0 {
-            continue;
+            return;
         }
         let t = total_of(report, r);
-        line.clear();
         if children {
             let _ = write!(
                 line,
@@ -242,8 +268,7 @@ fn table(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Result
             let _ = write!(line, "  ({why})");
         }
         line.push('\n');
-        out.write_all(line.as_bytes())?;
-    }
+    })?;
     // What could not be resolved, by reason.
     let all = report.samples();
     for (why, n) in &report.unresolved {

@@ -46,9 +46,12 @@ use perfq_symbolize::{
     Symbolizer, Tracker, Unresolved,
 };
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
 
 use crate::Error;
+
+mod location_ids;
+
+use location_ids::{with_location_ids, LocKey, LocationIds};
 
 /// Locations resolved at a time by `report` (their resolutions are
 /// dropped once their row keys are taken).
@@ -57,9 +60,6 @@ const RESOLVE_SLICE: usize = 1 << 17;
 /// Mapped pages of the capture behind the reading position are handed
 /// back to the OS every this many bytes.
 const RELEASE_EVERY: u64 = 64 << 20;
-
-/// Callchain frame lookups remembered at most.
-const FRAME_CACHE_LIMIT: usize = 1 << 18;
 
 /// In a frame's lookup flags (beside [`FrameLookup::lookup_bits`]): the
 /// frame counts each of its inlining levels.
@@ -209,44 +209,19 @@ pub fn run_with_progress(
     let capture = Capture::open(path)?;
     let events = capture.events();
     let mut tracker = Tracker::new(&capture);
-    // Unique locations. Unresolved, perf shows a sample's own ip as its
-    // offset in the DSO but a callchain entry as the address itself (for
-    // return addresses: the return address, though it is looked up at
-    // pc - 1, the call), so chain entries carry the address to show.
-    // Frames perf unwound from a DWARF user stack also count every function
-    // inlined at their address ("name (inlined)"): those are expanded.
-    // The ids are hashed by (location, shown, expanded) but the keys are
-    // only in `locations` and `shown` (a map would hold a second copy:
-    // 56 bytes a slot instead of 8 on a million locations).
-    let mut loc_ids = IdTable::new();
-    let mut locations: Vec<Location> = Vec::new();
-    let mut shown: Vec<(Option<u64>, bool)> = Vec::new();
-    let mut intern = |l: Location,
-                      show: Option<u64>,
-                      expand: bool,
-                      locations: &mut Vec<Location>,
-                      shown: &mut Vec<(Option<u64>, bool)>|
-     -> u32 {
-        let key = (l, (show, expand));
-        loc_ids.find_or_add(
-            IdTable::hash(key),
-            &mut (locations, shown),
-            |(locations, shown), id| (locations[id as usize], shown[id as usize]) == key,
-            |(locations, shown)| {
-                locations.push(l);
-                shown.push((show, expand));
-                (locations.len() - 1) as u32
-            },
-        )
-    };
+    // Unique locations, numbered on a second thread (`location_ids`): the
+    // read hands each over as a `LocKey` and keeps its ticket. Unresolved,
+    // perf shows a sample's own ip as its offset in the DSO but a
+    // callchain entry as the address itself (for return addresses: the
+    // return address, though it is looked up at pc - 1, the call), so
+    // chain entries carry the address to show. Frames perf unwound from a
+    // DWARF user stack also count every function inlined at their address
+    // ("name (inlined)"): those are expanded.
     // Per delivered (event, period) sample: its leaf location and, for
-    // --children, its callchain's locations (flat, with start offsets).
+    // --children, its callchain's locations (flat, with start offsets);
+    // tickets until the read ends, then location ids.
     let mut samples: Vec<(usize, u64, u32, u32, u32)> = Vec::new();
     let mut chain_locs: Vec<u32> = Vec::new();
-    // (address space, address, lookup bits) → (location id, the space's
-    // mappings stamp): valid while the process (or, for kernel addresses,
-    // the kernel) maps nothing new.
-    let mut frame_cache: FxHashMap<(u32, u64, u8), (u32, u64)> = FxHashMap::default();
     // By thread: its previous callchain.
     let mut recent = RecentChains::default();
     let mut deltas = ReadDeltas::new();
@@ -264,7 +239,7 @@ pub fn run_with_progress(
     let mut lookups: Vec<FrameLookup> = Vec::new();
     let mut records = capture.records_by_time();
     let mut released = 0u64;
-    loop {
+    let ((), LocationIds { keys, ticket_ids }) = with_location_ids(|tickets| loop {
         if let Some(done) = records.progress() {
             progress(done, capture.file_len());
         }
@@ -291,13 +266,11 @@ pub fn run_with_progress(
         let (Some(pid), Some(leaf_frame)) = (s.pid, leaf_lookup(&s)) else {
             continue;
         };
-        let leaf = intern(
+        let leaf = tickets.push((
             tracker.locate(pid, leaf_frame.lookup, leaf_frame.kernel),
             None,
             false,
-            &mut locations,
-            &mut shown,
-        );
+        ));
         let chain_start = chain_locs.len() as u32;
         if opt.children {
             let unwound = unwinder.sample_frames(&tracker, &symbolizer, &s, &mut lookups);
@@ -311,26 +284,12 @@ pub fn run_with_progress(
             // keep their locations; only the others are looked up.
             let tid = s.tid.unwrap_or(pid);
             let ids = recent.locate(&tracker, pid, tid, &lookups, flags_of, |f| {
-                // Most frames recur: remember what (pid, address, how looked
-                // up) gave until the address spaces change.
-                let flags = flags_of(f);
-                let expand = flags & EXPAND != 0;
+                // Looked up here, numbered on the interning thread: a
+                // cache of lookups was slower than the lookups it saved.
+                let expand = flags_of(f) & EXPAND != 0;
                 any_expanded |= expand;
-                let (space, stamp) = tracker.lookup_space(pid, f);
-                match frame_cache.get(&(space, f.addr, flags)) {
-                    Some(&(id, at)) if at == stamp => id,
-                    _ => {
-                        let l = tracker.locate(pid, f.lookup, f.kernel);
-                        let id = intern(l, Some(f.addr), expand, &mut locations, &mut shown);
-                        // Bounded: a long system-wide capture keeps
-                        // bringing new processes.
-                        if frame_cache.len() >= FRAME_CACHE_LIMIT {
-                            frame_cache.clear();
-                        }
-                        frame_cache.insert((space, f.addr, flags), (id, stamp));
-                        id
-                    }
-                }
+                let l = tracker.locate(pid, f.lookup, f.kernel);
+                tickets.push((l, Some(f.addr), expand))
             });
             // Leaf first, as the callchain.
             chain_locs.extend(ids.iter().rev());
@@ -354,17 +313,24 @@ pub fn run_with_progress(
                 .unwrap_or_else(|| events.get(ev).map_or(1, |e| e.attr.sample_period_or_freq));
             samples.push((ev.0, period, leaf, chain_start, chain_end));
         }
-    }
+    });
     progress(capture.file_len(), capture.file_len());
     // The read's lookup maps are done with: their memory (a few hundred
     // bytes per location on system-wide captures) goes before resolving
     // and summing need theirs.
-    drop((loc_ids, frame_cache, recent, lookups, unwinder));
+    drop((recent, lookups, unwinder));
+    // Tickets become location ids.
+    samples
+        .par_iter_mut()
+        .for_each(|s| s.2 = ticket_ids[s.2 as usize]);
+    chain_locs
+        .par_iter_mut()
+        .for_each(|l| *l = ticket_ids[*l as usize]);
+    drop(ticket_ids);
     // Vectors grown by doubling give back their slack before the
     // resolutions are made.
     samples.shrink_to_fit();
     chain_locs.shrink_to_fit();
-    shown.shrink_to_fit();
     let mut symbolizer = symbolizer;
     symbolizer.set_inline(any_expanded);
     // Locations are resolved a slice at a time, each slice's resolutions
@@ -372,7 +338,7 @@ pub fn run_with_progress(
     // the keys hold the names from then on (shared, not copied: an `Arc`
     // of the DSO's and the symbol's names).
     let sort = opt.sort;
-    let n = locations.len();
+    let n = keys.len();
     // By location: the id of its row key (rows are dense per event), why
     // it is unresolved, and for frames whose inlining levels count, the
     // levels' names (`None`: the function itself).
@@ -380,32 +346,45 @@ pub fn run_with_progress(
     let mut loc_key: Vec<u32> = Vec::with_capacity(n);
     let mut loc_reason: Vec<Option<Unresolved>> = Vec::with_capacity(n);
     let mut levels: Vec<InlineLevels> = Vec::new();
-    for (c, slice) in locations.chunks(RESOLVE_SLICE).enumerate() {
-        let resolved = symbolizer.resolve_all(&tracker, slice);
-        for (i, r) in resolved.iter().enumerate() {
-            let loc = c * RESOLVE_SLICE + i;
-            let (show, expand) = shown[loc];
-            loc_key.push(row_keys.id(row_key(r, show, sort), r, loc));
-            loc_reason.push(r.reason.clone());
-            if expand && !r.inlined.is_empty() && r.symbol.is_some() {
-                // perf's `append_inlines` names each level; where the DWARF
-                // name is the symbol's (and per DSO, always) it is the
-                // function's own row.
-                let names = r.inlined.iter().map(|f| {
-                    let name = f.function.as_deref().unwrap_or("??");
-                    (Some(name) != r.symbol.as_deref() && sort != SortKey::Dso)
-                        .then(|| Arc::from(name))
-                });
-                let dso = (sort != SortKey::Sym).then(|| r.dso.clone());
-                levels.push(InlineLevels {
-                    loc: loc as u32,
-                    dso,
-                    names: names.collect(),
-                });
+    // Each slice's row keys are taken while the next slice is resolved
+    // (one core each: taking keys is a hash probe per location, resolving
+    // is spread over DSOs).
+    let slices: Vec<&[LocKey]> = keys.chunks(RESOLVE_SLICE).collect();
+    let resolve = |slice: &[LocKey]| {
+        let locations: Vec<Location> = slice.iter().map(|k| k.0).collect();
+        symbolizer.resolve_all(&tracker, &locations)
+    };
+    let mut next = slices.first().map(|s| resolve(s));
+    for (c, slice) in slices.iter().enumerate() {
+        let Some(resolved) = next.take() else { break };
+        let take_keys = || {
+            for (i, r) in resolved.iter().enumerate() {
+                let loc = c * RESOLVE_SLICE + i;
+                let (_, show, expand) = slice[i];
+                loc_key.push(row_keys.id(row_key(r, show, sort), r, loc));
+                loc_reason.push(r.reason.clone());
+                if expand && !r.inlined.is_empty() && r.symbol.is_some() {
+                    // perf's `append_inlines` names each level; where the
+                    // DWARF name is the symbol's (and per DSO, always) it is
+                    // the function's own row.
+                    let names = r.inlined.iter().map(|f| {
+                        let name = f.function.as_deref().unwrap_or("??");
+                        (Some(name) != r.symbol.as_deref() && sort != SortKey::Dso)
+                            .then(|| Arc::from(name))
+                    });
+                    let dso = (sort != SortKey::Sym).then(|| r.dso.clone());
+                    levels.push(InlineLevels {
+                        loc: loc as u32,
+                        dso,
+                        names: names.collect(),
+                    });
+                }
             }
-        }
+        };
+        next = rayon::join(|| slices.get(c + 1).map(|s| resolve(s)), take_keys).0;
     }
-    drop((locations, shown));
+    drop(slices);
+    drop(keys);
     // The keys a callchain entry counts for: its own, or for expanded
     // frames one per inlining level ("name (inlined)"), numbered after
     // every location's own key.

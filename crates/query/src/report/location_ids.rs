@@ -1,0 +1,139 @@
+//! Location ids made on a second thread while the first reads the
+//! capture.
+//!
+//! Numbering a system-wide capture's million distinct locations is a hash
+//! probe per sample and per callchain frame not found in the read's
+//! caches, each a cache miss or two in tables of tens of megabytes: a
+//! third of the read. The reading thread only hands the keys over and
+//! numbers them by ticket (the order they were handed over); a second
+//! thread interns them meanwhile, and the tickets become ids once both
+//! are done. The ids are those the read would have given itself: the
+//! first key handed over is id 0, and so on.
+
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::thread;
+
+use perfq_symbolize::{IdTable, Location};
+
+/// A location as a report counts it: where it is, the address it shows
+/// while unresolved (callchain entries), and whether its inlining levels
+/// count (DWARF-unwound user frames).
+pub(super) type LocKey = (Location, Option<u64>, bool);
+
+/// Keys handed over at a time.
+const BATCH: usize = 1 << 14;
+
+/// Batches on their way to the interning thread at most (and emptied ones
+/// on their way back): ~3 MB.
+const IN_FLIGHT: usize = 4;
+
+/// The reading side: hands keys to the interning thread.
+pub(super) struct Tickets {
+    batch: Vec<LocKey>,
+    /// Keys handed over before `batch`.
+    handed: u32,
+    to_ids: SyncSender<Vec<LocKey>>,
+    /// Batches the interning thread emptied, to fill again.
+    spare: Receiver<Vec<LocKey>>,
+}
+
+impl Tickets {
+    /// The ticket of `key`: the number of keys handed over before it.
+    /// [`LocationIds::ticket_ids`] gives its id.
+    #[inline]
+    pub(super) fn push(&mut self, key: LocKey) -> u32 {
+        let ticket = self.handed + self.batch.len() as u32;
+        self.batch.push(key);
+        if self.batch.len() == BATCH {
+            self.hand_over();
+        }
+        ticket
+    }
+
+    fn hand_over(&mut self) {
+        let next = self
+            .spare
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+        let full = std::mem::replace(&mut self.batch, next);
+        self.handed += full.len() as u32;
+        // The receiver lives until the senders are gone unless its thread
+        // panicked, which `with_location_ids` reports when joining it.
+        let _ = self.to_ids.send(full);
+    }
+}
+
+/// What the interning thread made.
+pub(super) struct LocationIds {
+    /// The distinct keys, by id.
+    pub keys: Vec<LocKey>,
+    /// By ticket: its key's id.
+    pub ticket_ids: Vec<u32>,
+}
+
+/// Runs `read` on this thread, interning the keys it hands over on
+/// another; returns what `read` returned and the ids.
+pub(super) fn with_location_ids<R>(read: impl FnOnce(&mut Tickets) -> R) -> (R, LocationIds) {
+    let (to_ids, batches) = sync_channel::<Vec<LocKey>>(IN_FLIGHT);
+    let (give_back, spare) = sync_channel::<Vec<LocKey>>(IN_FLIGHT);
+    thread::scope(|s| {
+        let interner = s.spawn(move || intern(batches, give_back));
+        let mut tickets = Tickets {
+            batch: Vec::with_capacity(BATCH),
+            handed: 0,
+            to_ids,
+            spare,
+        };
+        let r = read(&mut tickets);
+        tickets.hand_over();
+        // Dropping the sender ends the interning thread's loop.
+        drop(tickets);
+        let ids = interner
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (r, ids)
+    })
+}
+
+/// The interning thread: every key of every batch, in order.
+fn intern(batches: Receiver<Vec<LocKey>>, give_back: SyncSender<Vec<LocKey>>) -> LocationIds {
+    let mut table = IdTable::new();
+    let mut keys: Vec<LocKey> = Vec::new();
+    let mut ticket_ids: Vec<u32> = Vec::new();
+    for mut batch in batches {
+        ticket_ids.extend(batch.drain(..).map(|key| {
+            table.find_or_add(
+                IdTable::hash(key),
+                &mut keys,
+                |keys, id| keys[id as usize] == key,
+                |keys| {
+                    keys.push(key);
+                    (keys.len() - 1) as u32
+                },
+            )
+        }));
+        // Refilled by the reader rather than allocated again; dropped if
+        // enough are waiting.
+        let _ = give_back.try_send(batch);
+    }
+    LocationIds { keys, ticket_ids }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_first_come_first_numbered_across_batches() {
+        let key = |a: u64| (Location::Unmapped { addr: a % 40_000 }, None, false);
+        let (tickets, ids) =
+            with_location_ids(|t| (0..100_000u64).map(|a| t.push(key(a))).collect::<Vec<_>>());
+        assert_eq!(tickets, (0..100_000u32).collect::<Vec<_>>());
+        assert_eq!(ids.keys.len(), 40_000);
+        for (a, &ticket) in tickets.iter().enumerate() {
+            let id = ids.ticket_ids[ticket as usize];
+            assert_eq!(id as usize, a % 40_000);
+            assert_eq!(ids.keys[id as usize], key(a as u64));
+        }
+    }
+}
