@@ -58,8 +58,10 @@ use location_ids::{with_location_ids, LocKey, LocationIds};
 const RESOLVE_SLICE: usize = 1 << 17;
 
 /// Mapped pages of the capture behind the reading position are handed
-/// back to the OS every this many bytes.
-const RELEASE_EVERY: u64 = 64 << 20;
+/// back to the OS every this many bytes (at 64 MB they were up to a
+/// fifth of convert's peak RSS on a system-wide capture; a call costs
+/// microseconds).
+const RELEASE_EVERY: u64 = 8 << 20;
 
 /// In a frame's lookup flags (beside [`FrameLookup::lookup_bits`]): the
 /// frame counts each of its inlining levels.
