@@ -26,12 +26,16 @@ const LIST_LIMIT: u32 = 8;
 /// frame), whose callee list is empty and in cache: one probe of a table
 /// of millions of stacks per frame, a cache miss each, cost more than
 /// reading the samples.
+///
+/// 16 bytes (millions of them on system-wide captures): a stack's depth
+/// is not kept while interning, which never reads it; writing computes it
+/// in the place of `first_child` (a caller is made before its callees).
 #[derive(Clone, Copy)]
 struct Node {
     frame: u32,
     parent: u32,
-    depth: u32,
-    /// The latest callee made, [`NONE`], or [`WIDE`].
+    /// The latest callee made, [`NONE`], or [`WIDE`]; once interning is
+    /// over, the stack's depth.
     first_child: u32,
     /// The caller's callee made before this one, or [`NONE`].
     next_sibling: u32,
@@ -100,11 +104,8 @@ impl Stacks {
         r.frames.truncate(shared);
         r.nodes.truncate(shared);
         let mut parent = r.nodes.last().copied().unwrap_or(ROOT);
-        for (at, &frame) in frames.iter().enumerate().skip(shared) {
-            // Root first: the frame at `at` ends a stack of `at + 1`
-            // frames (known here, not read from the caller's node, which
-            // is rarely in cache).
-            parent = self.callee(parent, frame, at as u32 + 1);
+        for &frame in frames.iter().skip(shared) {
+            parent = self.callee(parent, frame);
             r.frames.push(frame);
             r.nodes.push(parent);
         }
@@ -117,7 +118,7 @@ impl Stacks {
 
     /// The stack of `frame` called from stack `parent` (or a root stack),
     /// made if new.
-    fn callee(&mut self, parent: u32, frame: u32, depth: u32) -> u32 {
+    fn callee(&mut self, parent: u32, frame: u32) -> u32 {
         let head = match self.nodes.get(parent as usize) {
             Some(p) => p.first_child,
             None => self.roots,
@@ -126,7 +127,7 @@ impl Stacks {
             let next = self.nodes.len() as u32;
             let id = *self.wide.entry((frame, parent)).or_insert(next);
             if id == next {
-                self.push(frame, parent, depth, NONE);
+                self.push(frame, parent, NONE);
             }
             return id;
         }
@@ -139,7 +140,7 @@ impl Stacks {
             at = n.next_sibling;
             listed += 1;
         }
-        let id = self.push(frame, parent, depth, head);
+        let id = self.push(frame, parent, head);
         let head = if listed < LIST_LIMIT {
             id
         } else {
@@ -158,11 +159,10 @@ impl Stacks {
         id
     }
 
-    fn push(&mut self, frame: u32, parent: u32, depth: u32, next_sibling: u32) -> u32 {
+    fn push(&mut self, frame: u32, parent: u32, next_sibling: u32) -> u32 {
         self.nodes.push(Node {
             frame,
             parent,
-            depth,
             first_child: NONE,
             next_sibling,
         });
@@ -179,12 +179,25 @@ impl Stacks {
         // table's buffers grow.
         drop(self.wide);
         drop(self.recent);
+        // The vectors grown by doubling give back their spare capacity
+        // (a large block shrinks in place: no copy).
+        let mut nodes = self.nodes;
+        nodes.shrink_to_fit();
+        let mut sampled = self.sampled;
+        sampled.shrink_to_fit();
+        // Depths, callers first, where the callee lists were.
+        for i in 0..nodes.len() {
+            let parent = nodes[i].parent;
+            let depth = nodes.get(parent as usize).map_or(1, |p| p.first_child + 1);
+            nodes[i].first_child = depth;
+        }
+        let depth = |n: &Node| n.first_child;
         let mut frame_ids = Vec::new();
-        for (i, (n, &sampled)) in self.nodes.iter().zip(&self.sampled).enumerate() {
+        for (i, (n, &sampled)) in nodes.iter().zip(&sampled).enumerate() {
             frame_ids.clear();
             if sampled {
                 let mut at = i as u32;
-                while let Some(node) = self.nodes.get(at as usize) {
+                while let Some(node) = nodes.get(at as usize) {
                     frame_ids.push(node.frame);
                     at = node.parent;
                 }
@@ -196,7 +209,7 @@ impl Stacks {
             } else {
                 row.null();
             }
-            row.u(u64::from(n.frame)).u(u64::from(n.depth));
+            row.u(u64::from(n.frame)).u(u64::from(depth(n)));
             if n.parent == ROOT {
                 row.null();
             } else {
