@@ -355,7 +355,7 @@ fn write_sample(
                 let Some(r) = resolved.get(*id as usize) else {
                     continue;
                 };
-                a.object(|o| write_frame(o, f, r));
+                a.object(|o| write_frame(o, f, &r));
             }
         });
     }

@@ -1,24 +1,36 @@
 //! How glibc's allocator gives memory back, chosen per command.
 //!
 //! By default glibc raises its mmap threshold each time a large block is
-//! freed, so later large blocks come from the heap and stay there after
-//! being freed (below the top they are not trimmed). The commands that
-//! run DataFusion or `report`'s phases allocate and free hundreds of
-//! megabytes in turn: a fixed mmap threshold of 1 MiB gives freed large
-//! blocks back and lowers their peak RSS on the build capture
-//! (`report --children` 317 → 292 MB, a `function_total` query 370–390 →
-//! ~325 MB, +5% time; a 128 KiB threshold saved 20 MB more for +12%).
-//! `convert` and `batch` keep the default: converting was slower without
-//! it and no smaller.
+//! freed (up to 32 MiB), so later large blocks come from the heap and stay
+//! there after being freed (below the top they are not trimmed). perfq's
+//! commands allocate and free tens to hundreds of megabytes phase by phase:
+//! a fixed threshold gives freed large blocks back. Measured on the
+//! system-wide build capture (docs/benchmarks.md):
+//! - `report --children` 317 → 292 MB and a `function_total` query
+//!   370–390 → ~325 MB at 1 MiB, +5% time (128 KiB: 20 MB less, +12%);
+//! - `convert` 333–352 → 307–318 MB at 4 MiB, same time (at 1 MiB it
+//!   maps and unmaps its mid-sized encoding buffers over and over: +5%).
 
-/// Fixes glibc's mmap threshold at 1 MiB (which also stops its dynamic
-/// adjustment): blocks from 1 MiB up are mapped and unmapped when freed.
-/// Call before any thread starts. Does nothing on other C libraries.
-pub fn give_back_freed_memory() {
+/// The threshold for commands that read, aggregate and print.
+pub const PHASES: usize = 1 << 20;
+
+/// The threshold for `convert` and `batch`.
+pub const CONVERSION: usize = 4 << 20;
+
+/// Fixes glibc's mmap threshold at `bytes` (which also stops its dynamic
+/// adjustment): blocks from that size up are mapped, and unmapped when
+/// freed. Call before any thread starts. Does nothing on other C
+/// libraries.
+pub fn give_back_freed_memory(bytes: usize) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets allocator parameters; it is called from
     // main before any other thread exists.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+        libc::mallopt(
+            libc::M_MMAP_THRESHOLD,
+            libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX),
+        );
     }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let _ = bytes;
 }

@@ -441,9 +441,10 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if !matches!(cli.command, Command::Convert { .. } | Command::Batch { .. }) {
-        heap::give_back_freed_memory();
-    }
+    heap::give_back_freed_memory(match cli.command {
+        Command::Convert { .. } | Command::Batch { .. } => heap::CONVERSION,
+        _ => heap::PHASES,
+    });
     // A bug must still end with a one-line error and status 1, not a
     // panic's status 101.
     std::panic::set_hook(Box::new(|info| {

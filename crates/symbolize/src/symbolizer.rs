@@ -2,6 +2,7 @@
 //! DWARF parsed only when inline frames are asked for, unique addresses
 //! resolved once, DSOs in parallel.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
@@ -87,9 +88,20 @@ pub struct Resolved {
 pub struct Resolutions {
     /// As resolved: one part per task.
     parts: Vec<Vec<Resolved>>,
-    /// By location id: (part, position in it).
+    /// By location id: (part, position in it), or ([`UNMAPPED`], position
+    /// in `unmapped`).
     place: Vec<(u32, u32)>,
+    /// The addresses of the locations no mapping contains: their
+    /// resolutions differ only in it (on system-wide frame-pointer captures
+    /// most locations are such garbage frames: 8 bytes each instead of a
+    /// `Resolved`'s 112).
+    unmapped: Vec<u64>,
+    /// Their DSO name, `[unknown]`.
+    unknown: Option<Arc<str>>,
 }
+
+/// In [`Resolutions::place`]: the location is in `unmapped`.
+const UNMAPPED: u32 = u32::MAX - 1;
 
 impl Resolutions {
     /// The number of locations.
@@ -102,35 +114,43 @@ impl Resolutions {
         self.place.is_empty()
     }
 
-    /// What location `i` resolved to.
-    pub fn get(&self, i: usize) -> Option<&Resolved> {
-        let &(part, at) = self.place.get(i)?;
-        self.parts.get(part as usize)?.get(at as usize)
+    /// What location `i` resolved to (made on the spot, cheaply, for a
+    /// location no mapping contains).
+    pub fn get(&self, i: usize) -> Option<Cow<'_, Resolved>> {
+        self.at(*self.place.get(i)?)
+    }
+
+    fn at(&self, (part, at): (u32, u32)) -> Option<Cow<'_, Resolved>> {
+        if part == UNMAPPED {
+            let addr = *self.unmapped.get(at as usize)?;
+            let unknown = self
+                .unknown
+                .clone()
+                .unwrap_or_else(|| Arc::from("[unknown]"));
+            return Some(Cow::Owned(unresolved(unknown, addr, Unresolved::NoMapping)));
+        }
+        self.parts
+            .get(part as usize)?
+            .get(at as usize)
+            .map(Cow::Borrowed)
     }
 
     /// Each location's resolution, in location order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = &Resolved> + '_ {
-        self.place
-            .iter()
-            .map(|&(part, at)| &self.parts[part as usize][at as usize])
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Cow<'_, Resolved>> + '_ {
+        // Every location is placed by `resolve_all`.
+        self.place.iter().map(|&p| {
+            self.at(p)
+                .unwrap_or_else(|| Cow::Owned(unresolved("[unknown]", 0, Unresolved::NoMapping)))
+        })
     }
 }
 
 impl<'a> IntoIterator for &'a Resolutions {
-    type Item = &'a Resolved;
-    type IntoIter = Box<dyn ExactSizeIterator<Item = &'a Resolved> + 'a>;
+    type Item = Cow<'a, Resolved>;
+    type IntoIter = Box<dyn ExactSizeIterator<Item = Cow<'a, Resolved>> + 'a>;
 
     fn into_iter(self) -> Self::IntoIter {
         Box::new(self.iter())
-    }
-}
-
-impl std::ops::Index<usize> for Resolutions {
-    type Output = Resolved;
-
-    fn index(&self, i: usize) -> &Resolved {
-        let (part, at) = self.place[i];
-        &self.parts[part as usize][at as usize]
     }
 }
 
@@ -322,11 +342,17 @@ impl Symbolizer {
             _ => 0,
         };
         // Group by DSO so each binary (and its DWARF) is handled by one task.
+        // Locations no mapping contains need no task: only their address.
         let mut by_dso: FxHashMap<Option<DsoId>, Vec<usize>> = FxHashMap::default();
+        let mut unmapped: Vec<(usize, u64)> = Vec::new();
         for (i, l) in locations.iter().enumerate() {
             let key = match l {
                 Location::Dso { dso, .. } => Some(*dso),
-                _ => None,
+                Location::Unmapped { addr } => {
+                    unmapped.push((i, *addr));
+                    continue;
+                }
+                Location::Kernel { .. } => None,
             };
             by_dso.entry(key).or_default().push(i);
         }
@@ -355,6 +381,11 @@ impl Symbolizer {
                 }
             }
         }
+        for (k, &(i, _)) in unmapped.iter().enumerate() {
+            if let Some(p) = place.get_mut(i) {
+                *p = (UNMAPPED, k as u32);
+            }
+        }
         let parts: Vec<Vec<Resolved>> = groups
             .par_iter()
             .map(|(dso, idx)| match dso {
@@ -362,7 +393,12 @@ impl Symbolizer {
                 None => self.resolve_others(dsos, idx, locations, kernel_delta),
             })
             .collect();
-        Resolutions { parts, place }
+        Resolutions {
+            parts,
+            place,
+            unmapped: unmapped.into_iter().map(|(_, addr)| addr).collect(),
+            unknown: Some(Arc::from("[unknown]")),
+        }
     }
 
     /// The kernel and unmapped locations `idx`, resolved, in the order of

@@ -26,8 +26,11 @@ fn kallsyms_from_the_build_id_cache() {
             module: None,
         }],
     );
-    assert_eq!(r[0].symbol.as_deref(), Some("recorded_kernel_fn"));
-    assert_eq!(&*r[0].dso, "[kernel.kallsyms]");
+    assert_eq!(
+        r.get(0).expect("resolved").symbol.as_deref(),
+        Some("recorded_kernel_fn")
+    );
+    assert_eq!(&*r.get(0).expect("resolved").dso, "[kernel.kallsyms]");
     std::fs::remove_dir_all(&home).ok();
 }
 
@@ -67,15 +70,25 @@ fn kernel_addresses_moved_by_the_kaslr_distance() {
     let s = Symbolizer::new(&config, None, None);
     let at = |addr| Location::Kernel { addr, module: None };
     let r = s.resolve_all(&tracker, &[at(0xffffffff81000150), at(0xffffffff81000250)]);
-    assert_eq!(r[0].symbol.as_deref(), Some("recorded_kernel_fn"));
-    assert_eq!(r[1].symbol.as_deref(), Some("next_fn"));
     assert_eq!(
-        r[0].addr, 0xffffffff81000150,
+        r.get(0).expect("resolved").symbol.as_deref(),
+        Some("recorded_kernel_fn")
+    );
+    assert_eq!(
+        r.get(1).expect("resolved").symbol.as_deref(),
+        Some("next_fn")
+    );
+    assert_eq!(
+        r.get(0).expect("resolved").addr,
+        0xffffffff81000150,
         "the recorded address is kept"
     );
     // Without the recorded reference, addresses are taken as they are.
     let r = s.resolve_all(&Tracker::default(), &[at(0xffffffff83000150)]);
-    assert_eq!(r[0].symbol.as_deref(), Some("recorded_kernel_fn"));
+    assert_eq!(
+        r.get(0).expect("resolved").symbol.as_deref(),
+        Some("recorded_kernel_fn")
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -115,6 +128,9 @@ fn recorded_copy_preferred_for_the_running_kernel() {
             module: None,
         }],
     );
-    assert_eq!(r[0].symbol.as_deref(), Some("saved_copy_fn"));
+    assert_eq!(
+        r.get(0).expect("resolved").symbol.as_deref(),
+        Some("saved_copy_fn")
+    );
     std::fs::remove_dir_all(&cache).ok();
 }

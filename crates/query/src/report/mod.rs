@@ -363,7 +363,7 @@ pub fn run_with_progress(
             for (i, r) in resolved.iter().enumerate() {
                 let loc = c * RESOLVE_SLICE + i;
                 let (_, show, expand) = slice[i];
-                loc_key.push(row_keys.id(row_key(r, show, sort), r, loc));
+                loc_key.push(row_keys.id(row_key(&r, show, sort), &r, loc));
                 loc_reason.push(r.reason.clone());
                 if expand && !r.inlined.is_empty() && r.symbol.is_some() {
                     // perf's `append_inlines` names each level; where the

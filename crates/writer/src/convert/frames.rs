@@ -48,6 +48,7 @@ pub(crate) fn write(
     let text_of = |id: DsoId| text.get(id.0 as usize);
     for (i, l) in locations.iter().enumerate() {
         let r = resolved.get(i);
+        let r = r.as_deref();
         let row = match *l {
             Location::Dso { dso, offset } => Row {
                 kind: kind_name(dsos.get(dso).kind),
