@@ -26,7 +26,7 @@ use parquet::schema::types::ColumnPath;
 use crate::Error;
 
 /// Rows buffered before they are written as a row group.
-const ROWS_PER_GROUP: usize = 64 * 1024;
+pub(crate) const ROWS_PER_GROUP: usize = 64 * 1024;
 
 /// A column's type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -375,12 +375,27 @@ impl Table {
         Row { t: self, at: 0 }
     }
 
+    /// Appends one row group given whole, a column at a time (`arrays`
+    /// in column order, of the table's types, equally long): for tables
+    /// whose columns are already vectors (the stacks), which would cost a
+    /// builder call per cell through [`Table::row`]. Rows appended before
+    /// are written as a row group of their own first. Give at most
+    /// [`ROWS_PER_GROUP`] rows: the groups are then those rows would make.
+    pub(crate) fn push_group(&mut self, arrays: Vec<ArrayRef>) -> Result<(), Error> {
+        self.flush()?;
+        self.send(arrays)
+    }
+
     fn flush(&mut self) -> Result<(), Error> {
         if self.rows == 0 {
             return Ok(());
         }
         let arrays: Vec<ArrayRef> = self.slots.iter_mut().map(Slot::finish).collect();
         self.rows = 0;
+        self.send(arrays)
+    }
+
+    fn send(&mut self, arrays: Vec<ArrayRef>) -> Result<(), Error> {
         let batch = RecordBatch::try_new(self.schema.clone(), arrays)
             .map_err(|e| Error::parquet(&self.path, e))?;
         let sent = self.batches.as_ref().map(|tx| tx.send(batch));
