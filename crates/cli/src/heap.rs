@@ -21,6 +21,14 @@ pub const CONVERSION: usize = 4 << 20;
 /// adjustment): blocks from that size up are mapped, and unmapped when
 /// freed. Call before any thread starts. Does nothing on other C
 /// libraries.
+///
+/// The trim threshold goes to twice that. Fixing the mmap threshold
+/// leaves it at its 128 KiB default, and then each of the encoding
+/// threads' arenas handed its top back to the OS whenever a row group's
+/// buffers (half a megabyte a column) were freed, only to fault the pages
+/// in again for the next one: on the 4× build capture convert took
+/// 420,000 page faults, 268,000 with the higher threshold (system time
+/// 1.26 → 0.88 s), peak RSS within a few MB.
 pub fn give_back_freed_memory(bytes: usize) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets allocator parameters; it is called from
@@ -29,6 +37,10 @@ pub fn give_back_freed_memory(bytes: usize) {
         libc::mallopt(
             libc::M_MMAP_THRESHOLD,
             libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX),
+        );
+        libc::mallopt(
+            libc::M_TRIM_THRESHOLD,
+            libc::c_int::try_from(bytes.saturating_mul(2)).unwrap_or(libc::c_int::MAX),
         );
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
