@@ -70,6 +70,20 @@ impl IdTable {
         }
     }
 
+    /// The id of `key` among `keys` (indexed by id), pushed onto them if
+    /// new: the common case of [`IdTable::find_or_add`], keys in one `Vec`.
+    pub fn id_in<K: std::hash::Hash + Eq + Copy>(&mut self, key: K, keys: &mut Vec<K>) -> u32 {
+        self.find_or_add(
+            IdTable::hash(key),
+            keys,
+            |keys, id| keys[id as usize] == key,
+            |keys| {
+                keys.push(key);
+                (keys.len() - 1) as u32
+            },
+        )
+    }
+
     /// The number of ids.
     pub fn len(&self) -> usize {
         self.slots.len()

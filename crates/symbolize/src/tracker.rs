@@ -346,15 +346,7 @@ impl LocationInterner {
     /// The id of location `l`, added if new (branch targets and other
     /// addresses that are not callchain frames).
     pub fn intern_location(&mut self, l: Location) -> u32 {
-        self.ids.find_or_add(
-            IdTable::hash(l),
-            &mut self.locations,
-            |locations, id| locations[id as usize] == l,
-            |locations| {
-                locations.push(l);
-                (locations.len() - 1) as u32
-            },
-        )
+        self.ids.id_in(l, &mut self.locations)
     }
 
     /// The id of location `l`, if it was interned.

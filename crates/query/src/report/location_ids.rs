@@ -101,17 +101,7 @@ fn intern(batches: Receiver<Vec<LocKey>>, give_back: SyncSender<Vec<LocKey>>) ->
     let mut keys: Vec<LocKey> = Vec::new();
     let mut ticket_ids: Vec<u32> = Vec::new();
     for mut batch in batches {
-        ticket_ids.extend(batch.drain(..).map(|key| {
-            table.find_or_add(
-                IdTable::hash(key),
-                &mut keys,
-                |keys, id| keys[id as usize] == key,
-                |keys| {
-                    keys.push(key);
-                    (keys.len() - 1) as u32
-                },
-            )
-        }));
+        ticket_ids.extend(batch.drain(..).map(|key| table.id_in(key, &mut keys)));
         // Refilled by the reader rather than allocated again; dropped if
         // enough are waiting.
         let _ = give_back.try_send(batch);

@@ -3,6 +3,7 @@
 //! callchain shared with the thread's previous sample is not looked up
 //! again: deep stacks cost only their changed frames.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, ListArray, UInt32Array};
@@ -200,22 +201,21 @@ impl Stacks {
             let depth = nodes.get(parent as usize).map_or(1, |p| p.first_child + 1);
             nodes[i].first_child = depth;
         }
-        let mut start = 0;
-        for group in nodes.chunks(ROWS_PER_GROUP) {
-            let end = start + group.len();
-            let arrays = group_columns(&nodes, start, sampled.get(start..end).unwrap_or_default());
-            t.push_group(arrays)?;
-            start = end;
+        for start in (0..nodes.len()).step_by(ROWS_PER_GROUP) {
+            let end = (start + ROWS_PER_GROUP).min(nodes.len());
+            t.push_group(group_columns(&nodes, &sampled, start..end))?;
         }
         t.finish()
     }
 }
 
-/// The stacks table's columns for the stacks `start..` of `nodes` (as
-/// many as `sampled` says), whose depths are in `first_child`.
-fn group_columns(nodes: &[Node], start: usize, sampled: &[bool]) -> Vec<ArrayRef> {
-    let group = nodes.get(start..start + sampled.len()).unwrap_or_default();
-    let ids = UInt32Array::from_iter_values((start..start + group.len()).map(|i| i as u32));
+/// The stacks table's columns for the stacks `range` of `nodes`, whose
+/// depths are in `first_child`.
+fn group_columns(nodes: &[Node], sampled: &[bool], range: Range<usize>) -> Vec<ArrayRef> {
+    let start = range.start;
+    let group = nodes.get(range.clone()).unwrap_or_default();
+    let sampled = sampled.get(range.clone()).unwrap_or_default();
+    let ids = UInt32Array::from_iter_values(range.map(|i| i as u32));
     // frame_ids: each sampled stack's frames, leaf first, walking up the
     // callers; null for the others.
     let mut items: Vec<u32> = Vec::new();
@@ -259,6 +259,16 @@ mod tests {
     use super::*;
     use crate::convert::schema::STACKS;
 
+    /// A xorshift64 sequence from `seed`: random stacks, the same each run.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
     #[test]
     fn shared_callers_are_one_stack_across_threads() {
         let mut s = Stacks::default();
@@ -285,13 +295,7 @@ mod tests {
     fn ids_are_those_of_one_table() {
         let mut s = Stacks::default();
         let mut plain: FxHashMap<(u32, u32), u32> = FxHashMap::default();
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         for i in 0..20_000u32 {
             let depth = 1 + (next() % 12) as usize;
             // Few distinct frames near the root, many near the leaf.
@@ -316,13 +320,7 @@ mod tests {
     #[test]
     fn whole_groups_write_what_rows_write() {
         let mut s = Stacks::default();
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         while s.nodes.len() < ROWS_PER_GROUP + 5_000 {
             let depth = 1 + (next() % 20) as usize;
             let frames: Vec<u32> = (0..depth).map(|_| (next() % 50) as u32).collect();
