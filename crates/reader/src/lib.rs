@@ -54,7 +54,7 @@ pub use crate::attr::{
     event_type, read_format_names, sample_type_names, Attr, AttrFlags, BranchSampleType,
     ReadFormat, SampleType,
 };
-pub use crate::capture::{Capture, Meta};
+pub use crate::capture::{Capture, Meta, ReleaseBehind};
 pub use crate::deltas::{MemberDelta, ReadDeltas};
 pub use crate::endian::{Endian, U64s};
 pub use crate::error::{Error, ErrorKind, FileOffset, Result, Warning};

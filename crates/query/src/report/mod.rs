@@ -40,7 +40,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use perfq_reader::{Capture, MemberDelta, ReadDeltas, RecordType};
+use perfq_reader::{Capture, MemberDelta, ReadDeltas, RecordType, ReleaseBehind};
 use perfq_symbolize::{
     leaf_lookup, Config, FrameLookup, IdTable, Location, RecentChains, Resolved, StackUnwinder,
     Symbolizer, Tracker, Unresolved,
@@ -56,12 +56,6 @@ use location_ids::{with_location_ids, LocKey, LocationIds};
 /// Locations resolved at a time by `report` (their resolutions are
 /// dropped once their row keys are taken).
 const RESOLVE_SLICE: usize = 1 << 17;
-
-/// Mapped pages of the capture behind the reading position are handed
-/// back to the OS every this many bytes (at 64 MB they were up to a
-/// fifth of convert's peak RSS on a system-wide capture; a call costs
-/// microseconds).
-const RELEASE_EVERY: u64 = 8 << 20;
 
 /// In a frame's lookup flags (beside [`FrameLookup::lookup_bits`]): the
 /// frame counts each of its inlining levels.
@@ -240,7 +234,7 @@ pub fn run_with_progress(
     let mut any_expanded = false;
     let mut lookups: Vec<FrameLookup> = Vec::new();
     let mut records = capture.records_by_time();
-    let mut released = 0u64;
+    let mut release = ReleaseBehind::default();
     let ((), LocationIds { keys, ticket_ids }) = with_location_ids(|tickets| loop {
         if let Some(done) = records.progress() {
             progress(done, capture.file_len());
@@ -250,10 +244,7 @@ pub fn run_with_progress(
         };
         // Pages of the capture behind the reading position go back to the
         // OS as the conversion does it: they are not read again.
-        if r.offset.0 >= released + RELEASE_EVERY {
-            capture.release_before(r.offset.0);
-            released = r.offset.0;
-        }
+        release.reached(&capture, r.offset.0);
         if r.kind != RecordType::SAMPLE {
             if let Ok((data, _)) = capture.parse(&r) {
                 tracker.observe(&data);

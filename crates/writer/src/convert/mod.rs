@@ -20,7 +20,7 @@ mod warm;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use perfq_reader::{Capture, RecordType};
+use perfq_reader::{Capture, RecordType, ReleaseBehind};
 use perfq_symbolize::{
     leaf_lookup, push_chain_lookups, Config, FrameLookup, LocationInterner, RecentChains,
     Resolutions, StackUnwinder, Symbolizer, Tracker,
@@ -69,12 +69,6 @@ pub enum Conversion {
     },
 }
 
-/// Mapped pages of the capture behind the reading position are handed
-/// back to the OS every this many bytes (at 64 MB they were up to a
-/// fifth of convert's peak RSS on a system-wide capture; a call costs
-/// microseconds).
-const RELEASE_EVERY: u64 = 8 << 20;
-
 /// Converts the capture at `path` into `dataset`, unless the dataset holds
 /// it already. `progress` is called now and then with (bytes read,
 /// capture size).
@@ -121,7 +115,7 @@ pub fn convert(
     let mut decode_errors = 0u64;
     let mut records = capture.records_by_time();
     let mut error = None;
-    let mut released = 0u64;
+    let mut release = ReleaseBehind::default();
     loop {
         if let Some(done) = records.progress() {
             progress(done, capture.file_len());
@@ -129,10 +123,7 @@ pub fn convert(
         let Some(r) = records.next_ok(&mut error) else {
             break;
         };
-        if r.offset.0 >= released + RELEASE_EVERY {
-            capture.release_before(r.offset.0);
-            released = r.offset.0;
-        }
+        release.reached(&capture, r.offset.0);
         if r.kind != RecordType::SAMPLE {
             if let Ok((data, sid)) = capture.parse(&r) {
                 sideband.push(r.time, r.event.index().map(|e| e.0 as u64), &data, sid)?;
@@ -288,7 +279,7 @@ fn drop_in_background<T: Send + 'static>(t: T) {
 fn file_hash(capture: &Capture) -> u64 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     let mut done = 0u64;
-    for chunk in capture.bytes().chunks(RELEASE_EVERY as usize) {
+    for chunk in capture.bytes().chunks(ReleaseBehind::EVERY as usize) {
         h.update(chunk);
         done += chunk.len() as u64;
         capture.release_before(done);
