@@ -154,7 +154,7 @@ fn json_rows(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Re
         .map(|r| {
             let t = total_of(report, r);
             let mut o = json!({
-                "event": event_name(report, r), "dso": r.dso, "symbol": r.symbol,
+                "event": event_name(report, r), "dso": &*r.dso, "symbol": r.symbol.to_string(),
                 "samples": r.samples, "period": r.period,
                 "self_percent": pct(r.period, t),
                 "unresolved_samples": r.unresolved_samples,
@@ -193,7 +193,7 @@ fn csv_rows(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Res
             "{},{},{},{},{},{:.4}",
             q(event_name(report, r)),
             q(&r.dso),
-            q(&r.symbol),
+            q(&r.symbol.to_string()),
             r.samples,
             r.period,
             pct(r.period, t)

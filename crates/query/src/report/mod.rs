@@ -105,11 +105,14 @@ pub struct Row {
     /// → [`Report::events`].
     pub event: usize,
     /// The DSO's short name, `[unknown]` for an address nothing maps
-    /// (empty with [`SortKey::Sym`]).
-    pub dso: String,
-    /// The symbol; unresolved, the address as perf prints it (empty with
-    /// [`SortKey::Dso`]).
-    pub symbol: String,
+    /// (empty with [`SortKey::Sym`]); shared by the DSO's rows (millions
+    /// of `[unknown]` rows on a system-wide capture).
+    pub dso: Arc<str>,
+    /// The symbol; unresolved, the address, which it shows as perf prints
+    /// it (empty with [`SortKey::Dso`]). Shared with the rows of the other
+    /// events, and an address is formatted only when shown: a system-wide
+    /// capture has millions of such rows.
+    pub symbol: Symbol,
     /// Why the symbol is unresolved ([`perfq_symbolize::Unresolved::name`]);
     /// never given for DSO rows, which may mix resolved and unresolved
     /// addresses.
@@ -155,12 +158,8 @@ impl Report {
 }
 
 /// An unresolved address as perf prints it (`%-#.*llx` with 16 digits:
-/// `0x` then 16 digits, or 16 zeros for 0, which C prints without prefix).
-fn perf_address(a: u64) -> String {
-    String::from_utf8_lossy(&address_text(a)).into_owned()
-}
-
-/// [`perf_address`]'s bytes, without allocating.
+/// `0x` then 16 digits, or 16 zeros for 0, which C prints without prefix),
+/// as bytes, without allocating.
 fn address_text(a: u64) -> AddressText {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut t = [b'0'; 18];
@@ -422,7 +421,25 @@ pub fn run_with_progress(
             });
         }
     }
-    let nev = events.len().max(1);
+    // Sums are kept per (key, event) for the events samples have only: a
+    // system-wide capture's dummy event has none, and with millions of
+    // keys (every garbage frame-pointer address is one) a slot per event
+    // of the capture doubled the largest vector of the report.
+    let mut sampled = vec![false; events.len()];
+    for &(e, ..) in &samples {
+        if let Some(s) = sampled.get_mut(e) {
+            *s = true;
+        }
+    }
+    // In event order, as rows are ordered by event.
+    let event_of_slot: Vec<usize> = (0..events.len())
+        .filter(|&e| sampled[e] && wanted(e))
+        .collect();
+    let mut slot_of_event: Vec<Option<u32>> = vec![None; events.len()];
+    for (slot, &e) in event_of_slot.iter().enumerate() {
+        slot_of_event[e] = Some(slot as u32);
+    }
+    let nev = event_of_slot.len().max(1);
     let mut totals: Vec<EventTotal> = events
         .list()
         .iter()
@@ -437,13 +454,14 @@ pub fn run_with_progress(
     // per sample however often it recurs in the chain.
     let mut stamp: Vec<usize> = vec![usize::MAX; keys.len()];
     for (si, &(e, period, leaf, cs, ce)) in samples.iter().enumerate() {
-        if !wanted(e) {
+        let Some(Some(slot)) = slot_of_event.get(e).copied() else {
             continue;
-        }
+        };
+        let slot = slot as usize;
         let Some(t) = totals.get_mut(e) else { continue };
         t.samples += 1;
         t.period += period;
-        let a = &mut acc[loc_key[leaf as usize] as usize * nev + e];
+        let a = &mut acc[loc_key[leaf as usize] as usize * nev + slot];
         a.samples += 1;
         a.period += period;
         if let Some(why) = &loc_reason[leaf as usize] {
@@ -463,7 +481,7 @@ pub fn run_with_progress(
                     continue;
                 }
                 stamp[k] = si;
-                let a = &mut acc[k * nev + e];
+                let a = &mut acc[k * nev + slot];
                 a.total_samples += 1;
                 a.total_period += period;
             }
@@ -491,7 +509,7 @@ pub fn run_with_progress(
             } else {
                 a.period
             };
-            ((i % nev) as u32, k, a.period, i as u32)
+            (event_of_slot[i % nev] as u32, k, a.period, i as u32)
         })
         .collect();
     // Sorting and naming the rows run on every core (they are a fifth of
@@ -511,12 +529,12 @@ pub fn run_with_progress(
     let rows: Vec<Row> = order
         .par_iter()
         .map(|&(_, _, _, i)| {
-            let (k, e) = (i as usize / nev, i as usize % nev);
+            let (k, e) = (i as usize / nev, event_of_slot[i as usize % nev]);
             let a = &acc[i as usize];
             Row {
                 event: e,
-                dso: keys[k].dso.to_string(),
-                symbol: keys[k].sym().text(),
+                dso: keys[k].dso.clone(),
+                symbol: keys[k].sym.clone(),
                 // A DSO-only row may mix resolved and unresolved
                 // locations: it carries a count, not a reason.
                 unresolved: match opt.sort {
@@ -548,7 +566,7 @@ enum Sym<'a> {
     Name(&'a str),
     /// A function inlined at an unwound frame: `name (inlined)`.
     Inlined(&'a str),
-    /// An unresolved address, as perf prints it ([`perf_address`]):
+    /// An unresolved address, as perf prints it ([`address_text`]):
     /// hundreds of thousands of them on system-wide captures, formatted
     /// only for the rows printed.
     Address(u64),
@@ -557,15 +575,6 @@ enum Sym<'a> {
 }
 
 impl Sym<'_> {
-    /// The text shown.
-    fn text(&self) -> String {
-        match self {
-            Sym::Name(s) => (*s).to_owned(),
-            Sym::Address(a) => perf_address(*a),
-            Sym::Inlined(_) | Sym::Empty => self.to_string(),
-        }
-    }
-
     /// Orders as the shown texts do.
     fn cmp_text(&self, other: &Sym<'_>) -> std::cmp::Ordering {
         match (self, other) {
@@ -588,7 +597,8 @@ impl std::fmt::Display for Sym<'_> {
         match self {
             Sym::Name(s) => f.write_str(s),
             Sym::Inlined(s) => write!(f, "{s} (inlined)"),
-            Sym::Address(a) => f.write_str(&perf_address(*a)),
+            // Hex digits only: the bytes are ASCII.
+            Sym::Address(a) => f.write_str(std::str::from_utf8(&address_text(*a)).unwrap_or("")),
             Sym::Empty => Ok(()),
         }
     }
@@ -626,15 +636,39 @@ struct InlineLevels {
 /// (or, for an inlined function's name, copied once per key).
 struct OwnedKey {
     dso: Arc<str>,
-    sym: OwnedSym,
+    sym: Symbol,
 }
 
-/// [`Sym`], owning its name.
-enum OwnedSym {
+/// A row's symbol ([`Row::symbol`]); `Display` shows it as perf does.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Symbol {
+    /// A resolved name.
     Name(Arc<str>),
+    /// A function inlined at an unwound frame, shown `name (inlined)`.
     Inlined(Arc<str>),
+    /// An unresolved address, shown as perf prints it (`0x` and sixteen
+    /// hex digits; 0 as sixteen zeros).
     Address(u64),
+    /// No symbol ([`SortKey::Dso`]).
+    #[default]
     Empty,
+}
+
+impl std::fmt::Display for Symbol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.view().fmt(f)
+    }
+}
+
+impl Symbol {
+    fn view(&self) -> Sym<'_> {
+        match self {
+            Symbol::Name(s) => Sym::Name(s),
+            Symbol::Inlined(s) => Sym::Inlined(s),
+            Symbol::Address(a) => Sym::Address(*a),
+            Symbol::Empty => Sym::Empty,
+        }
+    }
 }
 
 impl OwnedKey {
@@ -644,12 +678,7 @@ impl OwnedKey {
     }
 
     fn sym(&self) -> Sym<'_> {
-        match &self.sym {
-            OwnedSym::Name(s) => Sym::Name(s),
-            OwnedSym::Inlined(s) => Sym::Inlined(s),
-            OwnedSym::Address(a) => Sym::Address(*a),
-            OwnedSym::Empty => Sym::Empty,
-        }
+        self.sym.view()
     }
 }
 
@@ -686,12 +715,12 @@ impl RowKeys {
             },
             sym: match k.1 {
                 Sym::Name(s) => match &r.symbol {
-                    Some(name) if **name == *s => OwnedSym::Name(name.clone()),
-                    _ => OwnedSym::Name(Arc::from(s)),
+                    Some(name) if **name == *s => Symbol::Name(name.clone()),
+                    _ => Symbol::Name(Arc::from(s)),
                 },
-                Sym::Inlined(s) => OwnedSym::Inlined(Arc::from(s)),
-                Sym::Address(a) => OwnedSym::Address(a),
-                Sym::Empty => OwnedSym::Empty,
+                Sym::Inlined(s) => Symbol::Inlined(Arc::from(s)),
+                Sym::Address(a) => Symbol::Address(a),
+                Sym::Empty => Symbol::Empty,
             },
         })
     }
@@ -703,7 +732,7 @@ impl RowKeys {
         let k = (&*dso, Sym::Inlined(&name));
         self.id_or_add(k, loc, |_| OwnedKey {
             dso: dso.clone(),
-            sym: OwnedSym::Inlined(name.clone()),
+            sym: Symbol::Inlined(name.clone()),
         })
     }
 
@@ -751,7 +780,7 @@ mod tests {
             } else {
                 format!("{a:#018x}")
             };
-            assert_eq!(perf_address(a), text);
+            assert_eq!(Symbol::Address(a).to_string(), text);
             for name in ["", "0", "0x", "0x0000ffff", "main", "0000000000000000x"] {
                 assert_eq!(
                     Sym::Name(name).cmp_text(&Sym::Address(a)),
