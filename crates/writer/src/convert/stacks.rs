@@ -7,7 +7,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, ListArray, UInt32Array};
-use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, BooleanBufferBuilder, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field};
 use rustc_hash::FxHashMap;
 
@@ -69,8 +69,9 @@ pub(crate) struct Stacks {
     wide: FxHashMap<(u32, u32), u32>,
     nodes: Vec<Node>,
     /// By stack id: whether a sample has the stack (and so gets its
-    /// `frame_ids`).
-    sampled: Vec<bool>,
+    /// `frame_ids`); a bit each (a byte each was 19 MB on a system-wide
+    /// capture's 18 M stacks).
+    sampled: BooleanBufferBuilder,
     /// The root stacks' list head, as [`Node::first_child`].
     roots: u32,
     /// By thread id.
@@ -82,7 +83,7 @@ impl Default for Stacks {
         Stacks {
             wide: FxHashMap::default(),
             nodes: Vec::new(),
-            sampled: Vec::new(),
+            sampled: BooleanBufferBuilder::new(0),
             roots: NONE,
             recent: FxHashMap::default(),
         }
@@ -116,8 +117,8 @@ impl Stacks {
             r.frames.push(frame);
             r.nodes.push(parent);
         }
-        if let Some(s) = self.sampled.get_mut(parent as usize) {
-            *s = true;
+        if (parent as usize) < self.sampled.len() {
+            self.sampled.set_bit(parent as usize, true);
         }
         self.recent.insert(tid, r);
         Some(parent)
@@ -173,7 +174,7 @@ impl Stacks {
             first_child: NONE,
             next_sibling,
         });
-        self.sampled.push(false);
+        self.sampled.append(false);
         (self.nodes.len() - 1) as u32
     }
 
@@ -194,7 +195,7 @@ impl Stacks {
         let mut nodes = self.nodes;
         nodes.shrink_to_fit();
         let mut sampled = self.sampled;
-        sampled.shrink_to_fit();
+        let sampled = sampled.finish();
         // Depths, callers first, where the callee lists were.
         for i in 0..nodes.len() {
             let parent = nodes[i].parent;
@@ -211,17 +212,21 @@ impl Stacks {
 
 /// The stacks table's columns for the stacks `range` of `nodes`, whose
 /// depths are in `first_child`.
-fn group_columns(nodes: &[Node], sampled: &[bool], range: Range<usize>) -> Vec<ArrayRef> {
+fn group_columns(nodes: &[Node], sampled: &BooleanBuffer, range: Range<usize>) -> Vec<ArrayRef> {
     let start = range.start;
     let group = nodes.get(range.clone()).unwrap_or_default();
-    let sampled = sampled.get(range.clone()).unwrap_or_default();
+    // Both as long as the nodes: the range is one of theirs.
+    let sampled = sampled.slice(
+        start.min(sampled.len()),
+        group.len().min(sampled.len().saturating_sub(start)),
+    );
     let ids = UInt32Array::from_iter_values(range.map(|i| i as u32));
     // frame_ids: each sampled stack's frames, leaf first, walking up the
     // callers; null for the others.
     let mut items: Vec<u32> = Vec::new();
     let mut offsets: Vec<i32> = Vec::with_capacity(group.len() + 1);
     offsets.push(0);
-    for (i, &is_sampled) in sampled.iter().enumerate() {
+    for (i, is_sampled) in sampled.iter().enumerate() {
         if is_sampled {
             let mut at = (start + i) as u32;
             while let Some(node) = nodes.get(at as usize) {
@@ -232,7 +237,7 @@ fn group_columns(nodes: &[Node], sampled: &[bool], range: Range<usize>) -> Vec<A
         offsets.push(i32::try_from(items.len()).unwrap_or(i32::MAX));
     }
     let item = Arc::new(Field::new("item", DataType::UInt32, true));
-    let list_nulls = NullBuffer::from(sampled.to_vec());
+    let list_nulls = NullBuffer::new(sampled);
     let frame_ids = ListArray::new(
         item,
         OffsetBuffer::new(ScalarBuffer::from(offsets)),
@@ -285,8 +290,11 @@ mod tests {
         assert_eq!(d, Some(parent_of(&s, a)));
         assert_eq!(s.intern(1, &[]), None);
         assert_eq!(s.nodes.len(), 4);
-        assert!(s.sampled[d.unwrap() as usize]);
-        assert!(!s.sampled[0], "the root frame alone was never sampled");
+        assert!(s.sampled.get_bit(d.unwrap() as usize));
+        assert!(
+            !s.sampled.get_bit(0),
+            "the root frame alone was never sampled"
+        );
     }
 
     /// The ids a plain (frame, caller) → id table gives, for stacks of
@@ -342,7 +350,7 @@ mod tests {
         for (i, n) in s.nodes.iter().enumerate() {
             let mut row = t.row();
             row.u(i as u64);
-            if s.sampled[i] {
+            if s.sampled.get_bit(i) {
                 let mut frames = Vec::new();
                 let mut at = i as u32;
                 while let Some(node) = s.nodes.get(at as usize) {
@@ -362,7 +370,8 @@ mod tests {
             row.end().unwrap();
         }
         t.finish().unwrap();
-        assert!(s.sampled.iter().any(|&x| !x) && s.sampled.iter().any(|&x| x));
+        let bits: Vec<bool> = (0..s.sampled.len()).map(|i| s.sampled.get_bit(i)).collect();
+        assert!(bits.iter().any(|&x| !x) && bits.iter().any(|&x| x));
         s.write(Table::create(&by_groups, STACKS).unwrap()).unwrap();
         let (a, b) = (
             std::fs::read(&by_rows).unwrap(),
