@@ -21,6 +21,11 @@ pub struct IdTable {
 pub struct KeyHash(u32);
 
 impl KeyHash {
+    /// The hash's bits, as a cache in front of the table may index by.
+    pub fn bits(self) -> u32 {
+        self.0
+    }
+
     /// As hashbrown takes it: the 32 bits in both halves (it indexes by
     /// the low bits and tags by the top ones).
     fn wide(self) -> u64 {

@@ -95,13 +95,43 @@ pub(super) fn with_location_ids<R>(read: impl FnOnce(&mut Tickets) -> R) -> (R, 
     })
 }
 
+/// Slots of the interning thread's cache of the keys it met last (a
+/// power of two; 2 MB).
+const RECENT: usize = 1 << 15;
+
 /// The interning thread: every key of every batch, in order.
+///
+/// Most keys recur (a system-wide capture's 18 M frames hold 3.6 M
+/// locations), and many of them soon: a direct-mapped cache of the keys
+/// met last, small enough to stay in the CPU's caches, answers those
+/// without the table's two cache misses (its slot, then the key compared
+/// in `keys`).
 fn intern(batches: Receiver<Vec<LocKey>>, give_back: SyncSender<Vec<LocKey>>) -> LocationIds {
     let mut table = IdTable::new();
     let mut keys: Vec<LocKey> = Vec::new();
     let mut ticket_ids: Vec<u32> = Vec::new();
+    let mut recent: Vec<Option<(LocKey, u32)>> = vec![None; RECENT];
     for mut batch in batches {
-        ticket_ids.extend(batch.drain(..).map(|key| table.id_in(key, &mut keys)));
+        ticket_ids.extend(batch.drain(..).map(|key| {
+            let hash = IdTable::hash(key);
+            let slot = &mut recent[hash.bits() as usize & (RECENT - 1)];
+            match slot {
+                Some((k, id)) if *k == key => *id,
+                _ => {
+                    let id = table.find_or_add(
+                        hash,
+                        &mut keys,
+                        |keys, id| keys[id as usize] == key,
+                        |keys| {
+                            keys.push(key);
+                            (keys.len() - 1) as u32
+                        },
+                    );
+                    *slot = Some((key, id));
+                    id
+                }
+            }
+        }));
         // Refilled by the reader rather than allocated again; dropped if
         // enough are waiting.
         let _ = give_back.try_send(batch);
