@@ -123,16 +123,43 @@ impl Resolutions {
     fn at(&self, (part, at): (u32, u32)) -> Option<Cow<'_, Resolved>> {
         if part == UNMAPPED {
             let addr = *self.unmapped.get(at as usize)?;
-            let unknown = self
-                .unknown
-                .clone()
-                .unwrap_or_else(|| Arc::from("[unknown]"));
-            return Some(Cow::Owned(unresolved(unknown, addr, Unresolved::NoMapping)));
+            return Some(Cow::Owned(self.unmapped(addr)));
         }
         self.parts
             .get(part as usize)?
             .get(at as usize)
             .map(Cow::Borrowed)
+    }
+
+    /// The address of location `i` if no mapping contains it: its
+    /// resolution is then [`Resolutions::unmapped`] at that address, known
+    /// without making it (a system-wide capture has millions of them).
+    pub fn unmapped_address(&self, i: usize) -> Option<u64> {
+        match self.place.get(i) {
+            Some(&(UNMAPPED, at)) => self.unmapped.get(at as usize).copied(),
+            _ => None,
+        }
+    }
+
+    /// What a location no mapping contains resolves to, at `addr`.
+    pub fn unmapped(&self, addr: u64) -> Resolved {
+        let unknown = self
+            .unknown
+            .clone()
+            .unwrap_or_else(|| Arc::from("[unknown]"));
+        unresolved(unknown, addr, Unresolved::NoMapping)
+    }
+
+    /// Each location's resolution, in location order, but `None` for the
+    /// locations no mapping contains ([`Resolutions::unmapped_address`]).
+    pub fn iter_mapped(&self) -> impl ExactSizeIterator<Item = Option<Cow<'_, Resolved>>> + '_ {
+        self.place.iter().map(|&p| {
+            (p.0 != UNMAPPED).then(|| {
+                self.at(p).unwrap_or_else(|| {
+                    Cow::Owned(unresolved("[unknown]", 0, Unresolved::NoMapping))
+                })
+            })
+        })
     }
 
     /// Each location's resolution, in location order.

@@ -350,10 +350,22 @@ pub fn run_with_progress(
     for (c, slice) in slices.iter().enumerate() {
         let Some(resolved) = next.take() else { break };
         let take_keys = || {
-            for (i, r) in resolved.iter().enumerate() {
+            // Locations no mapping contains (most of a system-wide
+            // capture's) differ only in their address: their resolution is
+            // not made one by one, only their key.
+            let unmapped = resolved.unmapped(0);
+            for (i, r) in resolved.iter_mapped().enumerate() {
                 let loc = c * RESOLVE_SLICE + i;
                 let (_, show, expand) = slice[i];
-                loc_key.push(row_keys.id(row_key(&r, show, sort), &r, loc));
+                let Some(r) = r else {
+                    let addr = resolved.unmapped_address(i).unwrap_or(0);
+                    let k = row_key(&unmapped.dso, None, addr, show, sort);
+                    loc_key.push(row_keys.id(k, &unmapped, loc));
+                    loc_reason.push(unmapped.reason.clone());
+                    continue;
+                };
+                let k = row_key(&r.dso, r.symbol.as_deref(), r.addr, show, sort);
+                loc_key.push(row_keys.id(k, &r, loc));
                 loc_reason.push(r.reason.clone());
                 if expand && !r.inlined.is_empty() && r.symbol.is_some() {
                     // perf's `append_inlines` names each level; where the
@@ -607,17 +619,24 @@ impl std::fmt::Display for Sym<'_> {
 /// A row's (DSO, symbol) as looked up, borrowed from the resolved names.
 type RowKey<'a> = (&'a str, Sym<'a>);
 
-/// The row key of a resolved location: an unresolved one is named by the
-/// address perf shows (`show` for a callchain entry).
-fn row_key(r: &Resolved, show: Option<u64>, sort: SortKey) -> RowKey<'_> {
-    let sym = match &r.symbol {
+/// The row key of a location resolved to `dso` and `symbol` (at `addr`):
+/// an unresolved one is named by the address perf shows (`show` for a
+/// callchain entry).
+fn row_key<'a>(
+    dso: &'a str,
+    symbol: Option<&'a str>,
+    addr: u64,
+    show: Option<u64>,
+    sort: SortKey,
+) -> RowKey<'a> {
+    let sym = match symbol {
         Some(s) => Sym::Name(s),
-        None => Sym::Address(show.unwrap_or(r.addr)),
+        None => Sym::Address(show.unwrap_or(addr)),
     };
     match sort {
-        SortKey::DsoSym => (&r.dso, sym),
+        SortKey::DsoSym => (dso, sym),
         SortKey::Sym => ("", sym),
-        SortKey::Dso => (&r.dso, Sym::Empty),
+        SortKey::Dso => (dso, Sym::Empty),
     }
 }
 
