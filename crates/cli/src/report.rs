@@ -138,6 +138,17 @@ fn event_name<'a>(report: &'a Report, row: &Row) -> &'a str {
     report.events.get(row.event).map_or("", |e| &e.name)
 }
 
+/// `value` right-aligned in `width` characters (ASCII: numbers), as
+/// `{:>width$}` writes it.
+fn padded(line: &mut String, width: usize, value: std::fmt::Arguments<'_>) {
+    let start = line.len();
+    let _ = line.write_fmt(value);
+    let len = line.len() - start;
+    if len < width {
+        line.insert_str(start, &"                "[..width - len]);
+    }
+}
+
 fn pct(v: u64, t: u64) -> f64 {
     if t == 0 {
         0.0
@@ -242,28 +253,24 @@ fn table(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Result
             return;
         }
         let t = total_of(report, r);
+        // The columns of `"  {:>7.2}% {:>7.2}% {:>9} {:>14}  {:<24} {}"`
+        // (Children only with `--children`), padded here: the formatter
+        // pads a character at a time, a tenth of printing millions of rows.
+        line.push_str("  ");
         if children {
-            let _ = write!(
-                line,
-                "  {:>7.2}% {:>7.2}% {:>9} {:>14}  {:<24} {}",
-                pct(r.total_period, t),
-                pct(r.period, t),
-                r.samples,
-                r.period,
-                r.dso,
-                r.symbol
-            );
-        } else {
-            let _ = write!(
-                line,
-                "  {:>7.2}% {:>9} {:>14}  {:<24} {}",
-                pct(r.period, t),
-                r.samples,
-                r.period,
-                r.dso,
-                r.symbol
-            );
+            padded(line, 7, format_args!("{:.2}", pct(r.total_period, t)));
+            line.push_str("% ");
         }
+        padded(line, 7, format_args!("{:.2}", pct(r.period, t)));
+        line.push_str("% ");
+        padded(line, 9, format_args!("{}", r.samples));
+        line.push(' ');
+        padded(line, 14, format_args!("{}", r.period));
+        line.push_str("  ");
+        line.push_str(&r.dso);
+        let width = r.dso.chars().count();
+        line.extend(std::iter::repeat_n(' ', 24usize.saturating_sub(width)));
+        let _ = write!(line, " {}", r.symbol);
         if let Some(why) = r.unresolved {
             let _ = write!(line, "  ({why})");
         }
