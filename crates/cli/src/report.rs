@@ -158,31 +158,38 @@ fn pct(v: u64, t: u64) -> f64 {
 }
 
 fn json_rows(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Result<()> {
-    let arr: Vec<_> = report
-        .rows
-        .iter()
-        .filter(|r| r.period > 0 || r.total_period > 0)
-        .map(|r| {
-            let t = total_of(report, r);
-            let mut o = json!({
-                "event": event_name(report, r), "dso": &*r.dso, "symbol": r.symbol.to_string(),
-                "samples": r.samples, "period": r.period,
-                "self_percent": pct(r.period, t),
-                "unresolved_samples": r.unresolved_samples,
-            });
-            if children {
-                o["total_samples"] = json!(r.total_samples);
-                o["total_period"] = json!(r.total_period);
-                o["total_percent"] = json!(pct(r.total_period, t));
-            }
-            if let Some(why) = r.unresolved {
-                o["unresolved"] = json!(why);
-            }
-            o
-        })
-        .collect();
-    serde_json::to_writer(&mut *out, &arr)?;
-    writeln!(out)?;
+    // One array, written a row at a time as the other formats are (the
+    // whole array as one value took three times the memory of the report
+    // itself on a system-wide capture's million rows). Each object is
+    // serialized alone exactly as it would be inside the array.
+    let shown = |r: &Row| r.period > 0 || r.total_period > 0;
+    let first = report.rows.iter().find(|r| shown(r));
+    out.write_all(b"[")?;
+    write_lines(&report.rows, out, |line, _, r| {
+        if !shown(r) {
+            return;
+        }
+        if !first.is_some_and(|f| std::ptr::eq(f, r)) {
+            line.push(',');
+        }
+        let t = total_of(report, r);
+        let mut o = json!({
+            "event": event_name(report, r), "dso": &*r.dso, "symbol": r.symbol.to_string(),
+            "samples": r.samples, "period": r.period,
+            "self_percent": pct(r.period, t),
+            "unresolved_samples": r.unresolved_samples,
+        });
+        if children {
+            o["total_samples"] = json!(r.total_samples);
+            o["total_period"] = json!(r.total_period);
+            o["total_percent"] = json!(pct(r.total_period, t));
+        }
+        if let Some(why) = r.unresolved {
+            o["unresolved"] = json!(why);
+        }
+        let _ = write!(line, "{o}");
+    })?;
+    writeln!(out, "]")?;
     Ok(())
 }
 
