@@ -75,7 +75,7 @@ impl Session {
                 path: dataset.into(),
                 err: e,
             })?;
-        let config = SessionConfig::new()
+        let mut config = SessionConfig::new()
             .with_information_schema(true)
             // Parquet statistics prune row groups by capture and time.
             .with_collect_statistics(true);
@@ -86,7 +86,6 @@ impl Session {
         // captures, and the partial tables only doubled them. The
         // `function_total` query on the 4x build capture: peak RSS 1,287 ->
         // 1,122 MB, the same time; on the 1x one 0.80 -> 0.77 s.
-        let mut config = config;
         config
             .options_mut()
             .execution

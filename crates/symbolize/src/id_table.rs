@@ -78,8 +78,14 @@ impl IdTable {
     /// The id of `key` among `keys` (indexed by id), pushed onto them if
     /// new: the common case of [`IdTable::find_or_add`], keys in one `Vec`.
     pub fn id_in<K: std::hash::Hash + Eq + Copy>(&mut self, key: K, keys: &mut Vec<K>) -> u32 {
+        self.id_in_hashed(IdTable::hash(key), key, keys)
+    }
+
+    /// [`IdTable::id_in`] for a key whose hash the caller has already
+    /// made (to index a cache of its own by it).
+    pub fn id_in_hashed<K: Eq + Copy>(&mut self, hash: KeyHash, key: K, keys: &mut Vec<K>) -> u32 {
         self.find_or_add(
-            IdTable::hash(key),
+            hash,
             keys,
             |keys, id| keys[id as usize] == key,
             |keys| {

@@ -62,7 +62,9 @@ pub use crate::locate::{same_build_id, LocateError, Locator};
 pub use crate::maps::{AddressSpaces, Mapping, Maps};
 pub use crate::recent_chains::RecentChains;
 pub use crate::symbol_disk::SymbolDisk;
-pub use crate::symbolizer::{Config, InlineFrame, Resolutions, Resolved, Symbolizer, Unresolved};
+pub use crate::symbolizer::{
+    Config, InlineFrame, Placed, Resolutions, Resolved, Symbolizer, Unresolved,
+};
 pub use crate::symtab::{Rank, RawSymbol, Symbol, SymbolTable};
 pub use crate::tracker::{
     chain_lookups, leaf_lookup, push_chain_lookups, unwound_lookups, FrameLookup, Location,

@@ -131,16 +131,6 @@ impl Resolutions {
             .map(Cow::Borrowed)
     }
 
-    /// The address of location `i` if no mapping contains it: its
-    /// resolution is then [`Resolutions::unmapped`] at that address, known
-    /// without making it (a system-wide capture has millions of them).
-    pub fn unmapped_address(&self, i: usize) -> Option<u64> {
-        match self.place.get(i) {
-            Some(&(UNMAPPED, at)) => self.unmapped.get(at as usize).copied(),
-            _ => None,
-        }
-    }
-
     /// What a location no mapping contains resolves to, at `addr`.
     pub fn unmapped(&self, addr: u64) -> Resolved {
         let unknown = self
@@ -150,26 +140,40 @@ impl Resolutions {
         unresolved(unknown, addr, Unresolved::NoMapping)
     }
 
-    /// Each location's resolution, in location order, but `None` for the
-    /// locations no mapping contains ([`Resolutions::unmapped_address`]).
-    pub fn iter_mapped(&self) -> impl ExactSizeIterator<Item = Option<Cow<'_, Resolved>>> + '_ {
-        self.place.iter().map(|&p| {
-            (p.0 != UNMAPPED).then(|| {
-                self.at(p).unwrap_or_else(|| {
-                    Cow::Owned(unresolved("[unknown]", 0, Unresolved::NoMapping))
-                })
-            })
+    /// Each location's resolution, in location order, as [`Placed`]: the
+    /// locations no mapping contains by their address alone, their
+    /// resolution ([`Resolutions::unmapped`]) not made (a system-wide
+    /// capture has millions of them).
+    pub fn iter_placed(&self) -> impl ExactSizeIterator<Item = Placed<'_>> + '_ {
+        self.place.iter().map(|&p| match p {
+            (UNMAPPED, at) => {
+                Placed::Unmapped(self.unmapped.get(at as usize).copied().unwrap_or(0))
+            }
+            p => Placed::Mapped(self.at(p).unwrap_or_else(unplaced)),
         })
     }
 
     /// Each location's resolution, in location order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = Cow<'_, Resolved>> + '_ {
-        // Every location is placed by `resolve_all`.
-        self.place.iter().map(|&p| {
-            self.at(p)
-                .unwrap_or_else(|| Cow::Owned(unresolved("[unknown]", 0, Unresolved::NoMapping)))
-        })
+        self.place
+            .iter()
+            .map(|&p| self.at(p).unwrap_or_else(unplaced))
     }
+}
+
+/// A location's resolution as [`Resolutions::iter_placed`] gives it.
+#[derive(Debug)]
+pub enum Placed<'a> {
+    /// In a mapping: what it resolved to.
+    Mapped(Cow<'a, Resolved>),
+    /// In no mapping: its address (see [`Resolutions::unmapped`]).
+    Unmapped(u64),
+}
+
+/// The resolution of a location `resolve_all` did not place (it places
+/// every one).
+fn unplaced<'a>() -> Cow<'a, Resolved> {
+    Cow::Owned(unresolved("[unknown]", 0, Unresolved::NoMapping))
 }
 
 impl<'a> IntoIterator for &'a Resolutions {

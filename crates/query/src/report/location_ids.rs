@@ -118,15 +118,7 @@ fn intern(batches: Receiver<Vec<LocKey>>, give_back: SyncSender<Vec<LocKey>>) ->
             match slot {
                 Some((k, id)) if *k == key => *id,
                 _ => {
-                    let id = table.find_or_add(
-                        hash,
-                        &mut keys,
-                        |keys, id| keys[id as usize] == key,
-                        |keys| {
-                            keys.push(key);
-                            (keys.len() - 1) as u32
-                        },
-                    );
+                    let id = table.id_in_hashed(hash, key, &mut keys);
                     *slot = Some((key, id));
                     id
                 }

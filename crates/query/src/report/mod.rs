@@ -42,8 +42,8 @@ use std::sync::Arc;
 
 use perfq_reader::{Capture, MemberDelta, ReadDeltas, RecordType, ReleaseBehind};
 use perfq_symbolize::{
-    leaf_lookup, Config, FrameLookup, IdTable, Location, RecentChains, Resolved, StackUnwinder,
-    Symbolizer, Tracker, Unresolved,
+    leaf_lookup, Config, FrameLookup, IdTable, Location, Placed, RecentChains, Resolved,
+    StackUnwinder, Symbolizer, Tracker, Unresolved,
 };
 use rayon::prelude::*;
 
@@ -354,15 +354,17 @@ pub fn run_with_progress(
             // capture's) differ only in their address: their resolution is
             // not made one by one, only their key.
             let unmapped = resolved.unmapped(0);
-            for (i, r) in resolved.iter_mapped().enumerate() {
+            for (i, r) in resolved.iter_placed().enumerate() {
                 let loc = c * RESOLVE_SLICE + i;
                 let (_, show, expand) = slice[i];
-                let Some(r) = r else {
-                    let addr = resolved.unmapped_address(i).unwrap_or(0);
-                    let k = row_key(&unmapped.dso, None, addr, show, sort);
-                    loc_key.push(row_keys.id(k, &unmapped, loc));
-                    loc_reason.push(unmapped.reason.clone());
-                    continue;
+                let r = match r {
+                    Placed::Mapped(r) => r,
+                    Placed::Unmapped(addr) => {
+                        let k = row_key(&unmapped.dso, None, addr, show, sort);
+                        loc_key.push(row_keys.id(k, &unmapped, loc));
+                        loc_reason.push(unmapped.reason.clone());
+                        continue;
+                    }
                 };
                 let k = row_key(&r.dso, r.symbol.as_deref(), r.addr, show, sort);
                 loc_key.push(row_keys.id(k, &r, loc));

@@ -3,7 +3,6 @@
 //! callchain shared with the thread's previous sample is not looked up
 //! again: deep stacks cost only their changed frames.
 
-use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, ListArray, UInt32Array};
@@ -202,24 +201,21 @@ impl Stacks {
             let depth = nodes.get(parent as usize).map_or(1, |p| p.first_child + 1);
             nodes[i].first_child = depth;
         }
+        // `push` grows `nodes` and `sampled` together: equally long.
         for start in (0..nodes.len()).step_by(ROWS_PER_GROUP) {
-            let end = (start + ROWS_PER_GROUP).min(nodes.len());
-            t.push_group(group_columns(&nodes, &sampled, start..end))?;
+            let len = ROWS_PER_GROUP.min(nodes.len() - start);
+            t.push_group(group_columns(&nodes, start, sampled.slice(start, len)))?;
         }
         t.finish()
     }
 }
 
-/// The stacks table's columns for the stacks `range` of `nodes`, whose
-/// depths are in `first_child`.
-fn group_columns(nodes: &[Node], sampled: &BooleanBuffer, range: Range<usize>) -> Vec<ArrayRef> {
-    let start = range.start;
+/// The stacks table's columns for the stacks of `nodes` from `start` on,
+/// as many as `sampled` (whether each has samples) has bits; their depths
+/// are in `first_child`.
+fn group_columns(nodes: &[Node], start: usize, sampled: BooleanBuffer) -> Vec<ArrayRef> {
+    let range = start..start + sampled.len();
     let group = nodes.get(range.clone()).unwrap_or_default();
-    // Both as long as the nodes: the range is one of theirs.
-    let sampled = sampled.slice(
-        start.min(sampled.len()),
-        group.len().min(sampled.len().saturating_sub(start)),
-    );
     let ids = UInt32Array::from_iter_values(range.map(|i| i as u32));
     // frame_ids: each sampled stack's frames, leaf first, walking up the
     // callers; null for the others.
