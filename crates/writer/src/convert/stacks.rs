@@ -13,17 +13,18 @@ use rustc_hash::FxHashMap;
 use crate::table::ROWS_PER_GROUP;
 use crate::{Error, Table};
 
-/// "No caller stack" in [`Node::parent`].
+/// "No caller stack" in a [`Node`]'s [`PARENT`].
 const ROOT: u32 = u32::MAX;
-/// "None" in [`Node::first_child`] and [`Node::next_sibling`].
+/// "None" in a [`Node`]'s [`FIRST_CHILD`] and [`NEXT_SIBLING`].
 const NONE: u32 = u32::MAX;
-/// In [`Node::first_child`]: the node's callees are in [`Stacks::wide`].
+/// In a [`Node`]'s [`FIRST_CHILD`]: its callees are in [`Stacks::wide`].
 const WIDE: u32 = u32::MAX - 1;
 /// Callees a node lists before they move to [`Stacks::wide`]: finding a
 /// callee then visits at most this many nodes.
 const LIST_LIMIT: u32 = 8;
 
-/// One stack: its leaf frame and the stack of its callers.
+/// One stack: its leaf frame and the stack of its callers, as four words
+/// indexed by [`FRAME`], [`PARENT`], [`FIRST_CHILD`] and [`NEXT_SIBLING`].
 ///
 /// Callees (the stacks one frame deeper) are found through the caller:
 /// a short list of them, or, for a caller with many, a hash table. Most
@@ -33,19 +34,21 @@ const LIST_LIMIT: u32 = 8;
 /// of millions of stacks per frame, a cache miss each, cost more than
 /// reading the samples.
 ///
-/// 16 bytes (millions of them on system-wide captures): a stack's depth
-/// is not kept while interning, which never reads it; writing computes it
-/// in the place of `first_child` (a caller is made before its callees).
-#[derive(Clone, Copy)]
-struct Node {
-    frame: u32,
-    parent: u32,
-    /// The latest callee made, [`NONE`], or [`WIDE`]; once interning is
-    /// over, the stack's depth.
-    first_child: u32,
-    /// The caller's callee made before this one, or [`NONE`].
-    next_sibling: u32,
-}
+/// 16 bytes (millions of them on system-wide captures); an array rather
+/// than a struct so that writing can drop the two list words in place
+/// ([`Vec::into_flattened`]) and keep 8 bytes a stack: the 18.7 M stacks
+/// of a system-wide capture took 300 MB while the locations were being
+/// symbolized beside them. A stack's depth is not kept while interning,
+/// which never reads it.
+type Node = [u32; 4];
+/// [`Node`]'s leaf frame (a location id).
+const FRAME: usize = 0;
+/// [`Node`]'s caller stack, or [`ROOT`].
+const PARENT: usize = 1;
+/// [`Node`]'s latest callee made, [`NONE`], or [`WIDE`].
+const FIRST_CHILD: usize = 2;
+/// [`Node`]'s caller's callee made before this one, or [`NONE`].
+const NEXT_SIBLING: usize = 3;
 
 /// The last stack interned for one thread: consecutive samples of a
 /// thread mostly share their callers, so the next one only interns the
@@ -71,7 +74,7 @@ pub(crate) struct Stacks {
     /// `frame_ids`); a bit each (a byte each was 19 MB on a system-wide
     /// capture's 18 M stacks).
     sampled: BooleanBufferBuilder,
-    /// The root stacks' list head, as [`Node::first_child`].
+    /// The root stacks' list head, as a [`Node`]'s [`FIRST_CHILD`].
     roots: u32,
     /// By thread id.
     recent: FxHashMap<u32, Recent>,
@@ -127,7 +130,7 @@ impl Stacks {
     /// made if new.
     fn callee(&mut self, parent: u32, frame: u32) -> u32 {
         let head = match self.nodes.get(parent as usize) {
-            Some(p) => p.first_child,
+            Some(p) => p[FIRST_CHILD],
             None => self.roots,
         };
         if head == WIDE {
@@ -141,10 +144,10 @@ impl Stacks {
         let mut listed = 0;
         let mut at = head;
         while let Some(n) = self.nodes.get(at as usize) {
-            if n.frame == frame {
+            if n[FRAME] == frame {
                 return at;
             }
-            at = n.next_sibling;
+            at = n[NEXT_SIBLING];
             listed += 1;
         }
         let id = self.push(frame, parent, head);
@@ -154,25 +157,25 @@ impl Stacks {
             // Too many to list: all of them go to the table.
             let mut at = id;
             while let Some(n) = self.nodes.get(at as usize) {
-                self.wide.insert((n.frame, parent), at);
-                at = n.next_sibling;
+                self.wide.insert((n[FRAME], parent), at);
+                at = n[NEXT_SIBLING];
             }
             WIDE
         };
         match self.nodes.get_mut(parent as usize) {
-            Some(p) => p.first_child = head,
+            Some(p) => p[FIRST_CHILD] = head,
             None => self.roots = head,
         }
         id
     }
 
     fn push(&mut self, frame: u32, parent: u32, next_sibling: u32) -> u32 {
-        self.nodes.push(Node {
-            frame,
-            parent,
-            first_child: NONE,
-            next_sibling,
-        });
+        let mut node = [0; 4];
+        node[FRAME] = frame;
+        node[PARENT] = parent;
+        node[FIRST_CHILD] = NONE;
+        node[NEXT_SIBLING] = next_sibling;
+        self.nodes.push(node);
         self.sampled.append(false);
         (self.nodes.len() - 1) as u32
     }
@@ -189,34 +192,94 @@ impl Stacks {
         // table's buffers grow.
         drop(self.wide);
         drop(self.recent);
-        // The vectors grown by doubling give back their spare capacity
-        // (a large block shrinks in place: no copy).
-        let mut nodes = self.nodes;
-        nodes.shrink_to_fit();
         let mut sampled = self.sampled;
         let sampled = sampled.finish();
-        // Depths, callers first, where the callee lists were.
-        for i in 0..nodes.len() {
-            let parent = nodes[i].parent;
-            let depth = nodes.get(parent as usize).map_or(1, |p| p.first_child + 1);
-            nodes[i].first_child = depth;
-        }
+        let depths = Depths::of(&self.nodes);
+        let links = frames_and_callers(self.nodes);
+        let (links, _) = links.as_chunks::<2>();
         // `push` grows `nodes` and `sampled` together: equally long.
-        for start in (0..nodes.len()).step_by(ROWS_PER_GROUP) {
-            let len = ROWS_PER_GROUP.min(nodes.len() - start);
-            t.push_group(group_columns(&nodes, start, sampled.slice(start, len)))?;
+        for start in (0..links.len()).step_by(ROWS_PER_GROUP) {
+            let len = ROWS_PER_GROUP.min(links.len() - start);
+            t.push_group(group_columns(
+                links,
+                &depths,
+                start,
+                sampled.slice(start, len),
+            ))?;
         }
         t.finish()
     }
 }
 
-/// The stacks table's columns for the stacks of `nodes` from `start` on,
-/// as many as `sampled` (whether each has samples) has bits; their depths
-/// are in `first_child`.
-fn group_columns(nodes: &[Node], start: usize, sampled: BooleanBuffer) -> Vec<ArrayRef> {
+// `frames_and_callers` moves these two words to the front of each node.
+const _: () = assert!(FRAME < 2 && PARENT < 2);
+
+/// Each stack's [`FRAME`] and [`PARENT`] words, two words a stack in the
+/// place of its four: the callee lists are no longer needed, and the
+/// vector's second half goes back to the allocator (a large block shrinks
+/// in place: no copy, and no second vector beside the first).
+fn frames_and_callers(nodes: Vec<Node>) -> Vec<u32> {
+    let n = nodes.len();
+    let mut words = nodes.into_flattened();
+    for i in 0..n {
+        words[2 * i + FRAME] = words[4 * i + FRAME];
+        words[2 * i + PARENT] = words[4 * i + PARENT];
+    }
+    words.truncate(2 * n);
+    words.shrink_to_fit();
+    words
+}
+
+/// Stack depths, two bytes each: perf cuts callchains at 127 frames by
+/// default, and a stack of 65,535 frames or more (deep recursion unwound
+/// from DWARF) keeps its depth in `deep`.
+struct Depths {
+    small: Vec<u16>,
+    deep: FxHashMap<u32, u32>,
+}
+
+impl Depths {
+    /// The depths of the stacks of `nodes` (callers come before their
+    /// callees).
+    fn of(nodes: &[Node]) -> Depths {
+        let mut d = Depths {
+            small: Vec::with_capacity(nodes.len()),
+            deep: FxHashMap::default(),
+        };
+        for n in nodes {
+            let depth = d.get(n[PARENT]).map_or(1, |p| p.saturating_add(1));
+            match u16::try_from(depth) {
+                Ok(small) if small < u16::MAX => d.small.push(small),
+                _ => {
+                    d.deep.insert(d.small.len() as u32, depth);
+                    d.small.push(u16::MAX);
+                }
+            }
+        }
+        d
+    }
+
+    /// The depth of stack `id`, if it is one.
+    fn get(&self, id: u32) -> Option<u32> {
+        match *self.small.get(id as usize)? {
+            u16::MAX => self.deep.get(&id).copied(),
+            small => Some(u32::from(small)),
+        }
+    }
+}
+
+/// The stacks table's columns for the stacks from `start` on, as many as
+/// `sampled` (whether each has samples) has bits, from each stack's
+/// [leaf frame, caller] in `links` and its depth.
+fn group_columns(
+    links: &[[u32; 2]],
+    depths: &Depths,
+    start: usize,
+    sampled: BooleanBuffer,
+) -> Vec<ArrayRef> {
     let range = start..start + sampled.len();
-    let group = nodes.get(range.clone()).unwrap_or_default();
-    let ids = UInt32Array::from_iter_values(range.map(|i| i as u32));
+    let group = links.get(range.clone()).unwrap_or_default();
+    let ids = UInt32Array::from_iter_values(range.clone().map(|i| i as u32));
     // frame_ids: each sampled stack's frames, leaf first, walking up the
     // callers; null for the others.
     let mut items: Vec<u32> = Vec::new();
@@ -225,9 +288,9 @@ fn group_columns(nodes: &[Node], start: usize, sampled: BooleanBuffer) -> Vec<Ar
     for (i, is_sampled) in sampled.iter().enumerate() {
         if is_sampled {
             let mut at = (start + i) as u32;
-            while let Some(node) = nodes.get(at as usize) {
-                items.push(node.frame);
-                at = node.parent;
+            while let Some(link) = links.get(at as usize) {
+                items.push(link[FRAME]);
+                at = link[PARENT];
             }
         }
         offsets.push(i32::try_from(items.len()).unwrap_or(i32::MAX));
@@ -240,11 +303,11 @@ fn group_columns(nodes: &[Node], start: usize, sampled: BooleanBuffer) -> Vec<Ar
         Arc::new(UInt32Array::from(items)),
         (list_nulls.null_count() > 0).then_some(list_nulls),
     );
-    let frames = UInt32Array::from_iter_values(group.iter().map(|n| n.frame));
-    let depths = UInt32Array::from_iter_values(group.iter().map(|n| n.first_child));
+    let frames = UInt32Array::from_iter_values(group.iter().map(|l| l[FRAME]));
+    let depths = UInt32Array::from_iter_values(range.map(|i| depths.get(i as u32).unwrap_or(1)));
     let parents: UInt32Array = group
         .iter()
-        .map(|n| (n.parent != ROOT).then_some(n.parent))
+        .map(|l| (l[PARENT] != ROOT).then_some(l[PARENT]))
         .collect();
     vec![
         Arc::new(ids),
@@ -279,7 +342,7 @@ mod tests {
         assert_eq!(a, b, "same frames, same stack, whatever the thread");
         let c = s.intern(1, &[10, 20, 31]);
         assert_ne!(a, c);
-        let parent_of = |s: &Stacks, id: Option<u32>| s.nodes[id.unwrap() as usize].parent;
+        let parent_of = |s: &Stacks, id: Option<u32>| s.nodes[id.unwrap() as usize][PARENT];
         assert_eq!(parent_of(&s, a), parent_of(&s, c), "callers shared");
         // A shorter chain after a longer one on the same thread.
         let d = s.intern(1, &[10, 20]);
@@ -317,6 +380,24 @@ mod tests {
         assert!(!s.wide.is_empty(), "some callers had many callees");
     }
 
+    /// Depths past two bytes' range are kept exactly: a chain of 70,000
+    /// frames (recursion unwound from DWARF) and a second root.
+    #[test]
+    fn depths_of_very_deep_stacks_are_exact() {
+        let mut s = Stacks::default();
+        let chain: Vec<u32> = (0..70_000).collect();
+        let leaf = s.intern(1, &chain).unwrap();
+        let other = s.intern(2, &[7]).unwrap();
+        let d = Depths::of(&s.nodes);
+        assert_eq!(d.get(0), Some(1));
+        for id in [65_533u32, 65_534, 65_535, 65_536, leaf] {
+            assert_eq!(d.get(id), Some(id + 1), "stack {id}");
+        }
+        assert_eq!(d.get(other), Some(1));
+        assert_eq!(d.get(other + 1), None);
+        assert_eq!(d.deep.len(), 70_000 - 65_534);
+    }
+
     /// The columns built from the tree's vectors make the file rows given
     /// one at a time through the table's builders make, byte for byte,
     /// over more than one row group, with unsampled stacks (null lists)
@@ -335,7 +416,7 @@ mod tests {
             let mut d = 0u64;
             while let Some(n) = s.nodes.get(at as usize) {
                 d += 1;
-                at = n.parent;
+                at = n[PARENT];
             }
             d
         };
@@ -350,18 +431,18 @@ mod tests {
                 let mut frames = Vec::new();
                 let mut at = i as u32;
                 while let Some(node) = s.nodes.get(at as usize) {
-                    frames.push(node.frame);
-                    at = node.parent;
+                    frames.push(node[FRAME]);
+                    at = node[PARENT];
                 }
                 row.list(&frames);
             } else {
                 row.null();
             }
-            row.u(u64::from(n.frame)).u(depth_of(&s, i as u32));
-            if n.parent == ROOT {
+            row.u(u64::from(n[FRAME])).u(depth_of(&s, i as u32));
+            if n[PARENT] == ROOT {
                 row.null();
             } else {
-                row.u(u64::from(n.parent));
+                row.u(u64::from(n[PARENT]));
             }
             row.end().unwrap();
         }
