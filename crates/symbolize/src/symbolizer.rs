@@ -540,6 +540,16 @@ impl Symbolizer {
             }
         };
         let ctx = if self.inline { bin.dwarf() } else { None };
+        // Building the context reads every unit's root entry, address
+        // ranges and line-program header, which for a large debug build
+        // faults in over a hundred MB of the DWARF file that addr2line has
+        // now parsed into its own tables: hand those pages back before the
+        // lookups fault in their own (874 → ~825 MB at the peak of
+        // `convert` on a system-wide capture that ran a 700 MB debug build
+        // of perfq).
+        if ctx.is_some() {
+            bin.release_dwarf_pages();
+        }
         // The locations come sorted by address, so those of one function
         // follow each other: its name is demangled once for all of them
         // (C++ and Rust names cost microseconds each; a capture of a large
