@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::binary::{file_build_id, Binary};
 use crate::binary_cache::BinaryCache;
-use crate::dso::Dso;
+use crate::dso::{Dso, DsoKind};
 use crate::symbol_disk::SymbolDisk;
 
 /// Where binaries are looked for.
@@ -78,13 +78,19 @@ impl Locator {
             }
         }
         if let Some(h) = build_id_hex(dso.build_id.as_deref()) {
+            // perf's cache names a vdso image `vdso`, any other binary
+            // `elf` (build-id.c, `build_id_cache__basename`).
+            let file = match dso.kind {
+                DsoKind::Vdso => "vdso",
+                _ => "elf",
+            };
             for cache in &self.buildid_caches {
                 c.push(
                     cache
                         .join(".build-id")
                         .join(&h[..2])
                         .join(&h[2..])
-                        .join("elf"),
+                        .join(file),
                 );
             }
         }
@@ -205,4 +211,27 @@ pub fn same_build_id(a: &[u8], b: &[u8]) -> bool {
     let trim = |x: &[u8]| -> usize { x.len() - x.iter().rev().take_while(|c| **c == 0).count() };
     let (a, b) = (&a[..trim(a)], &b[..trim(b)]);
     a == b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// perf's build-id cache keeps a vdso image as `vdso` and any other
+    /// binary as `elf` (`perf record` writes `~/.debug/.build-id/xx/rest`
+    /// → `[vdso]/<id>/vdso`).
+    #[test]
+    fn build_id_cache_file_names_follow_perf() {
+        let locator = Locator::with_defaults(None, &[PathBuf::from("/cache")]);
+        let dso = |path: &str, kind| Dso {
+            path: path.into(),
+            build_id: Some(vec![0xa5, 0x99, 0x80]),
+            kind,
+        };
+        let vdso = locator.candidates(&dso("[vdso]", DsoKind::Vdso));
+        assert_eq!(vdso[0], Path::new("/cache/.build-id/a5/9980/vdso"));
+        let lib = locator.candidates(&dso("/lib/libc.so.6", DsoKind::User));
+        assert_eq!(lib[0], Path::new("/lib/libc.so.6"));
+        assert_eq!(lib[1], Path::new("/cache/.build-id/a5/9980/elf"));
+    }
 }
