@@ -172,7 +172,8 @@ const ORACLES: &str = "WITH ev AS ( \
        JOIN samples s ON s.capture = r.capture AND s.sample_id = r.sample_id \
        JOIN ev e ON e.capture = s.capture AND e.event_id = s.event_id \
        WHERE e.reads AND r.event_id IS NOT NULL AND r.delta > 0 \
-     ), set_dsos AS (SELECT DISTINCT set_id, dso FROM set_functions), \
+     ), set_dsos AS (SELECT DISTINCT fs.set_id AS set_id, fn.dso AS dso FROM set_functions fs \
+       JOIN functions fn ON fn.function_id = fs.function_id), \
      unwound AS ( \
        SELECT s.capture AS capture, s.sample_id AS sample_id, s.event_id AS event_id, \
          s.period AS period, s.leaf_frame_id AS leaf_frame_id, s.stack_id AS stack_id \
@@ -227,12 +228,13 @@ const ORACLES: &str = "WITH ev AS ( \
        COALESCE(ff.dso, '[unknown]') \
      UNION ALL \
      SELECT 'delivered total' AS what, d.capture AS capture, d.event_id AS event_id, \
-       fs.symbol AS symbol, fs.dso AS dso, CAST(COUNT(*) AS BIGINT) AS samples, \
+       fn.symbol AS symbol, fn.dso AS dso, CAST(COUNT(*) AS BIGINT) AS samples, \
        SUM(d.period) AS period \
      FROM delivered d \
      JOIN stack_sets ss ON ss.capture = d.capture AND ss.stack_id = d.stack_id \
      JOIN set_functions fs ON fs.set_id = ss.set_id \
-     GROUP BY d.capture, d.event_id, fs.symbol, fs.dso \
+     JOIN functions fn ON fn.function_id = fs.function_id \
+     GROUP BY d.capture, d.event_id, fn.symbol, fn.dso \
      UNION ALL \
      SELECT 'delivered dso' AS what, d.capture AS capture, d.event_id AS event_id, \
        '' AS symbol, sd.dso AS dso, CAST(COUNT(*) AS BIGINT) AS samples, \

@@ -205,6 +205,28 @@ impl Session {
         })
     }
 
+    /// Runs one SQL statement and hands its result to `f` a batch at a
+    /// time, as it is computed: for results too large to hold whole
+    /// (every sampled stack's frame list of a system-wide capture).
+    pub fn for_each_batch(
+        &self,
+        sql: &str,
+        mut f: impl FnMut(RecordBatch) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        use futures::StreamExt;
+        self.runtime.block_on(async {
+            let df = self.plan(sql).await?;
+            let mut stream = df
+                .execute_stream()
+                .await
+                .map_err(|e| Error::query("running", e))?;
+            while let Some(batch) = stream.next().await {
+                f(batch.map_err(|e| Error::query("running", e))?)?;
+            }
+            Ok(())
+        })
+    }
+
     /// `sql` planned (a statement such as `CREATE VIEW` runs here).
     async fn plan(&self, sql: &str) -> Result<datafusion::dataframe::DataFrame, Error> {
         self.ctx
@@ -245,6 +267,19 @@ impl Session {
         batches: Vec<RecordBatch>,
     ) -> Result<(), Error> {
         let context = format!("keeping {name}");
+        // In slices of a batch's size (zero-copy): an operator reading the
+        // table (a repartition before a join copies rows into each
+        // partition) then holds a slice's copy at a time, not the whole
+        // table's (100 MB of millions of `set_functions` rows).
+        let rows = self.ctx.copied_config().batch_size().max(1);
+        let batches = batches
+            .iter()
+            .flat_map(|b| {
+                (0..b.num_rows())
+                    .step_by(rows)
+                    .map(move |at| b.slice(at, rows.min(b.num_rows() - at)))
+            })
+            .collect();
         let table = datafusion::datasource::MemTable::try_new(schema, vec![batches])
             .map_err(|e| Error::query(&context, e))?;
         self.ctx

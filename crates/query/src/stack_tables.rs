@@ -16,12 +16,11 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayBuilder, ArrayRef, AsArray, RecordBatch, StringArray, StringBuilder, UInt32Array,
-    UInt64Array,
+    Array, ArrayRef, AsArray, RecordBatch, StringViewBuilder, UInt64Array,
 };
-use datafusion::arrow::compute::{cast, take};
+use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type, SchemaRef, UInt32Type, UInt64Type};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::columns;
 use crate::{Error, Session};
@@ -39,10 +38,9 @@ const SAMPLED_STACKS: &str =
 /// functions (the rows of its SQL definition, without its pairing of
 /// every stack with every frame).
 const STACK_FUNCTIONS_FROM_SETS: &str = "SELECT ss.capture AS capture, \
-     ss.stack_id AS stack_id, fn.function_id AS function_id \
+     ss.stack_id AS stack_id, sf.function_id AS function_id \
      FROM stack_sets ss \
-     JOIN set_functions sf ON sf.set_id = ss.set_id \
-     JOIN functions fn ON fn.symbol = sf.symbol AND fn.dso = sf.dso";
+     JOIN set_functions sf ON sf.set_id = ss.set_id";
 
 /// Computes `functions` (unless the session has it), `stack_sets` and
 /// `set_functions` and keeps them in memory under their names, their
@@ -57,7 +55,7 @@ pub(crate) fn keep(
     standard_frames: bool,
     defs: impl Fn(&str) -> &'static str,
 ) -> Result<(), Error> {
-    let (names, frame_functions) = if session.has_relation("functions")? {
+    let (named, frame_functions) = if session.has_relation("functions")? {
         // Defined by the caller: read as it is.
         (functions(session)?, frame_functions(session)?)
     } else {
@@ -73,7 +71,10 @@ pub(crate) fn keep(
     let mut set_of_stack: Vec<u32> = Vec::new();
     let mut stack_batches: Vec<RecordBatch> = Vec::new();
     let mut functions_of_stack: Vec<u32> = Vec::new();
-    for b in session.sql(SAMPLED_STACKS)? {
+    // A batch at a time: only each stack's capture and id are kept, not
+    // its frame list (the lists of a system-wide capture's sampled stacks
+    // are tens of millions of ids).
+    session.for_each_batch(SAMPLED_STACKS, |b| {
         let captures = columns::cast(&b, "capture", &DataType::Utf8)?;
         let captures = captures.as_string::<i32>();
         let lists = b
@@ -119,8 +120,16 @@ pub(crate) fn keep(
             };
             set_of_stack.push(set);
         }
+        let kept = ["capture", "stack_id"].map(|c| b.schema().index_of(c));
+        let [Ok(capture), Ok(stack_id)] = kept else {
+            return Err(Error::Shape("stacks has no capture or stack_id".into()));
+        };
+        let b = b
+            .project(&[capture, stack_id])
+            .map_err(|e| Error::Shape(format!("stacks: {e}")))?;
         stack_batches.push(b);
-    }
+        Ok(())
+    })?;
 
     // Set ids as DENSE_RANK() OVER (ORDER BY functions) numbers them:
     // from 1, in the lists' order (element by element, a prefix first).
@@ -153,32 +162,18 @@ pub(crate) fn keep(
 
     // set_functions: a row per function of each set.
     let schema = session.schema_of(defs("set_functions"))?;
-    let (mut set_ids, mut ids, mut rows) = (Vec::new(), Vec::new(), Vec::new());
+    // (Its SQL joins `functions`: a function without a named row there
+    // has none.)
+    let (mut set_ids, mut ids) = (Vec::new(), Vec::new());
     for (functions, interned) in &sets {
-        for &f in functions.iter() {
-            let Some(row) = names.row(f) else {
-                continue;
-            };
+        for &f in functions.iter().filter(|&&f| named.contains(f)) {
             set_ids.push(rank[*interned as usize]);
             ids.push(u64::from(f));
-            rows.push(row as u32);
         }
     }
-    // The names, a function's as many times as it has sets: as the
-    // column's type is a view type, the copies are views of one string.
-    let rows = UInt32Array::from(rows);
-    let named = |names: &StringArray, column: usize| -> Result<ArrayRef, Error> {
-        let to = schema.fields().get(column).map(|f| f.data_type().clone());
-        let to = to.ok_or_else(|| Error::Shape("set_functions: too few columns".into()))?;
-        cast(names, &to)
-            .and_then(|names| take(&names, &rows, None))
-            .map_err(|e| Error::Shape(format!("set_functions: {e}")))
-    };
     let columns = [
         Arc::new(UInt64Array::from(set_ids)) as ArrayRef,
         Arc::new(UInt64Array::from(ids)) as ArrayRef,
-        named(&names.symbols, 2)?,
-        named(&names.dsos, 3)?,
     ];
     let batch = typed(&schema, &columns)?;
     session.keep_batches("set_functions", schema, vec![batch])?;
@@ -193,32 +188,21 @@ struct Unnamed<'a> {
     frame: usize,
 }
 
-/// Function names by function id.
-struct FunctionNames {
-    symbols: StringArray,
-    dsos: StringArray,
-    /// Function id → row of `symbols` and `dsos`.
-    rows: Rows,
-}
-
-enum Rows {
-    /// Ids 1.. at rows 0.., id 0 (`[unknown]`) last: the `functions` table
-    /// as perfq makes it.
-    Ranked,
+/// The function ids the `functions` table names (a symbol and a DSO).
+enum Named {
+    /// Ids 0 (`[unknown]`) to `last`: the `functions` table as perfq
+    /// makes it.
+    Ranked { last: u32 },
     /// A `functions` table of the caller's.
-    Listed(FxHashMap<u32, usize>),
+    Listed(FxHashSet<u32>),
 }
 
-impl FunctionNames {
-    /// The row of `symbols` and `dsos` naming function `id`.
-    fn row(&self, id: u32) -> Option<usize> {
-        let row = match &self.rows {
-            Rows::Ranked if id == 0 => self.symbols.len().checked_sub(1)?,
-            Rows::Ranked => id as usize - 1,
-            Rows::Listed(rows) => *rows.get(&id)?,
-        };
-        let named = row < self.symbols.len() && row < self.dsos.len();
-        (named && self.symbols.is_valid(row) && self.dsos.is_valid(row)).then_some(row)
+impl Named {
+    fn contains(&self, id: u32) -> bool {
+        match self {
+            Named::Ranked { last } => id <= *last,
+            Named::Listed(ids) => ids.contains(&id),
+        }
     }
 }
 
@@ -295,7 +279,7 @@ fn native_functions(
     session: &Session,
     standard_frames: bool,
     sql: &str,
-) -> Result<(FunctionNames, FxHashMap<String, Vec<u32>>), Error> {
+) -> Result<(Named, FxHashMap<String, Vec<u32>>), Error> {
     let batches = session.sql(if standard_frames {
         "SELECT capture, CAST(frame_id AS BIGINT) AS frame_id, symbol, dso, \
          COALESCE(dso_offset, address) AS a FROM frames WHERE inline_depth = 0"
@@ -414,9 +398,11 @@ fn native_functions(
         assign(c, frame, id_of[k as usize]);
     }
     // The table, rows in id order (the `[unknown]` row last, as the SQL's
-    // UNION ALL gives it).
-    let mut symbols = StringBuilder::new();
-    let mut dsos = StringBuilder::new();
+    // UNION ALL gives it). As views: a DSO's name is stored once for its
+    // functions, not once per function (millions of unresolved addresses
+    // share a few DSO names).
+    let mut symbols = StringViewBuilder::with_capacity(ordered.len() + 1);
+    let mut dsos = StringViewBuilder::with_capacity(ordered.len() + 1).with_deduplicate_strings();
     let mut buf = String::new();
     for (name, dso) in &ordered {
         symbols.append_value(name.text(&mut buf));
@@ -424,29 +410,23 @@ fn native_functions(
     }
     symbols.append_value("[unknown]");
     dsos.append_value("[unknown]");
-    let (symbols, dsos) = (symbols.finish(), dsos.finish());
     let n = ordered.len() as u64;
     let schema = session.schema_of(sql)?;
     let columns = [
         Arc::new(UInt64Array::from_iter_values((1..=n).chain([0]))) as ArrayRef,
-        Arc::new(symbols.clone()),
-        Arc::new(dsos.clone()),
+        Arc::new(symbols.finish()),
+        Arc::new(dsos.finish()),
     ];
     let batch = typed(&schema, &columns)?;
     session.keep_batches("functions", schema, vec![batch])?;
-    let names = FunctionNames {
-        symbols,
-        dsos,
-        rows: Rows::Ranked,
-    };
-    Ok((names, by_capture))
+    let last = u32::try_from(n)
+        .map_err(|_| Error::Shape(format!("{n} functions: more than ids can number")))?;
+    Ok((Named::Ranked { last }, by_capture))
 }
 
-/// The `functions` table: names by row, and each function id's row.
-fn functions(session: &Session) -> Result<FunctionNames, Error> {
-    let mut symbols = StringBuilder::new();
-    let mut dsos = StringBuilder::new();
-    let mut rows = FxHashMap::default();
+/// The function ids a `functions` table of the caller's names.
+fn functions(session: &Session) -> Result<Named, Error> {
+    let mut named = FxHashSet::default();
     for b in session
         .sql("SELECT CAST(function_id AS BIGINT) AS function_id, symbol, dso FROM functions")?
     {
@@ -454,22 +434,16 @@ fn functions(session: &Session) -> Result<FunctionNames, Error> {
         let symbol = columns::strings(&b, "symbol")?;
         let dso = columns::strings(&b, "dso")?;
         for ((id, symbol), dso) in id.into_iter().zip(symbol).zip(dso) {
-            let (Some(id), Some(symbol), Some(dso)) = (id, symbol, dso) else {
+            let (Some(id), Some(_), Some(_)) = (id, symbol, dso) else {
                 continue;
             };
             let Ok(id) = u32::try_from(id) else {
                 return Err(Error::Shape(format!("function id {id} out of range")));
             };
-            rows.insert(id, symbols.len());
-            symbols.append_value(symbol);
-            dsos.append_value(dso);
+            named.insert(id);
         }
     }
-    Ok(FunctionNames {
-        symbols: symbols.finish(),
-        dsos: dsos.finish(),
-        rows: Rows::Listed(rows),
-    })
+    Ok(Named::Listed(named))
 }
 
 /// Per capture, each frame id's function id (0 where there is none).
