@@ -69,7 +69,8 @@ pub(crate) fn keep(
     // function ids sorted, as `stack_sets` aggregates and sorts them.
     let mut sets: FxHashMap<Box<[u32]>, u32> = FxHashMap::default();
     let mut set_of_stack: Vec<u32> = Vec::new();
-    let mut stack_batches: Vec<RecordBatch> = Vec::new();
+    // Each batch's capture and stack id columns.
+    let mut stack_ids: Vec<[ArrayRef; 2]> = Vec::new();
     let mut functions_of_stack: Vec<u32> = Vec::new();
     // A batch at a time: only each stack's capture and id are kept, not
     // its frame list (the lists of a system-wide capture's sampled stacks
@@ -120,14 +121,7 @@ pub(crate) fn keep(
             };
             set_of_stack.push(set);
         }
-        let kept = ["capture", "stack_id"].map(|c| b.schema().index_of(c));
-        let [Ok(capture), Ok(stack_id)] = kept else {
-            return Err(Error::Shape("stacks has no capture or stack_id".into()));
-        };
-        let b = b
-            .project(&[capture, stack_id])
-            .map_err(|e| Error::Shape(format!("stacks: {e}")))?;
-        stack_batches.push(b);
+        stack_ids.push([column(&b, "capture")?, column(&b, "stack_id")?]);
         Ok(())
     })?;
 
@@ -142,22 +136,18 @@ pub(crate) fn keep(
 
     // stack_sets: each sampled stack's capture and id, as read, and its set.
     let schema = session.schema_of(defs("stack_sets"))?;
-    let mut out = Vec::with_capacity(stack_batches.len());
+    let mut out = Vec::with_capacity(stack_ids.len());
     let mut at = 0;
-    for b in &stack_batches {
-        let ids: UInt64Array = set_of_stack[at..at + b.num_rows()]
+    for [capture, stack_id] in stack_ids {
+        let rows = stack_id.len();
+        let ids: UInt64Array = set_of_stack[at..at + rows]
             .iter()
             .map(|&s| rank[s as usize])
             .collect();
-        at += b.num_rows();
-        let columns = [
-            column(b, "capture")?,
-            column(b, "stack_id")?,
-            Arc::new(ids) as ArrayRef,
-        ];
+        at += rows;
+        let columns = [capture, stack_id, Arc::new(ids) as ArrayRef];
         out.push(typed(&schema, &columns)?);
     }
-    drop(stack_batches);
     session.keep_batches("stack_sets", schema, out)?;
 
     // set_functions: a row per function of each set.
@@ -427,16 +417,11 @@ fn native_functions(
 /// The function ids a `functions` table of the caller's names.
 fn functions(session: &Session) -> Result<Named, Error> {
     let mut named = FxHashSet::default();
-    for b in session
-        .sql("SELECT CAST(function_id AS BIGINT) AS function_id, symbol, dso FROM functions")?
-    {
-        let id = columns::i64s(&b, "function_id")?;
-        let symbol = columns::strings(&b, "symbol")?;
-        let dso = columns::strings(&b, "dso")?;
-        for ((id, symbol), dso) in id.into_iter().zip(symbol).zip(dso) {
-            let (Some(id), Some(_), Some(_)) = (id, symbol, dso) else {
-                continue;
-            };
+    for b in session.sql(
+        "SELECT CAST(function_id AS BIGINT) AS function_id FROM functions \
+         WHERE symbol IS NOT NULL AND dso IS NOT NULL",
+    )? {
+        for id in columns::i64s(&b, "function_id")?.into_iter().flatten() {
             let Ok(id) = u32::try_from(id) else {
                 return Err(Error::Shape(format!("function id {id} out of range")));
             };

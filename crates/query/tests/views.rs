@@ -218,6 +218,23 @@ fn stack_frames_unnested_as_walked() {
             b.len()
         );
     }
+    // With `frame_functions` and `functions` the caller's (here their own
+    // SQL as views), the others are computed over them: the same rows.
+    let defined = Session::open(&dataset).unwrap();
+    for name in ["frame_functions", "functions"] {
+        let view = perfq_query::views::VIEWS.iter().find(|v| v.name == name);
+        defined.create_view(name, view.unwrap().sql).unwrap();
+    }
+    perfq_query::views::keep_stack_tables(&defined).unwrap();
+    for table in perfq_query::views::STACK_TABLES {
+        let (a, b) = (all_rows(&defined, table), all_rows(&walked, table));
+        assert!(
+            a == b,
+            "{table} over the caller's functions: {} rows, {} by its SQL",
+            a.len(),
+            b.len()
+        );
+    }
     perfq_query::views::register(&kept).unwrap();
     let total = |s: &Session| all_rows(s, "function_total");
     assert_eq!(total(&kept), total(&walked));
