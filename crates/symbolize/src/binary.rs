@@ -3,7 +3,9 @@
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use rustc_hash::FxHashMap;
 
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable, SymbolKind};
 
@@ -66,6 +68,10 @@ pub struct Binary {
     /// PT_LOAD segments of the runtime file: (file offset, file size, virtual address).
     segments: Vec<(u64, u64, u64)>,
     symbols: SymbolTable,
+    /// The names of the symbols resolved so far, by symbol start: a
+    /// function is demangled once however many lookups (and report
+    /// slices) meet it, and only the functions met are kept.
+    names: Mutex<SymbolNames>,
     /// The file whose DWARF is used, if any has DWARF.
     dwarf_file: Option<Arc<memmap2::Mmap>>,
     /// The DWARF sections, decompressed once (debug files often compress
@@ -76,6 +82,26 @@ pub struct Binary {
     debug_path: Option<PathBuf>,
     /// Call-frame information for unwinding user stacks.
     unwind: UnwindSections,
+}
+
+/// Shown (demangled) and stored names of a binary's symbols, by symbol
+/// start, shared by every location in them.
+#[derive(Debug, Default)]
+pub(crate) struct SymbolNames {
+    by_start: FxHashMap<u64, (Arc<str>, Arc<str>)>,
+}
+
+impl SymbolNames {
+    /// The (shown, stored) names of symbol `s`, demangled the first time.
+    pub(crate) fn of(&mut self, s: crate::symtab::Symbol<'_>) -> (Arc<str>, Arc<str>) {
+        let (shown, raw) = self.by_start.entry(s.start).or_insert_with(|| {
+            (
+                Arc::from(crate::demangle::display_name(s.name)),
+                Arc::from(s.name),
+            )
+        });
+        (shown.clone(), raw.clone())
+    }
 }
 
 /// A byte range of a mapped file, shared.
@@ -271,6 +297,7 @@ impl Binary {
             build_id,
             segments,
             symbols,
+            names: Mutex::default(),
             dwarf_file,
             dwarf_sections: OnceLock::new(),
             debug_path: debug.map(Path::to_path_buf),
@@ -296,6 +323,13 @@ impl Binary {
     /// The function symbols.
     pub fn symbols(&self) -> &SymbolTable {
         &self.symbols
+    }
+
+    /// The names of the symbols resolved so far (locked for a lookup: the
+    /// tasks resolving DSOs that share the file share them).
+    pub(crate) fn names(&self) -> MutexGuard<'_, SymbolNames> {
+        // A panic while the lock was held left at worst a name missing.
+        self.names.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Call-frame information for unwinding.

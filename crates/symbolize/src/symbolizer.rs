@@ -550,11 +550,12 @@ impl Symbolizer {
         if ctx.is_some() {
             bin.release_dwarf_pages();
         }
-        // The locations come sorted by address, so those of one function
-        // follow each other: its name is demangled once for all of them
-        // (C++ and Rust names cost microseconds each; a capture of a large
-        // binary has hundreds of thousands of locations in a few
-        // thousand functions).
+        // Each function's name is demangled once (C++ and Rust names cost
+        // microseconds each; a capture of a large binary has hundreds of
+        // thousands of locations in a few thousand functions, and a report
+        // resolves them a slice at a time). The locations come sorted by
+        // address, so those of one function follow each other: the last
+        // one's names are at hand without a lookup.
         let mut last: Option<(u64, Arc<str>, Arc<str>)> = None;
         let mut inline_names: FxHashMap<String, String> = FxHashMap::default();
         // (displayed, as stored), shared by the function's locations.
@@ -562,7 +563,7 @@ impl Symbolizer {
             match &last {
                 Some((start, shown, raw)) if *start == s.start => (shown.clone(), raw.clone()),
                 _ => {
-                    let (shown, raw) = (Arc::from(display_name(s.name)), Arc::from(s.name));
+                    let (shown, raw) = bin.names().of(s);
                     last = Some((s.start, Arc::clone(&shown), Arc::clone(&raw)));
                     (shown, raw)
                 }
