@@ -42,16 +42,18 @@ use std::sync::Arc;
 
 use perfq_reader::{Capture, MemberDelta, ReadDeltas, RecordType, ReleaseBehind};
 use perfq_symbolize::{
-    leaf_lookup, Config, FrameLookup, IdTable, Location, Placed, RecentChains, Resolved,
-    StackUnwinder, Symbolizer, Tracker, Unresolved,
+    leaf_lookup, Config, FrameLookup, Location, Placed, RecentChains, StackUnwinder, Symbolizer,
+    Tracker, Unresolved,
 };
 use rayon::prelude::*;
 
 use crate::Error;
 
 mod location_ids;
+mod row_keys;
 
 use location_ids::{with_location_ids, LocKey, LocationIds};
+use row_keys::{KeySym, RowKeys};
 
 /// Locations resolved at a time by `report` (their resolutions are
 /// dropped once their row keys are taken).
@@ -360,14 +362,14 @@ pub fn run_with_progress(
                 let r = match r {
                     Placed::Mapped(r) => r,
                     Placed::Unmapped(addr) => {
-                        let k = row_key(&unmapped.dso, None, addr, show, sort);
-                        loc_key.push(row_keys.id(k, &unmapped, loc));
+                        let (dso, sym) = row_key(&unmapped.dso, None, addr, show, sort);
+                        loc_key.push(row_keys.id(dso, sym, loc));
                         loc_reason.push(unmapped.reason.clone());
                         continue;
                     }
                 };
-                let k = row_key(&r.dso, r.symbol.as_deref(), r.addr, show, sort);
-                loc_key.push(row_keys.id(k, &r, loc));
+                let (dso, sym) = row_key(&r.dso, r.symbol.as_ref(), r.addr, show, sort);
+                loc_key.push(row_keys.id(dso, sym, loc));
                 loc_reason.push(r.reason.clone());
                 if expand && !r.inlined.is_empty() && r.symbol.is_some() {
                     // perf's `append_inlines` names each level; where the
@@ -405,21 +407,21 @@ pub fn run_with_progress(
                 for name in names {
                     chain_keys.push(match name {
                         None => own,
-                        Some(name) => row_keys.inlined(dso.as_ref(), name, loc),
+                        Some(name) => row_keys.id(dso.as_ref(), KeySym::Inlined(&name), loc),
                     });
                 }
             }
         }
     }
     chain_key_start.push(chain_keys.len() as u32);
-    let RowKeys { keys, loc, .. } = row_keys;
+    let mut keys = row_keys;
     // Why each key's first location is unresolved: all the rows still
     // need of the resolutions.
-    let key_reason: Vec<Option<Unresolved>> = loc
+    let key_reason: Vec<Option<Unresolved>> = keys
+        .done_numbering()
         .iter()
         .map(|&l| loc_reason[l as usize].clone())
         .collect();
-    drop(loc);
 
     let wanted = |e: usize| -> bool {
         match &opt.event {
@@ -511,9 +513,12 @@ pub fn run_with_progress(
     ));
     // Rows are ordered by their sums and keys, then given their strings:
     // hundreds of thousands of rows are not copied around while sorting.
-    // (event, sort period, self period, index), compared without reading
-    // the sums again; the index last keeps equal rows in key order.
-    let mut order: Vec<(u32, u64, u64, u32)> = acc
+    // Each carries the first bytes of its symbol's text, so that rows of
+    // equal sums (most of a system-wide capture's millions, one sample
+    // each) are mostly told apart without reading their keys, scattered
+    // over hundreds of megabytes; the index last keeps equal rows in key
+    // order.
+    let mut order: Vec<OrderRow> = acc
         .iter()
         .enumerate()
         .filter(|(_, a)| a.period > 0 || a.total_period > 0 || a.samples > 0)
@@ -523,32 +528,39 @@ pub fn run_with_progress(
             } else {
                 a.period
             };
-            (event_of_slot[i % nev] as u32, k, a.period, i as u32)
+            OrderRow {
+                event: event_of_slot[i % nev] as u32,
+                index: i as u32,
+                sort_period: k,
+                period: a.period,
+                text: keys.sym(i / nev).text_prefix(),
+            }
         })
         .collect();
     // Sorting and naming the rows run on every core (they are a fifth of
     // `--children` on a system-wide capture's 600 K rows). The index
     // makes every comparison total: the order is the same however split.
-    order.par_sort_unstable_by(|&(ea, ka, pa, i), &(eb, kb, pb, j)| {
-        ea.cmp(&eb)
-            .then(kb.cmp(&ka))
-            .then(pb.cmp(&pa))
+    order.par_sort_unstable_by(|a, b| {
+        a.event
+            .cmp(&b.event)
+            .then(b.sort_period.cmp(&a.sort_period))
+            .then(b.period.cmp(&a.period))
+            .then(a.text.cmp(&b.text))
             .then_with(|| {
-                keys[i as usize / nev]
-                    .sym()
-                    .cmp_text(&keys[j as usize / nev].sym())
+                keys.sym(a.index as usize / nev)
+                    .cmp_text(&keys.sym(b.index as usize / nev))
             })
-            .then(i.cmp(&j))
+            .then(a.index.cmp(&b.index))
     });
     let rows: Vec<Row> = order
         .par_iter()
-        .map(|&(_, _, _, i)| {
+        .map(|&OrderRow { index: i, .. }| {
             let (k, e) = (i as usize / nev, event_of_slot[i as usize % nev]);
             let a = &acc[i as usize];
             Row {
                 event: e,
-                dso: keys[k].dso.clone(),
-                symbol: keys[k].sym.clone(),
+                dso: keys.dso(k).clone(),
+                symbol: keys.symbol(k),
                 // A DSO-only row may mix resolved and unresolved
                 // locations: it carries a count, not a reason.
                 unresolved: match opt.sort {
@@ -573,6 +585,37 @@ pub fn run_with_progress(
     })
 }
 
+/// A row as it is sorted: by event, then larger sort period, then larger
+/// self period, then symbol text (its first bytes, then all of it), then
+/// key order.
+struct OrderRow {
+    event: u32,
+    /// Into the sums: key × events + the event's slot.
+    index: u32,
+    sort_period: u64,
+    period: u64,
+    text: TextPrefix,
+}
+
+/// The first 16 bytes of a shown text, zero-padded, as two big-endian
+/// numbers: unequal prefixes order as the texts do, since a symbol's text
+/// holds no NUL byte (names come from C strings: ELF and DWARF string
+/// tables, kallsyms, perf maps); equal ones say nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct TextPrefix(u64, u64);
+
+impl TextPrefix {
+    fn of<'b>(bytes: impl Iterator<Item = &'b u8>) -> TextPrefix {
+        let mut b = [0u8; 16];
+        for (d, s) in b.iter_mut().zip(bytes) {
+            *d = *s;
+        }
+        let (hi, lo) = b.split_at(8);
+        let word = |w: &[u8]| w.iter().fold(0u64, |n, &x| n << 8 | u64::from(x));
+        TextPrefix(word(hi), word(lo))
+    }
+}
+
 /// A row's symbol, as it is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Sym<'a> {
@@ -589,6 +632,16 @@ enum Sym<'a> {
 }
 
 impl Sym<'_> {
+    /// The first bytes of the shown text ([`TextPrefix`]).
+    fn text_prefix(&self) -> TextPrefix {
+        match self {
+            Sym::Name(s) => TextPrefix::of(s.as_bytes().iter()),
+            Sym::Inlined(s) => TextPrefix::of(s.as_bytes().iter().chain(b" (inlined)")),
+            Sym::Address(a) => TextPrefix::of(address_text(*a).iter()),
+            Sym::Empty => TextPrefix::of([].iter()),
+        }
+    }
+
     /// Orders as the shown texts do.
     fn cmp_text(&self, other: &Sym<'_>) -> std::cmp::Ordering {
         match (self, other) {
@@ -618,27 +671,24 @@ impl std::fmt::Display for Sym<'_> {
     }
 }
 
-/// A row's (DSO, symbol) as looked up, borrowed from the resolved names.
-type RowKey<'a> = (&'a str, Sym<'a>);
-
 /// The row key of a location resolved to `dso` and `symbol` (at `addr`):
 /// an unresolved one is named by the address perf shows (`show` for a
-/// callchain entry).
+/// callchain entry). No DSO when rows are not per DSO.
 fn row_key<'a>(
-    dso: &'a str,
-    symbol: Option<&'a str>,
+    dso: &'a Arc<str>,
+    symbol: Option<&'a Arc<str>>,
     addr: u64,
     show: Option<u64>,
     sort: SortKey,
-) -> RowKey<'a> {
+) -> (Option<&'a Arc<str>>, KeySym<'a>) {
     let sym = match symbol {
-        Some(s) => Sym::Name(s),
-        None => Sym::Address(show.unwrap_or(addr)),
+        Some(s) => KeySym::Name(s),
+        None => KeySym::Address(show.unwrap_or(addr)),
     };
     match sort {
-        SortKey::DsoSym => (dso, sym),
-        SortKey::Sym => ("", sym),
-        SortKey::Dso => (dso, Sym::Empty),
+        SortKey::DsoSym => (Some(dso), sym),
+        SortKey::Sym => (None, sym),
+        SortKey::Dso => (Some(dso), KeySym::Empty),
     }
 }
 
@@ -651,13 +701,6 @@ struct InlineLevels {
     /// Innermost first: the inlined function's name, or `None` where the
     /// level is the function itself (its own row).
     names: Vec<Option<Arc<str>>>,
-}
-
-/// A row's (DSO, symbol) as kept: the names shared with the resolutions
-/// (or, for an inlined function's name, copied once per key).
-struct OwnedKey {
-    dso: Arc<str>,
-    sym: Symbol,
 }
 
 /// A row's symbol ([`Row::symbol`]); `Display` shows it as perf does.
@@ -689,93 +732,6 @@ impl Symbol {
             Symbol::Address(a) => Sym::Address(*a),
             Symbol::Empty => Sym::Empty,
         }
-    }
-}
-
-impl OwnedKey {
-    /// The key as looked up and hashed.
-    fn view(&self) -> RowKey<'_> {
-        (&self.dso, self.sym())
-    }
-
-    fn sym(&self) -> Sym<'_> {
-        self.sym.view()
-    }
-}
-
-/// Row keys numbered densely as they are met.
-struct RowKeys {
-    /// Key ids, hashed by their key (which is only in `keys`).
-    ids: IdTable,
-    /// By id: (DSO, symbol).
-    keys: Vec<OwnedKey>,
-    /// By id: a location with the key (for its unresolved reason).
-    loc: Vec<u32>,
-    /// The DSO of keys without one ([`SortKey::Sym`]).
-    no_dso: Arc<str>,
-}
-
-impl RowKeys {
-    fn new() -> Self {
-        RowKeys {
-            ids: IdTable::new(),
-            keys: Vec::new(),
-            loc: Vec::new(),
-            no_dso: Arc::from(""),
-        }
-    }
-
-    /// The id of key `k` of location `loc`, resolved as `r` (whose names
-    /// a new key shares).
-    fn id(&mut self, k: RowKey<'_>, r: &Resolved, loc: usize) -> u32 {
-        self.id_or_add(k, loc, |no_dso| OwnedKey {
-            dso: if k.0.is_empty() {
-                no_dso.clone()
-            } else {
-                r.dso.clone()
-            },
-            sym: match k.1 {
-                Sym::Name(s) => match &r.symbol {
-                    Some(name) if **name == *s => Symbol::Name(name.clone()),
-                    _ => Symbol::Name(Arc::from(s)),
-                },
-                Sym::Inlined(s) => Symbol::Inlined(Arc::from(s)),
-                Sym::Address(a) => Symbol::Address(a),
-                Sym::Empty => Symbol::Empty,
-            },
-        })
-    }
-
-    /// The id of the key of function `name` inlined at location `loc` of
-    /// DSO `dso` (`None` when rows are not per DSO).
-    fn inlined(&mut self, dso: Option<&Arc<str>>, name: Arc<str>, loc: usize) -> u32 {
-        let dso = dso.unwrap_or(&self.no_dso).clone();
-        let k = (&*dso, Sym::Inlined(&name));
-        self.id_or_add(k, loc, |_| OwnedKey {
-            dso: dso.clone(),
-            sym: Symbol::Inlined(name.clone()),
-        })
-    }
-
-    /// The id of key `k`; if new, `make` (given the DSO of keys without
-    /// one) makes the key kept.
-    fn id_or_add(
-        &mut self,
-        k: RowKey<'_>,
-        loc: usize,
-        make: impl FnOnce(&Arc<str>) -> OwnedKey,
-    ) -> u32 {
-        let no_dso = &self.no_dso;
-        self.ids.find_or_add(
-            IdTable::hash(k),
-            &mut (&mut self.keys, &mut self.loc),
-            |(keys, _), id| keys[id as usize].view() == k,
-            |(keys, locs)| {
-                keys.push(make(no_dso));
-                locs.push(loc as u32);
-                (keys.len() - 1) as u32
-            },
-        )
     }
 }
 
@@ -812,6 +768,49 @@ mod tests {
                     Sym::Address(a).cmp_text(&Sym::Name(name)),
                     text.as_str().cmp(name)
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn text_prefixes_order_as_the_texts_when_they_differ() {
+        let syms = [
+            Sym::Empty,
+            Sym::Name(""),
+            Sym::Name("a"),
+            Sym::Name("ab"),
+            Sym::Name("abcdefgh"),
+            Sym::Name("abcdefghi"),
+            Sym::Name("abcdefghijklmnop"),
+            Sym::Name("abcdefghijklmnopq"),
+            Sym::Name("abcdefghijklmnoz"),
+            Sym::Name("0x00007f"),
+            Sym::Name("\u{e9}t\u{e9}"),
+            Sym::Inlined("abc"),
+            Sym::Inlined("abcdefghijklmnop"),
+            Sym::Address(0),
+            Sym::Address(0x7f00_0000_0010),
+            Sym::Address(0x7f00_0000_0020),
+            Sym::Address(0x7f00_0000_1000),
+            Sym::Address(u64::MAX),
+        ];
+        for a in &syms {
+            for b in &syms {
+                let text = a.to_string().cmp(&b.to_string());
+                assert_eq!(a.cmp_text(b), text, "{a} vs {b}");
+                let (pa, pb) = (a.text_prefix(), b.text_prefix());
+                if pa != pb {
+                    assert_eq!(pa.cmp(&pb), text, "{a} vs {b}");
+                } else {
+                    // Equal prefixes: texts equal for 16 bytes (or all).
+                    let (ta, tb) = (a.to_string(), b.to_string());
+                    let n = |t: &str| t.len().min(16);
+                    assert_eq!(
+                        ta.as_bytes()[..n(&ta)],
+                        tb.as_bytes()[..n(&tb)],
+                        "{a} vs {b}"
+                    );
+                }
             }
         }
     }

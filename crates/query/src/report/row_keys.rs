@@ -1,0 +1,210 @@
+//! Row keys — (DSO, symbol) as a report's rows are keyed — numbered
+//! densely as they are met.
+//!
+//! A system-wide capture has millions of locations and millions of keys
+//! (every unresolved address is one). Each key is kept as two numbers:
+//! the DSO's and the symbol's names are numbered once each, and a name
+//! met again in the same shared string (the symbolizer hands out one per
+//! function) is found by the string's address rather than by hashing and
+//! comparing its text. Looking a key up then reads 16 bytes, not strings
+//! scattered over the heap.
+
+use std::sync::Arc;
+
+use perfq_symbolize::IdTable;
+use rustc_hash::FxHashMap;
+
+use super::{Sym, Symbol};
+
+/// A key's symbol as looked up: names shared with the resolutions.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum KeySym<'a> {
+    /// A resolved name.
+    Name(&'a Arc<str>),
+    /// A function inlined at an unwound frame (`name (inlined)`).
+    Inlined(&'a Arc<str>),
+    /// An unresolved address, as shown.
+    Address(u64),
+    /// No symbol (rows per DSO).
+    Empty,
+}
+
+/// A key as kept: name ids ([`Names`]) and the address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    Name { dso: u32, name: u32 },
+    Inlined { dso: u32, name: u32 },
+    Address { dso: u32, addr: u64 },
+    Empty { dso: u32 },
+}
+
+/// Texts numbered densely, each kept once.
+#[derive(Default)]
+struct Names {
+    ids: IdTable,
+    texts: Vec<Arc<str>>,
+    /// By the address of a shared string met before (held here, so that
+    /// the address cannot be reused by another string): its text's id.
+    by_address: FxHashMap<usize, (Arc<str>, u32)>,
+}
+
+impl Names {
+    fn id(&mut self, s: &Arc<str>) -> u32 {
+        let address = Arc::as_ptr(s) as *const u8 as usize;
+        if let Some(&(_, id)) = self.by_address.get(&address) {
+            return id;
+        }
+        let id = self.ids.find_or_add(
+            IdTable::hash(&**s),
+            &mut self.texts,
+            |texts, id| *texts[id as usize] == **s,
+            |texts| {
+                texts.push(s.clone());
+                (texts.len() - 1) as u32
+            },
+        );
+        self.by_address.insert(address, (s.clone(), id));
+        id
+    }
+}
+
+/// Row keys numbered densely as they are met.
+pub(super) struct RowKeys {
+    /// Key ids, hashed by their key (which is only in `keys`).
+    ids: IdTable,
+    /// By id.
+    keys: Vec<Key>,
+    /// By id: a location with the key (for its unresolved reason).
+    loc: Vec<u32>,
+    dsos: Names,
+    names: Names,
+    /// The DSO of keys without one (rows per symbol only).
+    no_dso: Arc<str>,
+}
+
+impl RowKeys {
+    pub(super) fn new() -> Self {
+        RowKeys {
+            ids: IdTable::new(),
+            keys: Vec::new(),
+            loc: Vec::new(),
+            dsos: Names::default(),
+            names: Names::default(),
+            no_dso: Arc::from(""),
+        }
+    }
+
+    /// The id of the key (`dso`, `sym`) of location `loc`; `None` for the
+    /// DSO when rows are not per DSO.
+    pub(super) fn id(&mut self, dso: Option<&Arc<str>>, sym: KeySym<'_>, loc: usize) -> u32 {
+        let dso = self.dsos.id(dso.unwrap_or(&self.no_dso));
+        let key = match sym {
+            KeySym::Name(s) => Key::Name {
+                dso,
+                name: self.names.id(s),
+            },
+            KeySym::Inlined(s) => Key::Inlined {
+                dso,
+                name: self.names.id(s),
+            },
+            KeySym::Address(addr) => Key::Address { dso, addr },
+            KeySym::Empty => Key::Empty { dso },
+        };
+        self.ids.find_or_add(
+            IdTable::hash(key),
+            &mut (&mut self.keys, &mut self.loc),
+            |(keys, _), id| keys[id as usize] == key,
+            |(keys, locs)| {
+                keys.push(key);
+                locs.push(loc as u32);
+                (keys.len() - 1) as u32
+            },
+        )
+    }
+
+    /// Keys numbered so far.
+    pub(super) fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Key `id`'s DSO (empty when rows are not per DSO).
+    pub(super) fn dso(&self, id: usize) -> &Arc<str> {
+        let (Key::Name { dso, .. }
+        | Key::Inlined { dso, .. }
+        | Key::Address { dso, .. }
+        | Key::Empty { dso }) = self.keys[id];
+        &self.dsos.texts[dso as usize]
+    }
+
+    /// Key `id`'s symbol, borrowed.
+    pub(super) fn sym(&self, id: usize) -> Sym<'_> {
+        match self.keys[id] {
+            Key::Name { name, .. } => Sym::Name(&self.names.texts[name as usize]),
+            Key::Inlined { name, .. } => Sym::Inlined(&self.names.texts[name as usize]),
+            Key::Address { addr, .. } => Sym::Address(addr),
+            Key::Empty { .. } => Sym::Empty,
+        }
+    }
+
+    /// Key `id`'s symbol, for a row.
+    pub(super) fn symbol(&self, id: usize) -> Symbol {
+        match self.keys[id] {
+            Key::Name { name, .. } => Symbol::Name(self.names.texts[name as usize].clone()),
+            Key::Inlined { name, .. } => Symbol::Inlined(self.names.texts[name as usize].clone()),
+            Key::Address { addr, .. } => Symbol::Address(addr),
+            Key::Empty { .. } => Symbol::Empty,
+        }
+    }
+
+    /// Drops what only numbering needs (the tables, and the strings held
+    /// for their addresses); returns by key id the
+    /// first location met with it.
+    pub(super) fn done_numbering(&mut self) -> Vec<u32> {
+        self.ids = IdTable::new();
+        self.dsos.done_numbering();
+        self.names.done_numbering();
+        std::mem::take(&mut self.loc)
+    }
+}
+
+impl Names {
+    fn done_numbering(&mut self) {
+        self.ids = IdTable::new();
+        self.by_address = FxHashMap::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_texts_in_other_strings_are_one_key() {
+        let mut k = RowKeys::new();
+        let (libc, libc2) = (Arc::<str>::from("libc.so.6"), Arc::<str>::from("libc.so.6"));
+        let (f, f2, g) = (
+            Arc::<str>::from("malloc"),
+            Arc::<str>::from("malloc"),
+            Arc::<str>::from("free"),
+        );
+        let a = k.id(Some(&libc), KeySym::Name(&f), 0);
+        assert_eq!(k.id(Some(&libc2), KeySym::Name(&f2), 1), a);
+        assert_eq!(k.id(Some(&libc), KeySym::Name(&f2), 2), a);
+        let b = k.id(Some(&libc), KeySym::Name(&g), 3);
+        let c = k.id(Some(&libc), KeySym::Inlined(&f), 4);
+        let d = k.id(None, KeySym::Name(&f), 5);
+        let e = k.id(Some(&libc), KeySym::Address(0x10), 6);
+        assert_eq!(k.id(Some(&libc2), KeySym::Address(0x10), 7), e);
+        let z = k.id(Some(&libc), KeySym::Empty, 8);
+        let ids = [a, b, c, d, e, z];
+        assert_eq!(ids, [0, 1, 2, 3, 4, 5]);
+        assert_eq!(k.len(), 6);
+        assert_eq!(&**k.dso(3), "");
+        assert_eq!(&**k.dso(4), "libc.so.6");
+        assert_eq!(k.sym(2), Sym::Inlined("malloc"));
+        assert_eq!(k.symbol(4), Symbol::Address(0x10));
+        assert_eq!(k.done_numbering(), [0, 3, 4, 5, 6, 8]);
+        assert_eq!(k.sym(0), Sym::Name("malloc"));
+        assert_eq!(k.symbol(1), Symbol::Name(Arc::from("free")));
+    }
+}
