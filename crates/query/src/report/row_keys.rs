@@ -49,12 +49,22 @@ struct Names {
 }
 
 impl Names {
-    fn id(&mut self, s: &Arc<str>) -> u32 {
+    /// The id of `s`, a string the symbolizer shares among the locations
+    /// of one function or DSO: found again by its address.
+    fn id_of_shared(&mut self, s: &Arc<str>) -> u32 {
         let address = Arc::as_ptr(s) as *const u8 as usize;
         if let Some(&(_, id)) = self.by_address.get(&address) {
             return id;
         }
-        let id = self.ids.find_or_add(
+        let id = self.id_of_text(s);
+        self.by_address.insert(address, (s.clone(), id));
+        id
+    }
+
+    /// The id of `s`'s text (a string made for this lookup, which holding
+    /// by its address would only keep alive).
+    fn id_of_text(&mut self, s: &Arc<str>) -> u32 {
+        self.ids.find_or_add(
             IdTable::hash(&**s),
             &mut self.texts,
             |texts, id| *texts[id as usize] == **s,
@@ -62,9 +72,12 @@ impl Names {
                 texts.push(s.clone());
                 (texts.len() - 1) as u32
             },
-        );
-        self.by_address.insert(address, (s.clone(), id));
-        id
+        )
+    }
+
+    fn done_numbering(&mut self) {
+        self.ids = IdTable::new();
+        self.by_address = FxHashMap::default();
     }
 }
 
@@ -97,15 +110,16 @@ impl RowKeys {
     /// The id of the key (`dso`, `sym`) of location `loc`; `None` for the
     /// DSO when rows are not per DSO.
     pub(super) fn id(&mut self, dso: Option<&Arc<str>>, sym: KeySym<'_>, loc: usize) -> u32 {
-        let dso = self.dsos.id(dso.unwrap_or(&self.no_dso));
+        let dso = self.dsos.id_of_shared(dso.unwrap_or(&self.no_dso));
         let key = match sym {
             KeySym::Name(s) => Key::Name {
                 dso,
-                name: self.names.id(s),
+                name: self.names.id_of_shared(s),
             },
+            // Made per inlining level from DWARF's names: never shared.
             KeySym::Inlined(s) => Key::Inlined {
                 dso,
-                name: self.names.id(s),
+                name: self.names.id_of_text(s),
             },
             KeySym::Address(addr) => Key::Address { dso, addr },
             KeySym::Empty => Key::Empty { dso },
@@ -164,13 +178,6 @@ impl RowKeys {
         self.dsos.done_numbering();
         self.names.done_numbering();
         std::mem::take(&mut self.loc)
-    }
-}
-
-impl Names {
-    fn done_numbering(&mut self) {
-        self.ids = IdTable::new();
-        self.by_address = FxHashMap::default();
     }
 }
 
