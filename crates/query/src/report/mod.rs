@@ -49,9 +49,11 @@ use rayon::prelude::*;
 
 use crate::Error;
 
+mod chain_tree;
 mod location_ids;
 mod row_keys;
 
+use chain_tree::{total_sums, ChainTree, Group, NONE};
 use location_ids::{with_location_ids, LocKey, LocationIds};
 use row_keys::{KeySym, RowKeys};
 
@@ -214,11 +216,12 @@ pub fn run_with_progress(
     // chain entries carry the address to show. Frames perf unwound from a
     // DWARF user stack also count every function inlined at their address
     // ("name (inlined)"): those are expanded.
-    // Per delivered (event, period) sample: its leaf location and, for
-    // --children, its callchain's locations (flat, with start offsets);
-    // tickets until the read ends, then location ids.
-    let mut samples: Vec<(usize, u64, u32, u32, u32)> = Vec::new();
-    let mut chain_locs: Vec<u32> = Vec::new();
+    // Per delivered (event, period) sample: its own location (a ticket
+    // until the read ends, then an id) and, for --children, its
+    // callchain as the leaf-most ticket of the tree of callchain tickets
+    // (`chain_tree`).
+    let mut samples: Vec<Sample> = Vec::new();
+    let mut tree = ChainTree::default();
     // By thread: its previous callchain.
     let mut recent = RecentChains::default();
     let mut deltas = ReadDeltas::new();
@@ -265,7 +268,7 @@ pub fn run_with_progress(
             None,
             false,
         ));
-        let chain_start = chain_locs.len() as u32;
+        let mut chain = NONE;
         if opt.children {
             let unwound = unwinder.sample_frames(&tracker, &symbolizer, &s, &mut lookups);
             // How a frame is looked up, with whether its inlining levels
@@ -277,18 +280,18 @@ pub fn run_with_progress(
             // The root-side frames shared with the thread's previous chain
             // keep their locations; only the others are looked up.
             let tid = s.tid.unwrap_or(pid);
+            let mut new = 0;
             let ids = recent.locate(&tracker, pid, tid, &lookups, flags_of, |f| {
                 // Looked up here, numbered on the interning thread: a
                 // cache of lookups was slower than the lookups it saved.
                 let expand = flags_of(f) & EXPAND != 0;
                 any_expanded |= expand;
                 let l = tracker.locate(pid, f.lookup, f.kernel);
+                new += 1;
                 tickets.push((l, Some(f.addr), expand))
             });
-            // Leaf first, as the callchain.
-            chain_locs.extend(ids.iter().rev());
+            chain = tree.chain(ids, new);
         }
-        let chain_end = chain_locs.len() as u32;
         // perf splits a sample-read sample into one sample per member with
         // its delta as period, dropping zero deltas.
         if s.read.is_some() {
@@ -297,7 +300,12 @@ pub fn run_with_progress(
             for m in &members {
                 if let (Some(e), Some(d)) = (m.event, m.delta) {
                     if d != 0 {
-                        samples.push((e.0, d, leaf, chain_start, chain_end));
+                        samples.push(Sample {
+                            event: e.0 as u32,
+                            leaf,
+                            chain,
+                            period: d,
+                        });
                     }
                 }
             }
@@ -305,7 +313,12 @@ pub fn run_with_progress(
             let period = s
                 .period
                 .unwrap_or_else(|| events.get(ev).map_or(1, |e| e.attr.sample_period_or_freq));
-            samples.push((ev.0, period, leaf, chain_start, chain_end));
+            samples.push(Sample {
+                event: ev.0 as u32,
+                leaf,
+                chain,
+                period,
+            });
         }
     });
     progress(capture.file_len(), capture.file_len());
@@ -313,18 +326,21 @@ pub fn run_with_progress(
     // bytes per location on system-wide captures) goes before resolving
     // and summing need theirs.
     drop((recent, lookups, unwinder));
-    // Tickets become location ids.
+    // Samples' own tickets become location ids; callchain tickets stay
+    // (the tree's nodes), looked up in `ticket_ids` when summing.
     samples
         .par_iter_mut()
-        .for_each(|s| s.2 = ticket_ids[s.2 as usize]);
-    chain_locs
-        .par_iter_mut()
-        .for_each(|l| *l = ticket_ids[*l as usize]);
-    drop(ticket_ids);
+        .for_each(|s| s.leaf = ticket_ids[s.leaf as usize]);
+    let ticket_ids = if opt.children {
+        ticket_ids
+    } else {
+        drop(ticket_ids);
+        Vec::new()
+    };
     // Vectors grown by doubling give back their slack before the
     // resolutions are made.
     samples.shrink_to_fit();
-    chain_locs.shrink_to_fit();
+    tree.shrink_to_fit();
     let mut symbolizer = symbolizer;
     symbolizer.set_inline(any_expanded);
     // Locations are resolved a slice at a time, each slice's resolutions
@@ -442,8 +458,8 @@ pub fn run_with_progress(
     // keys (every garbage frame-pointer address is one) a slot per event
     // of the capture doubled the largest vector of the report.
     let mut sampled = vec![false; events.len()];
-    for &(e, ..) in &samples {
-        if let Some(s) = sampled.get_mut(e) {
+    for smp in &samples {
+        if let Some(s) = sampled.get_mut(smp.event as usize) {
             *s = true;
         }
     }
@@ -466,51 +482,51 @@ pub fn run_with_progress(
         .collect();
     let mut unresolved: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut acc: Vec<Acc> = vec![Acc::default(); keys.len() * nev];
-    // stamp[key] = the last sample that counted it, so each key counts once
-    // per sample however often it recurs in the chain.
-    let mut stamp: Vec<usize> = vec![usize::MAX; keys.len()];
-    for (si, &(e, period, leaf, cs, ce)) in samples.iter().enumerate() {
-        let Some(Some(slot)) = slot_of_event.get(e).copied() else {
-            continue;
-        };
-        let slot = slot as usize;
-        let Some(t) = totals.get_mut(e) else { continue };
-        t.samples += 1;
-        t.period += period;
-        let a = &mut acc[loc_key[leaf as usize] as usize * nev + slot];
-        a.samples += 1;
-        a.period += period;
-        if let Some(why) = &loc_reason[leaf as usize] {
-            a.unresolved_samples += 1;
-            *unresolved.entry(why.name()).or_default() += 1;
-        }
-        if opt.children {
-            // The sample's own entry and every callchain entry.
-            let own = loc_key[leaf as usize];
-            let chain = chain_locs[cs as usize..ce as usize].iter().flat_map(|&l| {
-                let (a, b) = (chain_key_start[l as usize], chain_key_start[l as usize + 1]);
-                chain_keys[a as usize..b as usize].iter().copied()
-            });
-            for k in std::iter::once(own).chain(chain) {
-                let k = k as usize;
-                if stamp[k] == si {
-                    continue;
-                }
-                stamp[k] = si;
-                let a = &mut acc[k * nev + slot];
-                a.total_samples += 1;
-                a.total_period += period;
+    // Self sums per sample; for --children each sample also becomes a
+    // group of one (in place), for the sums over the tree.
+    let groups: Vec<Group> = samples
+        .into_iter()
+        .filter_map(|smp| {
+            let e = smp.event as usize;
+            let slot = slot_of_event.get(e).copied().flatten()?;
+            let t = totals.get_mut(e)?;
+            t.samples += 1;
+            t.period += smp.period;
+            let own = loc_key[smp.leaf as usize];
+            let a = &mut acc[own as usize * nev + slot as usize];
+            a.samples += 1;
+            a.period += smp.period;
+            if let Some(why) = &loc_reason[smp.leaf as usize] {
+                a.unresolved_samples += 1;
+                *unresolved.entry(why.name()).or_default() += 1;
             }
-        }
+            opt.children.then_some(Group {
+                chain: smp.chain,
+                own,
+                slot,
+                samples: 1,
+                period: smp.period,
+            })
+        })
+        .collect();
+    if opt.children {
+        // The sample's own entry and every callchain entry: a callchain
+        // ticket's keys are its location's.
+        let keys_of = |ticket: u32| {
+            let keys = ticket_ids.get(ticket as usize).and_then(|&l| {
+                let a = *chain_key_start.get(l as usize)? as usize;
+                let b = *chain_key_start.get(l as usize + 1)? as usize;
+                chain_keys.get(a..b)
+            });
+            keys.unwrap_or_default()
+        };
+        total_sums(groups, &tree, keys.len(), keys_of, |k, slot, n, p| {
+            let a = &mut acc[k * nev + slot];
+            a.total_samples += n;
+            a.total_period += p;
+        });
     }
-    drop((
-        samples,
-        chain_locs,
-        chain_keys,
-        chain_key_start,
-        stamp,
-        loc_key,
-    ));
+    drop((tree, ticket_ids, chain_keys, chain_key_start, loc_key));
     // Rows are ordered by their sums and keys, then given their strings:
     // hundreds of thousands of rows are not copied around while sorting.
     // Each carries the first bytes of its symbol's text, so that rows of
@@ -733,6 +749,17 @@ impl Symbol {
             Symbol::Empty => Sym::Empty,
         }
     }
+}
+
+/// A delivered (event, period) sample as the read keeps it: its own
+/// location's ticket (an id once the read is done) and its callchain's
+/// leaf-most ticket. 24 bytes, as a [`Group`], which it becomes in place.
+struct Sample {
+    event: u32,
+    leaf: u32,
+    /// [`NONE`] without callchain (or without `--children`).
+    chain: u32,
+    period: u64,
 }
 
 /// One key's sums for one event.
