@@ -20,6 +20,7 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type, SchemaRef, UInt32Type, UInt64Type};
+use rayon::slice::ParallelSliceMut;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::columns;
@@ -170,10 +171,20 @@ pub(crate) fn keep(
     session.create_view("stack_functions", STACK_FUNCTIONS_FROM_SETS)
 }
 
+/// An address as its hexadecimal text orders: its digits left-aligned,
+/// then their number (where the digits are equal, one text is the
+/// other's prefix: the shorter first).
+fn address_order(a: u64) -> (u64, u32) {
+    let digits = (64 - a.leading_zeros()).div_ceil(4).max(1);
+    (a << (4 * (16 - digits)), digits)
+}
+
 /// A frame named by its address, in the capture and DSO it belongs to.
 struct Unnamed<'a> {
     address: u64,
     dso: &'a str,
+    /// The DSO's place among the unnamed frames' DSO names in text order.
+    dso_rank: u32,
     capture: &'a str,
     frame: usize,
 }
@@ -243,13 +254,7 @@ impl Name<'_> {
         match (self, other) {
             // Digits left-aligned compare as the texts do; where they are
             // equal, one text is the other's prefix: the shorter first.
-            (Name::Address(a), Name::Address(b)) => {
-                let key = |a: u64| {
-                    let digits = (64 - a.leading_zeros()).div_ceil(4).max(1);
-                    (a << (4 * (16 - digits)), digits)
-                };
-                key(*a).cmp(&key(*b))
-            }
+            (Name::Address(a), Name::Address(b)) => address_order(*a).cmp(&address_order(*b)),
             _ => self.with_text(|a| other.with_text(|b| a.cmp(b))),
         }
     }
@@ -322,6 +327,7 @@ fn native_functions(
                 unnamed.push(Unnamed {
                     address: a.value(row),
                     dso,
+                    dso_rank: 0,
                     capture: c.value(row),
                     frame,
                 });
@@ -336,7 +342,26 @@ fn native_functions(
         .collect();
     symbolic.sort_unstable_by(|((a, x), _), ((b, y), _)| by_text((a, x), (b, y)));
     let name = |u: &Unnamed<'_>| Name::Address(u.address);
-    unnamed.sort_unstable_by(|u, v| by_text((&name(u), u.dso), (&name(v), v.dso)));
+    // Sorted as `by_text` orders them, on integers: the address's text
+    // order, then the DSO's rank (a few hundred DSO names for hundreds of
+    // thousands of frames, which compared as strings were a fifth of a
+    // system-wide capture's inclusive query).
+    let mut dso_names: Vec<&str> = unnamed
+        .iter()
+        .map(|u| u.dso)
+        .collect::<FxHashSet<&str>>()
+        .into_iter()
+        .collect();
+    dso_names.sort_unstable();
+    let rank: FxHashMap<&str, u32> = dso_names
+        .iter()
+        .enumerate()
+        .map(|(r, &d)| (d, r as u32))
+        .collect();
+    for u in &mut unnamed {
+        u.dso_rank = rank.get(u.dso).copied().unwrap_or(u32::MAX);
+    }
+    unnamed.par_sort_unstable_by_key(|u| (address_order(u.address), u.dso_rank));
 
     // Ids in (symbol, DSO) order from 1, as the two sorted lists merge
     // (a name is one function whether a symbol or an address spells it);
