@@ -381,13 +381,15 @@ fn native_functions(
     };
     let (mut s, mut u) = (symbolic.iter().peekable(), unnamed.iter().peekable());
     loop {
-        let next = match (s.peek(), u.peek()) {
+        // The next name, and if it is an unnamed frame's, its address and
+        // DSO rank: the unnamed frames equal to it are those with both.
+        let (next, from_unnamed) = match (s.peek(), u.peek()) {
             (None, None) => break,
-            (Some(((n, d), _)), None) => (*n, *d),
-            (None, Some(x)) => (name(x), x.dso),
+            (Some(((n, d), _)), None) => ((*n, *d), None),
+            (None, Some(x)) => ((name(x), x.dso), Some((x.address, x.dso_rank))),
             (Some(((n, d), _)), Some(x)) => match by_text((n, d), (&name(x), x.dso)) {
-                std::cmp::Ordering::Greater => (name(x), x.dso),
-                _ => (*n, *d),
+                std::cmp::Ordering::Greater => ((name(x), x.dso), Some((x.address, x.dso_rank))),
+                _ => ((*n, *d), None),
             },
         };
         // Every name equal to `next` is taken below: the next is greater.
@@ -401,7 +403,11 @@ fn native_functions(
             s.next();
         }
         while let Some(x) = u.peek() {
-            if by_text((&name(x), x.dso), (&next.0, next.1)).is_ne() {
+            let equal = match from_unnamed {
+                Some(key) => (x.address, x.dso_rank) == key,
+                None => by_text((&name(x), x.dso), (&next.0, next.1)).is_eq(),
+            };
+            if !equal {
                 break;
             }
             assign(x.capture, x.frame, id);
