@@ -182,9 +182,10 @@ fn address_order(a: u64) -> (u64, u32) {
 /// A frame named by its address, in the capture and DSO it belongs to.
 struct Unnamed<'a> {
     address: u64,
-    dso: &'a str,
-    /// The DSO's place among the unnamed frames' DSO names in text order.
-    dso_rank: u32,
+    /// The DSO's name: its number among the unnamed frames' DSO names
+    /// while they are read, then its place in their text order (40 bytes
+    /// a frame rather than 48 with the name itself; millions of them).
+    dso: u32,
     capture: &'a str,
     frame: usize,
 }
@@ -301,6 +302,7 @@ fn native_functions(
     let mut met: FxHashMap<(&str, &str), u32> = FxHashMap::default();
     let mut named: Vec<(&str, usize, u32)> = Vec::new();
     let mut unnamed: Vec<Unnamed<'_>> = Vec::with_capacity(rows);
+    let mut unnamed_dsos: FxHashMap<&str, u32> = FxHashMap::default();
     for (c, f, sym, dso, a) in &read {
         let (c, f) = (c.as_string::<i32>(), f.as_primitive::<Int64Type>());
         let (sym, dso) = (sym.as_string_view(), dso.as_string_view());
@@ -324,10 +326,10 @@ fn native_functions(
                 let k = *met.entry((sym.value(row), dso)).or_insert(next);
                 named.push((c.value(row), frame, k));
             } else if a.is_valid(row) {
+                let next = unnamed_dsos.len() as u32;
                 unnamed.push(Unnamed {
                     address: a.value(row),
-                    dso,
-                    dso_rank: 0,
+                    dso: *unnamed_dsos.entry(dso).or_insert(next),
                     capture: c.value(row),
                     frame,
                 });
@@ -346,22 +348,18 @@ fn native_functions(
     // order, then the DSO's rank (a few hundred DSO names for hundreds of
     // thousands of frames, which compared as strings were a fifth of a
     // system-wide capture's inclusive query).
-    let mut dso_names: Vec<&str> = unnamed
-        .iter()
-        .map(|u| u.dso)
-        .collect::<FxHashSet<&str>>()
-        .into_iter()
-        .collect();
+    let mut dso_names: Vec<(&str, u32)> = unnamed_dsos.into_iter().collect();
     dso_names.sort_unstable();
-    let rank: FxHashMap<&str, u32> = dso_names
-        .iter()
-        .enumerate()
-        .map(|(r, &d)| (d, r as u32))
-        .collect();
-    for u in &mut unnamed {
-        u.dso_rank = rank.get(u.dso).copied().unwrap_or(u32::MAX);
+    let mut rank = vec![0u32; dso_names.len()];
+    for (r, &(_, number)) in dso_names.iter().enumerate() {
+        rank[number as usize] = r as u32;
     }
-    unnamed.par_sort_unstable_by_key(|u| (address_order(u.address), u.dso_rank));
+    for u in &mut unnamed {
+        u.dso = rank[u.dso as usize];
+    }
+    let dso_names: Vec<&str> = dso_names.into_iter().map(|(d, _)| d).collect();
+    let dso = |u: &Unnamed<'_>| dso_names[u.dso as usize];
+    unnamed.par_sort_unstable_by_key(|u| (address_order(u.address), u.dso));
 
     // Ids in (symbol, DSO) order from 1, as the two sorted lists merge
     // (a name is one function whether a symbol or an address spells it);
@@ -386,9 +384,9 @@ fn native_functions(
         let (next, from_unnamed) = match (s.peek(), u.peek()) {
             (None, None) => break,
             (Some(((n, d), _)), None) => ((*n, *d), None),
-            (None, Some(x)) => ((name(x), x.dso), Some((x.address, x.dso_rank))),
-            (Some(((n, d), _)), Some(x)) => match by_text((n, d), (&name(x), x.dso)) {
-                std::cmp::Ordering::Greater => ((name(x), x.dso), Some((x.address, x.dso_rank))),
+            (None, Some(x)) => ((name(x), dso(x)), Some((x.address, x.dso))),
+            (Some(((n, d), _)), Some(x)) => match by_text((n, d), (&name(x), dso(x))) {
+                std::cmp::Ordering::Greater => ((name(x), dso(x)), Some((x.address, x.dso))),
                 _ => ((*n, *d), None),
             },
         };
@@ -404,8 +402,8 @@ fn native_functions(
         }
         while let Some(x) = u.peek() {
             let equal = match from_unnamed {
-                Some(key) => (x.address, x.dso_rank) == key,
-                None => by_text((&name(x), x.dso), (&next.0, next.1)).is_eq(),
+                Some(key) => (x.address, x.dso) == key,
+                None => by_text((&name(x), dso(x)), (&next.0, next.1)).is_eq(),
             };
             if !equal {
                 break;

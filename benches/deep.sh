@@ -1,0 +1,60 @@
+#!/bin/sh
+# perfq next to perf on a capture of deep, repeating stacks: perfq-gen's
+# Sapphire Rapids layout (ten group members a sample, so perf and perfq
+# deliver ten samples per record) with random call paths 40-100 frames
+# deep through testdata/td-demo, SAMPLES records (default 1,000,000; the
+# file is ~750 MB in $PERFQ_BENCH_DIR, default /tmp/perfq-bench). Wall and
+# CPU time (hyperfine medians, RUNS runs after a warm-up, default 1: perf
+# takes over a minute) and peak RSS of
+#   perfq report --children     vs  perf report --stdio --children -g none
+#   perfq report                vs  perf report --stdio --no-children
+# Prints a markdown table for docs/benchmarks.md.
+#   sh benches/deep.sh [SAMPLES]    # PERFQ names perfq (default: release build)
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}
+samples=${1:-1000000}
+runs=${RUNS:-1}
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
+mkdir -p "$dir"
+# The capture names testdata/td-demo as its program, relative: perf and
+# perfq find it from the checkout.
+cd "$root"
+cargo build --release -q -p perfq-testgen
+if [ -z "${PERFQ:-}" ]; then
+    cargo build --release -q -p perfq
+    PERFQ="$CARGO_TARGET_DIR/release/perfq"
+fi
+data="$dir/deep-$samples.data"
+[ -f "$data" ] || "$CARGO_TARGET_DIR/release/perfq-gen" --preset sapphirerapids \
+    --samples "$samples" --depth 60 -o "$data" > /dev/null
+
+# measure NAME COMMAND: "wall cpu rss_mb" of COMMAND (a shell line).
+measure() {
+    hyperfine --warmup 1 --runs "$runs" --export-json "$dir/deep.$1.json" "$2" > /dev/null
+    /usr/bin/time -o "$dir/deep.rss" -f %M sh -c "$2" > /dev/null 2>&1 || true
+    python3 - "$dir/deep.$1.json" "$dir/deep.rss" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+rss = int(open(sys.argv[2]).read().split()[-1]) / 1024
+print("%.2f %.2f %.0f" % (r["median"], r["user"] + r["system"], rss))
+PY
+}
+
+row() { # what perfq-line perf-line
+    q=$(measure q "$2")
+    p=$(measure p "$3")
+    python3 - "$1" $q $p <<'PY'
+import sys
+what, qw, qc, qr, pw, pc, pr = sys.argv[1], *map(float, sys.argv[2:])
+print(f"| {what} | {pw:.2f} s wall, {pc:.2f} s CPU, {pr:.0f} MiB | {qw:.2f} s wall, {qc:.2f} s CPU, {qr:.0f} MiB | {pw/qw:.1f}× wall, {pc/qc:.1f}× CPU, {qr/pr:.2f}× the memory |")
+PY
+}
+
+echo "| command | perf | perfq | ratio |"
+echo "|---|---|---|---|"
+echo "| **deep-$samples.data** | | | |"
+row "report --children vs perf report --children -g none" "$PERFQ report --children $data > /dev/null" \
+    "perf report -i $data --stdio --children --sort dso,sym -g none > /dev/null"
+row "report vs perf report --no-children" "$PERFQ report $data > /dev/null" \
+    "perf report -i $data --stdio --no-children --sort dso,sym > /dev/null"
