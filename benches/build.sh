@@ -22,29 +22,9 @@ sh "$here/build-capture.sh" > /dev/null
 runs=${RUNS:-3}
 out="$dir/build-convert-out"
 
-# measure NAME COMMAND: "wall cpu rss_mb" of COMMAND (a shell line).
-measure() {
-    hyperfine --warmup 1 --runs "$runs" --export-json "$dir/build.$1.json" \
-        --prepare "rm -rf $out" "$2" > /dev/null
-    rm -rf "$out"
-    /usr/bin/time -o "$dir/build.rss" -f %M sh -c "$2" > /dev/null 2>&1 || true
-    python3 - "$dir/build.$1.json" "$dir/build.rss" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))["results"][0]
-rss = int(open(sys.argv[2]).read().split()[-1]) / 1024
-print("%.2f %.2f %.0f" % (r["median"], r["user"] + r["system"], rss))
-PY
-}
-
-row() { # what perfq-line perf-line
-    q=$(measure q "$2")
-    p=$(measure p "$3")
-    python3 - "$1" $q $p <<'PY'
-import sys
-what, qw, qc, qr, pw, pc, pr = sys.argv[1], *map(float, sys.argv[2:])
-print(f"| {what} | {pw:.2f} s wall, {pc:.2f} s CPU, {pr:.0f} MiB | {qw:.2f} s wall, {qc:.2f} s CPU, {qr:.0f} MiB | {pw/qw:.1f}× wall, {pc/qc:.1f}× CPU, {qr/pr:.2f}× the memory |")
-PY
-}
+bench=build
+prepare="rm -rf $out"
+. "$here/measure.sh"
 
 echo "| command | perf | perfq | ratio |"
 echo "|---|---|---|---|"

@@ -29,27 +29,8 @@ data="$dir/deep-$samples.data"
 [ -f "$data" ] || "$CARGO_TARGET_DIR/release/perfq-gen" --preset sapphirerapids \
     --samples "$samples" --depth 60 -o "$data" > /dev/null
 
-# measure NAME COMMAND: "wall cpu rss_mb" of COMMAND (a shell line).
-measure() {
-    hyperfine --warmup 1 --runs "$runs" --export-json "$dir/deep.$1.json" "$2" > /dev/null
-    /usr/bin/time -o "$dir/deep.rss" -f %M sh -c "$2" > /dev/null 2>&1 || true
-    python3 - "$dir/deep.$1.json" "$dir/deep.rss" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))["results"][0]
-rss = int(open(sys.argv[2]).read().split()[-1]) / 1024
-print("%.2f %.2f %.0f" % (r["median"], r["user"] + r["system"], rss))
-PY
-}
-
-row() { # what perfq-line perf-line
-    q=$(measure q "$2")
-    p=$(measure p "$3")
-    python3 - "$1" $q $p <<'PY'
-import sys
-what, qw, qc, qr, pw, pc, pr = sys.argv[1], *map(float, sys.argv[2:])
-print(f"| {what} | {pw:.2f} s wall, {pc:.2f} s CPU, {pr:.0f} MiB | {qw:.2f} s wall, {qc:.2f} s CPU, {qr:.0f} MiB | {pw/qw:.1f}× wall, {pc/qc:.1f}× CPU, {qr/pr:.2f}× the memory |")
-PY
-}
+bench=deep
+. "$root/benches/measure.sh"
 
 echo "| command | perf | perfq | ratio |"
 echo "|---|---|---|---|"
