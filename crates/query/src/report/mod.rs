@@ -525,6 +525,10 @@ pub fn run_with_progress(
             a.total_samples += n;
             a.total_period += p;
         });
+    } else {
+        // Empty, but holding the samples' memory (collected in place):
+        // freed before the rows are made, as `total_sums` frees it.
+        drop(groups);
     }
     drop((tree, ticket_ids, chain_keys, chain_key_start, loc_key));
     // Rows are ordered by their sums and keys, then given their strings:
