@@ -8,14 +8,18 @@
 #   perfq report --children     vs  perf report --stdio --children --sort dso,sym -g none
 #   perfq query DATASET "top 20 of function_total"   (no perf equivalent)
 # Prints a markdown table for docs/benchmarks.md.
-#   sh benches/build.sh         # PERFQ names perfq (default: release build)
+#   sh benches/build.sh         # PERFQ names perfq (default: the dist build;
+#                               # PERFQ_PROFILE=release for the release one)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
+# The benchmarks measure the dist build (fat LTO, Cargo.toml), as
+# captures.sh and topdown.sh do.
+profile=${PERFQ_PROFILE:-dist}
 if [ -z "${PERFQ:-}" ]; then
-    (cd "$here/.." && cargo build --release -q -p perfq)
-    PERFQ="$CARGO_TARGET_DIR/release/perfq"
+    (cd "$here/.." && cargo build --profile "$profile" -q -p perfq)
+    PERFQ="$CARGO_TARGET_DIR/$profile/perfq"
 fi
 export PERFQ
 sh "$here/build-capture.sh" > /dev/null

@@ -9,7 +9,8 @@
 #   perfq report --children     vs  perf report --stdio --children -g none
 #   perfq report                vs  perf report --stdio --no-children
 # Prints a markdown table for docs/benchmarks.md.
-#   sh benches/deep.sh [SAMPLES]    # PERFQ names perfq (default: release build)
+#   sh benches/deep.sh [SAMPLES]    # PERFQ names perfq (default: the dist
+#                                   # build; PERFQ_PROFILE=release for release)
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}
@@ -21,9 +22,10 @@ mkdir -p "$dir"
 # perfq find it from the checkout.
 cd "$root"
 cargo build --release -q -p perfq-testgen
+profile=${PERFQ_PROFILE:-dist}
 if [ -z "${PERFQ:-}" ]; then
-    cargo build --release -q -p perfq
-    PERFQ="$CARGO_TARGET_DIR/release/perfq"
+    cargo build --profile "$profile" -q -p perfq
+    PERFQ="$CARGO_TARGET_DIR/$profile/perfq"
 fi
 data="$dir/deep-$samples.data"
 [ -f "$data" ] || "$CARGO_TARGET_DIR/release/perfq-gen" --preset sapphirerapids \
