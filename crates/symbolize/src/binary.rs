@@ -553,7 +553,7 @@ unsafe impl stable_deref_trait::CloneStableDeref for SharedBytes {}
 /// PLT stubs named `sym@plt`, as perf synthesizes them: the n-th
 /// `.rela.plt` relocation's stub is the n-th entry after the PLT header
 /// (or the n-th entry of `.plt.sec` when IBT split it out).
-fn plt_symbols(obj: &object::File<'_>) -> Vec<RawSymbol> {
+fn plt_symbols(obj: &object::File<'_>) -> Vec<RawSymbol<'static>> {
     let mut out = Vec::new();
     let (rel, is_rela) = match (
         obj.section_by_name(".rela.plt"),
@@ -614,7 +614,7 @@ fn plt_symbols(obj: &object::File<'_>) -> Vec<RawSymbol> {
         out.push(RawSymbol {
             start: addr,
             size: stride,
-            name: format!("{name}@plt"),
+            name: format!("{name}@plt").into(),
             rank: Rank { binding: 2 },
             module: false,
         });
@@ -628,7 +628,7 @@ pub type Reader = gimli::EndianReader<gimli::RunTimeEndian, SharedBytes>;
 /// perf's symbol filter (`dso__load_sym`): functions and IFUNCs, plus
 /// labels (NOTYPE symbols in a real section that are not hidden or
 /// internal), each with a name and a defined section.
-fn collect_functions<'d, S: ObjectSymbol<'d>>(syms: impl Iterator<Item = S>) -> Vec<RawSymbol> {
+fn collect_functions<'d, S: ObjectSymbol<'d>>(syms: impl Iterator<Item = S>) -> Vec<RawSymbol<'d>> {
     syms.filter(|s| {
         // `object` counts an IFUNC symbol (glibc's `memcpy`, `__stpncpy`:
         // the name callers use, at its resolver's address) as no
@@ -674,7 +674,7 @@ fn collect_functions<'d, S: ObjectSymbol<'d>>(syms: impl Iterator<Item = S>) -> 
         Some(RawSymbol {
             start: s.address(),
             size: s.size(),
-            name: name.to_string(),
+            name: name.into(),
             rank: Rank { binding },
             module: false,
         })

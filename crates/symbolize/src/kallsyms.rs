@@ -58,7 +58,7 @@ impl Kallsyms {
             raw.push(RawSymbol {
                 start: addr,
                 size: 0,
-                name: name.to_string(),
+                name: name.into(),
                 rank: Rank { binding },
                 module: module.is_some(),
             });

@@ -647,7 +647,7 @@ impl Symbolizer {
                     let start =
                         u64::from_str_radix(it.next()?.trim_start_matches("0x"), 16).ok()?;
                     let size = u64::from_str_radix(it.next()?.trim_start_matches("0x"), 16).ok()?;
-                    let name = it.next()?.trim().to_string();
+                    let name = it.next()?.trim().into();
                     Some(crate::symtab::RawSymbol {
                         start,
                         size,

@@ -1,6 +1,8 @@
 //! A sorted function-symbol table built with perf's rules for symbol ends
 //! and aliases, so that the same address gets the same name as in perf.
 
+use std::borrow::Cow;
+
 use perfq_reader::Endian;
 
 use crate::binary::{FileBytes, SharedBytes};
@@ -25,13 +27,15 @@ pub struct Rank {
 
 /// A symbol as read, before ends are fixed and aliases removed.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RawSymbol {
+pub struct RawSymbol<'a> {
     /// Start address.
     pub start: u64,
     /// Size (0 when unknown).
     pub size: u64,
-    /// Name.
-    pub name: String,
+    /// Name: borrowed from the text or binary it was read from where it
+    /// can be (the table copies names into its own buffer; a `String`
+    /// each was an allocation per symbol of kallsyms' 120,000).
+    pub name: Cow<'a, str>,
     /// Binding.
     pub rank: Rank,
     /// A kernel module symbol (kallsyms `[module]`).
@@ -82,7 +86,7 @@ impl SymbolTable {
     /// next page; where a kallsyms run changes between kernel and module
     /// symbols, the earlier ends at the next page instead. Then at each
     /// address one alias stays, chosen by perf's `choose_best_symbol`.
-    pub fn new(mut raw: Vec<RawSymbol>) -> SymbolTable {
+    pub fn new(mut raw: Vec<RawSymbol<'_>>) -> SymbolTable {
         raw.sort_by_key(|r| r.start);
         let n = raw.len();
         let mut ends: Vec<u64> = raw.iter().map(|r| r.start.saturating_add(r.size)).collect();
@@ -118,7 +122,7 @@ impl SymbolTable {
         }
         SymbolTable::from_sorted(
             kept.into_iter()
-                .map(|i| (raw[i].start, ends[i], raw[i].name.as_str())),
+                .map(|i| (raw[i].start, ends[i], &*raw[i].name)),
         )
         .unwrap_or_default()
     }
@@ -250,9 +254,9 @@ fn check_layout(b: &[u8]) -> Option<usize> {
 /// perf's `choose_best_symbol(a, b) == SYMBOL_B`: a non-zero length, then
 /// not weak, then global, then fewer leading underscores, then the longer
 /// name; a full tie keeps `a`.
-fn prefer_second(a: &RawSymbol, a_end: u64, b: &RawSymbol, b_end: u64) -> bool {
+fn prefer_second(a: &RawSymbol<'_>, a_end: u64, b: &RawSymbol<'_>, b_end: u64) -> bool {
     let underscores = |s: &str| s.bytes().take_while(|c| *c == b'_').count();
-    let key = |s: &RawSymbol, end: u64| {
+    let key = |s: &RawSymbol<'_>, end: u64| {
         (
             end > s.start,
             s.rank.binding != 1,
@@ -268,7 +272,7 @@ fn prefer_second(a: &RawSymbol, a_end: u64, b: &RawSymbol, b_end: u64) -> bool {
 mod tests {
     use super::*;
 
-    fn raw(start: u64, size: u64, name: &str, binding: u8) -> RawSymbol {
+    fn raw(start: u64, size: u64, name: &str, binding: u8) -> RawSymbol<'_> {
         RawSymbol {
             start,
             size,
