@@ -350,6 +350,10 @@ pub struct LocationInterner {
     /// twice; 8 bytes a slot instead of 32 on a million locations).
     ids: IdTable,
     locations: Vec<Location>,
+    /// The last process looked up, the address spaces' generation then,
+    /// and its stamp: consecutive frames are mostly of one process, and
+    /// its stamp is then not looked up again for each.
+    last_stamp: Option<(u32, u64, u64)>,
 }
 
 impl LocationInterner {
@@ -366,14 +370,35 @@ impl LocationInterner {
     /// Asks the processor for the cache lines that looking up `frames` of
     /// a sample of process `pid` will read, so that they arrive together.
     /// Only a hint: lookups are the same with or without it.
-    pub fn prefetch(&self, tracker: &Tracker, pid: u32, frames: &[FrameLookup]) {
+    pub fn prefetch(&self, pid: u32, frames: &[FrameLookup]) {
         if self.cache.is_empty() {
             return;
         }
         for f in frames {
-            let (space, _) = tracker.lookup_space(pid, f);
+            let space = if in_kernel_space(f.lookup, f.kernel) {
+                u32::MAX
+            } else {
+                pid
+            };
             if let Some(set) = self.cache.get(Self::set_of(space, f.addr, f.lookup_bits())) {
                 prefetch_line(set);
+            }
+        }
+    }
+
+    /// [`Tracker::lookup_space`], remembering the last process's stamp.
+    fn lookup_space(&mut self, tracker: &Tracker, pid: u32, f: &FrameLookup) -> (u32, u64) {
+        let spaces = tracker.spaces();
+        if in_kernel_space(f.lookup, f.kernel) {
+            return (u32::MAX, spaces.kernel_stamp());
+        }
+        let generation = spaces.generation();
+        match self.last_stamp {
+            Some((p, g, stamp)) if p == pid && g == generation => (pid, stamp),
+            _ => {
+                let stamp = spaces.stamp(pid);
+                self.last_stamp = Some((pid, generation, stamp));
+                (pid, stamp)
             }
         }
     }
@@ -386,7 +411,7 @@ impl LocationInterner {
         // Kernel addresses mean the same in every process: one cache entry
         // serves them all (a system-wide capture's kernel frames recur
         // across hundreds of processes).
-        let (space, stamp) = tracker.lookup_space(pid, f);
+        let (space, stamp) = self.lookup_space(tracker, pid, f);
         let bits = f.lookup_bits();
         let at = Self::set_of(space, f.addr, bits);
         let hit = |e: &CacheEntry| {
@@ -494,7 +519,7 @@ mod tests {
         assert_eq!(i.locations().len() as u64, n);
         let pairs: Vec<(u64, u32)> = addrs().zip(first.iter().copied()).collect();
         for &(a, id) in pairs.iter().rev() {
-            i.prefetch(&t, 7, &[user(a)]);
+            i.prefetch(7, &[user(a)]);
             assert_eq!(i.intern(&t, 7, &user(a)), id);
         }
         // Another process, the same address: unmapped there.

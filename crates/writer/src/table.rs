@@ -77,6 +77,13 @@ pub struct Column<'a> {
     /// times, a few bits a value before compression, and cheaper to
     /// compress than plain values.
     pub delta: bool,
+    /// Whether to store the column chunks' statistics (min, max, null
+    /// count), which let readers skip row groups. Columns whose rows come
+    /// in no order related to their values (names, addresses, the stack
+    /// tree's links) go without: every row group then spans nearly all
+    /// values and prunes nothing, and working the statistics out was a
+    /// tenth of encoding the frames and stacks tables.
+    pub statistics: bool,
 }
 
 impl<'a> Column<'a> {
@@ -88,6 +95,7 @@ impl<'a> Column<'a> {
             nullable: false,
             dictionary: true,
             delta: false,
+            statistics: true,
         }
     }
 
@@ -103,6 +111,15 @@ impl<'a> Column<'a> {
     pub const fn plain(self) -> Column<'a> {
         Column {
             dictionary: false,
+            ..self
+        }
+    }
+
+    /// The same column, without statistics (its values are in no order
+    /// a row group could be skipped by).
+    pub const fn without_statistics(self) -> Column<'a> {
+        Column {
+            statistics: false,
             ..self
         }
     }
@@ -181,7 +198,13 @@ enum Builder {
 }
 
 impl Builder {
-    fn new(ty: ColumnType) -> Builder {
+    /// A builder for a row group of `ty` values whose text, bytes or list
+    /// items take about `values` bytes or items in all (what the group
+    /// before took): the buffers are made that large at once instead of
+    /// doubling their way there, copying all they hold each time (the
+    /// frames table's name columns copied ~140 MB so on a system-wide
+    /// capture).
+    fn new(ty: ColumnType, values: usize) -> Builder {
         let n = ROWS_PER_GROUP;
         match ty {
             ColumnType::Bool => Builder::Bool(BooleanBuilder::with_capacity(n)),
@@ -190,9 +213,23 @@ impl Builder {
             ColumnType::U32 => Builder::U32(UInt32Builder::with_capacity(n)),
             ColumnType::U64 => Builder::U64(UInt64Builder::with_capacity(n)),
             ColumnType::I32 => Builder::I32(Int32Builder::with_capacity(n)),
-            ColumnType::Str => Builder::Str(StringBuilder::new()),
-            ColumnType::Bytes => Builder::Bytes(BinaryBuilder::new()),
-            ColumnType::ListU32 => Builder::ListU32(ListBuilder::new(UInt32Builder::new())),
+            ColumnType::Str => Builder::Str(StringBuilder::with_capacity(n, values)),
+            ColumnType::Bytes => Builder::Bytes(BinaryBuilder::with_capacity(n, values)),
+            ColumnType::ListU32 => Builder::ListU32(ListBuilder::with_capacity(
+                UInt32Builder::with_capacity(values),
+                n,
+            )),
+        }
+    }
+
+    /// Bytes of text or bytes, or list items, appended so far (0 for the
+    /// other types): the size hint for the next group's builder.
+    fn values_len(&mut self) -> usize {
+        match self {
+            Builder::Str(b) => b.values_slice().len(),
+            Builder::Bytes(b) => b.values_slice().len(),
+            Builder::ListU32(b) => b.values().values_slice().len(),
+            _ => 0,
         }
     }
 
@@ -235,6 +272,8 @@ struct Slot {
     data_type: DataType,
     leading_nulls: usize,
     builder: Option<Builder>,
+    /// [`Builder::values_len`] of the last group finished.
+    last_values: usize,
 }
 
 impl Slot {
@@ -244,6 +283,7 @@ impl Slot {
             data_type: data_type(ty),
             leading_nulls: 0,
             builder: None,
+            last_values: 0,
         }
     }
 
@@ -258,9 +298,9 @@ impl Slot {
     /// The builder, for a value.
     #[inline]
     fn values(&mut self) -> &mut Builder {
-        let (ty, nulls) = (self.ty, self.leading_nulls);
+        let (ty, nulls, values) = (self.ty, self.leading_nulls, self.last_values);
         self.builder.get_or_insert_with(|| {
-            let mut b = Builder::new(ty);
+            let mut b = Builder::new(ty, values);
             for _ in 0..nulls {
                 b.append_null();
             }
@@ -271,7 +311,10 @@ impl Slot {
     fn finish(&mut self) -> ArrayRef {
         let nulls = std::mem::take(&mut self.leading_nulls);
         match self.builder.take() {
-            Some(mut b) => b.finish(),
+            Some(mut b) => {
+                self.last_values = b.values_len();
+                b.finish()
+            }
             None => null_array(self.ty, &self.data_type, nulls),
         }
     }
@@ -376,6 +419,9 @@ impl Table {
             .set_dictionary_enabled(true);
         for c in columns.iter().filter(|c| !c.dictionary) {
             props = props.set_column_dictionary_enabled(leaf_path(c), false);
+        }
+        for c in columns.iter().filter(|c| !c.statistics) {
+            props = props.set_column_statistics_enabled(leaf_path(c), EnabledStatistics::None);
         }
         for c in columns.iter().filter(|c| c.delta) {
             props = props.set_column_encoding(leaf_path(c), Encoding::DELTA_BINARY_PACKED);
@@ -643,11 +689,20 @@ mod tests {
             Column::new("plain_list", ColumnType::ListU32).plain(),
             Column::new("delta_list", ColumnType::ListU32).delta(),
             Column::new("dict_list", ColumnType::ListU32),
+            Column::new("bare_list", ColumnType::ListU32).without_statistics(),
+            Column::new("bare_text", ColumnType::Str).without_statistics(),
         ];
         let mut t = Table::create(&path, &columns).unwrap();
         for i in 0..1000u32 {
             let v = [i % 7, i % 5, i];
-            t.row().list(&v).list(&v).list(&v).end().unwrap();
+            t.row()
+                .list(&v)
+                .list(&v)
+                .list(&v)
+                .list(&v)
+                .str("x")
+                .end()
+                .unwrap();
         }
         t.finish().unwrap();
         let r = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
@@ -656,6 +711,11 @@ mod tests {
         assert!(!encodings(0).contains(&Encoding::RLE_DICTIONARY));
         assert!(encodings(1).contains(&Encoding::DELTA_BINARY_PACKED));
         assert!(encodings(2).contains(&Encoding::RLE_DICTIONARY));
+        for i in 0..3 {
+            assert!(rg.column(i).statistics().is_some(), "column {i}");
+        }
+        assert!(rg.column(3).statistics().is_none());
+        assert!(rg.column(4).statistics().is_none());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

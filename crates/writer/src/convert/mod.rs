@@ -151,7 +151,7 @@ pub fn convert(
         frames.clear();
         let tid = match s.pid {
             Some(pid) => {
-                locations.prefetch(&tracker, pid, &lookups);
+                locations.prefetch(pid, &lookups);
                 let tid = s.tid.unwrap_or(pid);
                 frames.extend_from_slice(chains.locate(
                     &tracker,

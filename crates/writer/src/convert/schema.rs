@@ -101,30 +101,47 @@ pub(crate) const DATA_SRC: &[Column<'static>] = &[
 /// Interned stacks.
 pub(crate) const STACKS: &[Column<'static>] = &[
     Column::new("stack_id", U32).delta(),
-    Column::new("frame_ids", ListU32).nullable().plain(),
-    Column::new("frame_id", U32).plain(),
-    Column::new("depth", U32).plain(),
-    Column::new("parent_stack_id", U32).nullable().plain(),
+    Column::new("frame_ids", ListU32)
+        .nullable()
+        .plain()
+        .without_statistics(),
+    Column::new("frame_id", U32).plain().without_statistics(),
+    Column::new("depth", U32).plain().without_statistics(),
+    Column::new("parent_stack_id", U32)
+        .nullable()
+        .plain()
+        .without_statistics(),
 ];
 
-/// One row per inlining level of each distinct location.
+/// One row per inlining level of each distinct location. Frames come in
+/// the order their locations were first seen: only `frame_id` has
+/// statistics worth keeping.
 pub(crate) const FRAMES: &[Column<'static>] = &[
     Column::new("frame_id", U32).delta(),
-    Column::new("inline_depth", U16),
-    Column::new("function", Str).nullable(),
-    Column::new("raw_function", Str).nullable(),
-    Column::new("file", Str).nullable(),
-    Column::new("line", U32).nullable(),
-    Column::new("symbol", Str).nullable(),
-    Column::new("raw_symbol", Str).nullable(),
-    Column::new("dso", Str),
-    Column::new("dso_id", U32).nullable(),
-    Column::new("dso_path", Str).nullable(),
-    Column::new("build_id", Str).nullable(),
-    Column::new("address", U64).plain(),
-    Column::new("dso_offset", U64).nullable().plain(),
-    Column::new("kind", Str),
-    Column::new("unresolved", Str).nullable(),
+    Column::new("inline_depth", U16).without_statistics(),
+    Column::new("function", Str).nullable().without_statistics(),
+    Column::new("raw_function", Str)
+        .nullable()
+        .without_statistics(),
+    Column::new("file", Str).nullable().without_statistics(),
+    Column::new("line", U32).nullable().without_statistics(),
+    Column::new("symbol", Str).nullable().without_statistics(),
+    Column::new("raw_symbol", Str)
+        .nullable()
+        .without_statistics(),
+    Column::new("dso", Str).without_statistics(),
+    Column::new("dso_id", U32).nullable().without_statistics(),
+    Column::new("dso_path", Str).nullable().without_statistics(),
+    Column::new("build_id", Str).nullable().without_statistics(),
+    Column::new("address", U64).plain().without_statistics(),
+    Column::new("dso_offset", U64)
+        .nullable()
+        .plain()
+        .without_statistics(),
+    Column::new("kind", Str).without_statistics(),
+    Column::new("unresolved", Str)
+        .nullable()
+        .without_statistics(),
 ];
 
 /// One row per DSO the mappings name.
