@@ -1,9 +1,14 @@
 //! The frames table: one row per inlining level of each distinct location
 //! (callchain frames and branch endpoints), outermost function first.
 
+use std::sync::Arc;
+
+use arrow_array::builder::{StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder};
+use arrow_array::ArrayRef;
 use perfq_symbolize::{DsoId, DsoKind, InlineFrame, Location, Resolutions, Resolved, Tracker};
 
 use crate::convert::schema::FRAMES;
+use crate::table::ROWS_PER_GROUP;
 use crate::{CaptureWriter, Error, Table};
 
 /// The `kind` column's word for a DSO kind.
@@ -46,6 +51,7 @@ pub(crate) fn write(
         })
         .collect();
     let text_of = |id: DsoId| text.get(id.0 as usize);
+    let mut group = Group::new(&Names::default());
     for (i, l) in locations.iter().enumerate() {
         let r = resolved.get(i);
         let r = r.as_deref();
@@ -83,13 +89,168 @@ pub(crate) fn write(
             // Outermost function first: depth 0 is the symbol's function.
             Some(levels) if !levels.is_empty() => {
                 for (depth, f) in levels.iter().rev().enumerate() {
-                    row.push(&mut t, i, depth, dso, r, Some(f))?;
+                    group.push(&row, i, depth, dso, r, Some(f));
+                    group.send_if_full(&mut t)?;
                 }
             }
-            _ => row.push(&mut t, i, 0, dso, r, None)?,
+            _ => {
+                group.push(&row, i, 0, dso, r, None);
+                group.send_if_full(&mut t)?;
+            }
         }
     }
+    if group.rows > 0 {
+        t.push_group(group.finish())?;
+    }
     t.finish()
+}
+
+/// Bytes of text in each text column of a row group: the next group's
+/// buffers are made that large at once.
+#[derive(Default)]
+struct Names {
+    function: usize,
+    raw_function: usize,
+    file: usize,
+    symbol: usize,
+    raw_symbol: usize,
+    dso: usize,
+    dso_path: usize,
+    build_id: usize,
+    kind: usize,
+    unresolved: usize,
+}
+
+/// One row group of the frames table being filled, a builder per column
+/// (in [`FRAMES`]' order): a system-wide capture has hundreds of
+/// thousands of frames, and [`Table::row`]'s call per cell, which finds
+/// the column's builder and matches its kind, was most of the time of
+/// writing them on the thread every other step waits for.
+struct Group {
+    rows: usize,
+    frame_id: UInt32Builder,
+    inline_depth: UInt16Builder,
+    function: StringBuilder,
+    raw_function: StringBuilder,
+    file: StringBuilder,
+    line: UInt32Builder,
+    symbol: StringBuilder,
+    raw_symbol: StringBuilder,
+    dso: StringBuilder,
+    dso_id: UInt32Builder,
+    dso_path: StringBuilder,
+    build_id: StringBuilder,
+    address: UInt64Builder,
+    dso_offset: UInt64Builder,
+    kind: StringBuilder,
+    unresolved: StringBuilder,
+}
+
+impl Group {
+    fn new(names: &Names) -> Group {
+        let n = ROWS_PER_GROUP;
+        let text = |bytes: usize| StringBuilder::with_capacity(n, bytes);
+        Group {
+            rows: 0,
+            frame_id: UInt32Builder::with_capacity(n),
+            inline_depth: UInt16Builder::with_capacity(n),
+            function: text(names.function),
+            raw_function: text(names.raw_function),
+            file: text(names.file),
+            line: UInt32Builder::with_capacity(n),
+            symbol: text(names.symbol),
+            raw_symbol: text(names.raw_symbol),
+            dso: text(names.dso),
+            dso_id: UInt32Builder::with_capacity(n),
+            dso_path: text(names.dso_path),
+            build_id: text(names.build_id),
+            address: UInt64Builder::with_capacity(n),
+            dso_offset: UInt64Builder::with_capacity(n),
+            kind: text(names.kind),
+            unresolved: text(names.unresolved),
+        }
+    }
+
+    /// Appends the row of inlining level `depth` of location `frame_id`.
+    fn push(
+        &mut self,
+        row: &Row<'_>,
+        frame_id: usize,
+        depth: usize,
+        dso: &str,
+        r: Option<&Resolved>,
+        f: Option<&InlineFrame>,
+    ) {
+        let symbol = r.and_then(|r| r.symbol.as_deref());
+        let raw_symbol = r.and_then(|r| r.raw_symbol.as_deref());
+        // Numbers too large for their column are null, as `Table::row`
+        // writes them.
+        self.frame_id.append_option(u32::try_from(frame_id).ok());
+        self.inline_depth.append_option(u16::try_from(depth).ok());
+        self.function
+            .append_option(f.and_then(|f| f.function.as_deref()).or(symbol));
+        self.raw_function
+            .append_option(f.and_then(|f| f.raw_function.as_deref()).or(raw_symbol));
+        self.file.append_option(f.and_then(|f| f.file.as_deref()));
+        self.line.append_option(f.and_then(|f| f.line));
+        self.symbol.append_option(symbol);
+        self.raw_symbol.append_option(raw_symbol);
+        self.dso.append_value(dso);
+        self.dso_id.append_option(row.dso_id);
+        self.dso_path.append_option(row.dso_path);
+        self.build_id.append_option(row.build_id);
+        self.address.append_value(row.address);
+        self.dso_offset.append_option(row.offset);
+        self.kind.append_value(row.kind);
+        self.unresolved
+            .append_option(r.and_then(|r| r.reason.as_ref()).map(|why| why.name()));
+        self.rows += 1;
+    }
+
+    /// Hands a full group to `t` and starts the next.
+    fn send_if_full(&mut self, t: &mut Table) -> Result<(), Error> {
+        if self.rows < ROWS_PER_GROUP {
+            return Ok(());
+        }
+        let names = Names {
+            function: self.function.values_slice().len(),
+            raw_function: self.raw_function.values_slice().len(),
+            file: self.file.values_slice().len(),
+            symbol: self.symbol.values_slice().len(),
+            raw_symbol: self.raw_symbol.values_slice().len(),
+            dso: self.dso.values_slice().len(),
+            dso_path: self.dso_path.values_slice().len(),
+            build_id: self.build_id.values_slice().len(),
+            kind: self.kind.values_slice().len(),
+            unresolved: self.unresolved.values_slice().len(),
+        };
+        let full = std::mem::replace(self, Group::new(&names));
+        t.push_group(full.finish())
+    }
+
+    /// The group's columns, in [`FRAMES`]' order.
+    fn finish(mut self) -> Vec<ArrayRef> {
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(self.frame_id.finish()),
+            Arc::new(self.inline_depth.finish()),
+            Arc::new(self.function.finish()),
+            Arc::new(self.raw_function.finish()),
+            Arc::new(self.file.finish()),
+            Arc::new(self.line.finish()),
+            Arc::new(self.symbol.finish()),
+            Arc::new(self.raw_symbol.finish()),
+            Arc::new(self.dso.finish()),
+            Arc::new(self.dso_id.finish()),
+            Arc::new(self.dso_path.finish()),
+            Arc::new(self.build_id.finish()),
+            Arc::new(self.address.finish()),
+            Arc::new(self.dso_offset.finish()),
+            Arc::new(self.kind.finish()),
+            Arc::new(self.unresolved.finish()),
+        ];
+        debug_assert_eq!(columns.len(), FRAMES.len());
+        columns
+    }
 }
 
 /// What a location's rows share.
@@ -112,36 +273,5 @@ impl Row<'_> {
             address,
             offset: None,
         }
-    }
-
-    fn push(
-        &self,
-        t: &mut Table,
-        frame_id: usize,
-        depth: usize,
-        dso: &str,
-        r: Option<&Resolved>,
-        f: Option<&InlineFrame>,
-    ) -> Result<(), Error> {
-        let symbol = r.and_then(|r| r.symbol.as_deref());
-        let raw_symbol = r.and_then(|r| r.raw_symbol.as_deref());
-        t.row()
-            .u(frame_id as u64)
-            .u(depth as u64)
-            .opt_str(f.and_then(|f| f.function.as_deref()).or(symbol))
-            .opt_str(f.and_then(|f| f.raw_function.as_deref()).or(raw_symbol))
-            .opt_str(f.and_then(|f| f.file.as_deref()))
-            .opt_u(f.and_then(|f| f.line).map(u64::from))
-            .opt_str(symbol)
-            .opt_str(raw_symbol)
-            .str(dso)
-            .opt_u(self.dso_id.map(u64::from))
-            .opt_str(self.dso_path)
-            .opt_str(self.build_id)
-            .u(self.address)
-            .opt_u(self.offset)
-            .str(self.kind)
-            .opt_str(r.and_then(|r| r.reason.as_ref()).map(|why| why.name()))
-            .end()
     }
 }
