@@ -202,8 +202,8 @@ impl Builder {
     /// items take about `values` bytes or items in all (what the group
     /// before took): the buffers are made that large at once instead of
     /// doubling their way there, copying all they hold each time (the
-    /// frames table's name columns copied ~140 MB so on a system-wide
-    /// capture).
+    /// frames table's name columns, when they were filled this way,
+    /// copied ~140 MB so on a system-wide capture).
     fn new(ty: ColumnType, values: usize) -> Builder {
         let n = ROWS_PER_GROUP;
         match ty {
