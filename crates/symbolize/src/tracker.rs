@@ -34,6 +34,21 @@ pub enum Location {
     },
 }
 
+/// The kernel's address space in [`space_of`]'s answers.
+const KERNEL_SPACE: u32 = u32::MAX;
+
+/// The address space frame `f` of process `pid` is looked up in: the pid,
+/// or [`KERNEL_SPACE`], which every process shares. Decided as
+/// [`Tracker::locate`] decides it; with the address and lookup bits, and
+/// that space's mappings stamp, a cache key for the frame's location.
+fn space_of(pid: u32, f: &FrameLookup) -> u32 {
+    if in_kernel_space(f.lookup, f.kernel) {
+        KERNEL_SPACE
+    } else {
+        pid
+    }
+}
+
 /// Lowest kernel address on the 64-bit architectures perf supports; used
 /// when neither the cpu mode nor a callchain marker says.
 const KERNEL_START: u64 = 0xffff_0000_0000_0000;
@@ -93,19 +108,6 @@ impl Tracker {
     /// it had when recorded, if the capture says.
     pub fn kernel_ref(&self) -> Option<(&str, u64)> {
         self.kernel_ref.as_ref().map(|(n, a)| (n.as_str(), *a))
-    }
-
-    /// The address space frame `f` of process `pid` is looked up in (the
-    /// pid, or `u32::MAX` for the kernel's, which every process shares)
-    /// and that space's mappings stamp: with the address and lookup bits,
-    /// a cache key for its location, valid while the stamp is. The space is
-    /// decided as [`Tracker::locate`] decides it.
-    pub fn lookup_space(&self, pid: u32, f: &FrameLookup) -> (u32, u64) {
-        if in_kernel_space(f.lookup, f.kernel) {
-            (u32::MAX, self.spaces.kernel_stamp())
-        } else {
-            (pid, self.spaces.stamp(pid))
-        }
     }
 
     /// Updates the address spaces with a sideband record.
@@ -375,22 +377,21 @@ impl LocationInterner {
             return;
         }
         for f in frames {
-            let space = if in_kernel_space(f.lookup, f.kernel) {
-                u32::MAX
-            } else {
-                pid
-            };
-            if let Some(set) = self.cache.get(Self::set_of(space, f.addr, f.lookup_bits())) {
+            let set = Self::set_of(space_of(pid, f), f.addr, f.lookup_bits());
+            if let Some(set) = self.cache.get(set) {
                 prefetch_line(set);
             }
         }
     }
 
-    /// [`Tracker::lookup_space`], remembering the last process's stamp.
+    /// The space frame `f` of process `pid` is looked up in
+    /// ([`space_of`]) and that space's mappings stamp: the cache key's
+    /// space, and what its entry is valid while. The last process's stamp
+    /// is remembered.
     fn lookup_space(&mut self, tracker: &Tracker, pid: u32, f: &FrameLookup) -> (u32, u64) {
         let spaces = tracker.spaces();
         if in_kernel_space(f.lookup, f.kernel) {
-            return (u32::MAX, spaces.kernel_stamp());
+            return (KERNEL_SPACE, spaces.kernel_stamp());
         }
         let generation = spaces.generation();
         match self.last_stamp {

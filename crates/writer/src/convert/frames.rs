@@ -51,7 +51,7 @@ pub(crate) fn write(
         })
         .collect();
     let text_of = |id: DsoId| text.get(id.0 as usize);
-    let mut group = Group::new(&Names::default());
+    let mut group = Group::sized_like(None);
     for (i, l) in locations.iter().enumerate() {
         let r = resolved.get(i);
         let r = r.as_deref();
@@ -85,40 +85,19 @@ pub(crate) fn write(
             (None, Location::Kernel { module: None, .. }) => "[kernel.kallsyms]",
             (None, Location::Unmapped { .. }) => "[unknown]",
         };
-        match r.map(|r| &r.inlined[..]) {
-            // Outermost function first: depth 0 is the symbol's function.
-            Some(levels) if !levels.is_empty() => {
-                for (depth, f) in levels.iter().rev().enumerate() {
-                    group.push(&row, i, depth, dso, r, Some(f));
-                    group.send_if_full(&mut t)?;
-                }
-            }
-            _ => {
-                group.push(&row, i, 0, dso, r, None);
-                group.send_if_full(&mut t)?;
-            }
+        // A row per inlining level, outermost function first (depth 0 is
+        // the symbol's function); one without a level if there are none.
+        let inlined = r.map_or(&[][..], |r| &r.inlined[..]);
+        let levels = (inlined.iter().rev().map(Some)).chain(inlined.is_empty().then_some(None));
+        for (depth, f) in levels.enumerate() {
+            group.push(&row, i, depth, dso, r, f);
+            group.send_if_full(&mut t)?;
         }
     }
     if group.rows > 0 {
         t.push_group(group.finish())?;
     }
     t.finish()
-}
-
-/// Bytes of text in each text column of a row group: the next group's
-/// buffers are made that large at once.
-#[derive(Default)]
-struct Names {
-    function: usize,
-    raw_function: usize,
-    file: usize,
-    symbol: usize,
-    raw_symbol: usize,
-    dso: usize,
-    dso_path: usize,
-    build_id: usize,
-    kind: usize,
-    unresolved: usize,
 }
 
 /// One row group of the frames table being filled, a builder per column
@@ -147,27 +126,32 @@ struct Group {
 }
 
 impl Group {
-    fn new(names: &Names) -> Group {
+    /// An empty group whose text buffers are as large as `like`'s (the
+    /// group before, if any) ended: made that large at once instead of
+    /// doubling their way there.
+    fn sized_like(like: Option<&Group>) -> Group {
         let n = ROWS_PER_GROUP;
-        let text = |bytes: usize| StringBuilder::with_capacity(n, bytes);
+        let text = |column: fn(&Group) -> &StringBuilder| {
+            StringBuilder::with_capacity(n, like.map_or(0, |g| column(g).values_slice().len()))
+        };
         Group {
             rows: 0,
             frame_id: UInt32Builder::with_capacity(n),
             inline_depth: UInt16Builder::with_capacity(n),
-            function: text(names.function),
-            raw_function: text(names.raw_function),
-            file: text(names.file),
+            function: text(|g| &g.function),
+            raw_function: text(|g| &g.raw_function),
+            file: text(|g| &g.file),
             line: UInt32Builder::with_capacity(n),
-            symbol: text(names.symbol),
-            raw_symbol: text(names.raw_symbol),
-            dso: text(names.dso),
+            symbol: text(|g| &g.symbol),
+            raw_symbol: text(|g| &g.raw_symbol),
+            dso: text(|g| &g.dso),
             dso_id: UInt32Builder::with_capacity(n),
-            dso_path: text(names.dso_path),
-            build_id: text(names.build_id),
+            dso_path: text(|g| &g.dso_path),
+            build_id: text(|g| &g.build_id),
             address: UInt64Builder::with_capacity(n),
             dso_offset: UInt64Builder::with_capacity(n),
-            kind: text(names.kind),
-            unresolved: text(names.unresolved),
+            kind: text(|g| &g.kind),
+            unresolved: text(|g| &g.unresolved),
         }
     }
 
@@ -207,24 +191,13 @@ impl Group {
         self.rows += 1;
     }
 
-    /// Hands a full group to `t` and starts the next.
+    /// Hands the group to `t` once it is full, and starts the next.
     fn send_if_full(&mut self, t: &mut Table) -> Result<(), Error> {
         if self.rows < ROWS_PER_GROUP {
             return Ok(());
         }
-        let names = Names {
-            function: self.function.values_slice().len(),
-            raw_function: self.raw_function.values_slice().len(),
-            file: self.file.values_slice().len(),
-            symbol: self.symbol.values_slice().len(),
-            raw_symbol: self.raw_symbol.values_slice().len(),
-            dso: self.dso.values_slice().len(),
-            dso_path: self.dso_path.values_slice().len(),
-            build_id: self.build_id.values_slice().len(),
-            kind: self.kind.values_slice().len(),
-            unresolved: self.unresolved.values_slice().len(),
-        };
-        let full = std::mem::replace(self, Group::new(&names));
+        let next = Group::sized_like(Some(self));
+        let full = std::mem::replace(self, next);
         t.push_group(full.finish())
     }
 
