@@ -3,7 +3,9 @@
 
 use rustc_hash::FxHashMap;
 
-use perfq_reader::{misc, CallchainContext, Capture, MmapFileId, RecordData, Sample};
+use perfq_reader::{
+    misc, CallchainContext, Capture, MmapFileId, RecordData, Sample, PERF_CONTEXT_MAX,
+};
 
 use crate::dso::{kind_of, Dso, DsoId, DsoKind, Dsos};
 use crate::id_table::IdTable;
@@ -256,22 +258,33 @@ pub fn chain_lookups(s: &Sample<'_>) -> impl Iterator<Item = FrameLookup> {
 pub fn push_chain_lookups(s: &Sample<'_>, out: &mut Vec<FrameLookup>) {
     let kernel_mode = matches!(s.cpu_mode(), misc::KERNEL | misc::GUEST_KERNEL);
     let start = out.len();
-    let mut prev_context = None;
     if let Some(c) = s.callchain {
-        for (i, f) in c.frames().enumerate() {
-            let first_in_context = i == 0 || f.context != prev_context;
-            prev_context = f.context;
-            let is_return = !first_in_context && f.addr != 0;
-            let kernel = f
-                .context
+        // The raw entries, markers told apart by one comparison, rather
+        // than through `Callchain::frames`' adapters: those cost a call
+        // per frame (millions on a system-wide capture, on the thread
+        // every other step waits for).
+        out.reserve(c.raw.len());
+        let mut context = None;
+        // The previous frame's context; `None` before the first frame.
+        let mut prev: Option<Option<CallchainContext>> = None;
+        for v in c.raw.iter() {
+            if v >= PERF_CONTEXT_MAX {
+                context = CallchainContext::from_marker(v);
+                continue;
+            }
+            let first_in_chain = prev.is_none();
+            let first_in_context = prev != Some(context);
+            prev = Some(context);
+            let is_return = !first_in_context && v != 0;
+            let kernel = context
                 .map(|c| matches!(c, CallchainContext::Kernel | CallchainContext::GuestKernel))
-                .or(Some(kernel_mode && i == 0));
+                .or(Some(kernel_mode && first_in_chain));
             out.push(FrameLookup {
-                addr: f.addr,
-                lookup: if is_return { f.addr - 1 } else { f.addr },
+                addr: v,
+                lookup: if is_return { v - 1 } else { v },
                 is_return,
                 kernel,
-                context: f.context,
+                context,
             });
         }
     }

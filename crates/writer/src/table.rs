@@ -338,6 +338,11 @@ fn null_array(ty: ColumnType, data_type: &DataType, n: usize) -> ArrayRef {
     }
 }
 
+/// `n` nulls of column type `ty`, for a row group's column no row filled.
+pub(crate) fn null_column(ty: ColumnType, n: usize) -> ArrayRef {
+    null_array(ty, &data_type(ty), n)
+}
+
 /// The Arrow type of a column type.
 fn data_type(ty: ColumnType) -> DataType {
     match ty {

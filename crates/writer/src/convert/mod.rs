@@ -11,6 +11,7 @@ mod data_src;
 mod dsos;
 mod frames;
 mod meta;
+mod sample_columns;
 mod samples;
 mod schema;
 mod sideband;

@@ -20,6 +20,7 @@ use perfq_reader::{EventIndex, Events, MemberDelta, ReadDeltas, Sample};
 use rustc_hash::FxHashSet;
 
 use crate::convert::meta::members;
+use crate::convert::sample_columns::SampleColumns;
 use crate::convert::schema::{BRANCHES, MEMBER_COLUMNS, RAW, READ_VALUES, SAMPLES, STACKS};
 use crate::convert::stacks::Stacks;
 use crate::{CaptureWriter, Error, Table};
@@ -95,7 +96,7 @@ impl SampleTables {
                 tid: s.tid,
                 cpu: s.cpu,
                 event: row.event.0 as u32,
-                cpumode: s.cpu_mode(),
+                cpumode: (s.cpu_mode() & 0xff) as u8,
                 period: row.period,
                 leaf_frame_id: row.leaf_frame_id,
                 ip: s.ip,
@@ -196,29 +197,30 @@ impl SampleTables {
 }
 
 /// One sample's fields for the samples table.
-struct Fields {
-    sample_id: u64,
-    time: Option<u64>,
-    pid: Option<u32>,
-    tid: Option<u32>,
-    cpu: Option<u32>,
-    event: u32,
-    cpumode: u16,
-    period: u64,
-    leaf_frame_id: Option<u32>,
-    ip: Option<u64>,
-    addr: Option<u64>,
-    weight: Option<u64>,
-    weight2: Option<u16>,
-    weight3: Option<u16>,
-    data_src: Option<u64>,
-    phys_addr: Option<u64>,
-    cgroup: Option<u64>,
-    transaction: Option<u64>,
-    chain_tid: u32,
+pub(crate) struct Fields {
+    pub(crate) sample_id: u64,
+    pub(crate) time: Option<u64>,
+    pub(crate) pid: Option<u32>,
+    pub(crate) tid: Option<u32>,
+    pub(crate) cpu: Option<u32>,
+    pub(crate) event: u32,
+    /// The cpu mode: three bits of `misc`.
+    pub(crate) cpumode: u8,
+    pub(crate) period: u64,
+    pub(crate) leaf_frame_id: Option<u32>,
+    pub(crate) ip: Option<u64>,
+    pub(crate) addr: Option<u64>,
+    pub(crate) weight: Option<u64>,
+    pub(crate) weight2: Option<u16>,
+    pub(crate) weight3: Option<u16>,
+    pub(crate) data_src: Option<u64>,
+    pub(crate) phys_addr: Option<u64>,
+    pub(crate) cgroup: Option<u64>,
+    pub(crate) transaction: Option<u64>,
+    pub(crate) chain_tid: u32,
     /// How many of the batch's `members` entries are this sample's
     /// `m0..`; 0 without a group read.
-    nr_members: u8,
+    pub(crate) nr_members: u8,
 }
 
 /// Samples on their way to the samples thread: row `i`'s frames are
@@ -358,7 +360,7 @@ fn write_rows(
     stacks_table: Table,
 ) -> Result<(), Error> {
     let mut stacks = Stacks::default();
-    let i32_of = |v: Option<u32>| v.map(|v| v as i32);
+    let mut group = SampleColumns::new();
     for mut b in rx {
         let mut start = 0;
         let mut members = b.members.as_slice();
@@ -368,31 +370,10 @@ fn write_rows(
             let (mine, rest) = members.split_at(usize::from(f.nr_members).min(members.len()));
             members = rest;
             let stack_id = stacks.intern(f.chain_tid, frames);
-            let mut row = samples.row();
-            row.u(f.sample_id)
-                .opt_u(f.time)
-                .opt_i32(i32_of(f.pid))
-                .opt_i32(i32_of(f.tid))
-                .opt_u(f.cpu.map(u64::from))
-                .u(u64::from(f.event))
-                .u(u64::from(f.cpumode))
-                .u(f.period)
-                .opt_u(stack_id.map(u64::from))
-                .opt_u(f.leaf_frame_id.map(u64::from))
-                .opt_u(f.ip)
-                .opt_u(f.addr)
-                .opt_u(f.weight)
-                .opt_u(f.weight2.map(u64::from))
-                .opt_u(f.weight3.map(u64::from))
-                .opt_u(f.data_src)
-                .opt_u(f.phys_addr)
-                .opt_u(f.cgroup)
-                .opt_u(f.transaction);
-            // m0..: the columns after these; those not given are null.
-            for &delta in mine {
-                row.opt_u(delta);
+            group.push(f, stack_id, mine);
+            if group.is_full() {
+                samples.push_group(group.finish())?;
             }
-            row.end()?;
         }
         b.rows.clear();
         b.frames.clear();
@@ -400,6 +381,9 @@ fn write_rows(
         b.members.clear();
         // The reading thread may have finished: then the batch is dropped.
         let _ = done.send(b);
+    }
+    if !group.is_empty() {
+        samples.push_group(group.finish())?;
     }
     samples.finish()?;
     stacks.write(stacks_table)

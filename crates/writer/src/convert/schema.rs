@@ -7,12 +7,14 @@ use crate::{Column, ColumnType::*};
 pub(crate) const SAMPLES: &[Column<'static>] = &[
     Column::new("sample_id", U64).delta(),
     Column::new("time", U64).nullable().delta(),
-    Column::new("pid", I32).nullable().delta(),
-    Column::new("tid", I32).nullable().delta(),
-    Column::new("cpu", U32).nullable().delta(),
-    Column::new("event_id", U32).delta(),
+    // Few distinct values in long runs: stored plain, zstd packs them
+    // smaller than deltas, in less time (dictionaries cost more still).
+    Column::new("pid", I32).nullable().plain(),
+    Column::new("tid", I32).nullable().plain(),
+    Column::new("cpu", U32).nullable().plain(),
+    Column::new("event_id", U32).plain(),
     Column::new("cpumode", U8).delta(),
-    Column::new("period", U64).delta(),
+    Column::new("period", U64).plain(),
     Column::new("stack_id", U32).nullable().plain(),
     Column::new("leaf_frame_id", U32).nullable().plain(),
     Column::new("ip", U64).nullable().plain(),
