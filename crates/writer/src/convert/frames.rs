@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder};
-use arrow_array::ArrayRef;
+use arrow_array::builder::{UInt16Builder, UInt32Builder, UInt64Builder};
+use arrow_array::{ArrayRef, StringArray};
+use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use perfq_symbolize::{DsoId, DsoKind, InlineFrame, Location, Resolutions, Resolved, Tracker};
 
 use crate::convert::schema::FRAMES;
@@ -109,20 +110,20 @@ struct Group {
     rows: usize,
     frame_id: UInt32Builder,
     inline_depth: UInt16Builder,
-    function: StringBuilder,
-    raw_function: StringBuilder,
-    file: StringBuilder,
+    function: TextColumn,
+    raw_function: TextColumn,
+    file: TextColumn,
     line: UInt32Builder,
-    symbol: StringBuilder,
-    raw_symbol: StringBuilder,
-    dso: StringBuilder,
+    symbol: TextColumn,
+    raw_symbol: TextColumn,
+    dso: TextColumn,
     dso_id: UInt32Builder,
-    dso_path: StringBuilder,
-    build_id: StringBuilder,
+    dso_path: TextColumn,
+    build_id: TextColumn,
     address: UInt64Builder,
     dso_offset: UInt64Builder,
-    kind: StringBuilder,
-    unresolved: StringBuilder,
+    kind: TextColumn,
+    unresolved: TextColumn,
 }
 
 impl Group {
@@ -131,8 +132,8 @@ impl Group {
     /// doubling their way there.
     fn sized_like(like: Option<&Group>) -> Group {
         let n = ROWS_PER_GROUP;
-        let text = |column: fn(&Group) -> &StringBuilder| {
-            StringBuilder::with_capacity(n, like.map_or(0, |g| column(g).values_slice().len()))
+        let text = |column: fn(&Group) -> &TextColumn| {
+            TextColumn::with_capacity(n, like.map_or(0, |g| column(g).bytes.len()))
         };
         Group {
             rows: 0,
@@ -172,28 +173,37 @@ impl Group {
         self.frame_id.append_option(u32::try_from(frame_id).ok());
         self.inline_depth.append_option(u16::try_from(depth).ok());
         self.function
-            .append_option(f.and_then(|f| f.function.as_deref()).or(symbol));
+            .push(f.and_then(|f| f.function.as_deref()).or(symbol));
         self.raw_function
-            .append_option(f.and_then(|f| f.raw_function.as_deref()).or(raw_symbol));
-        self.file.append_option(f.and_then(|f| f.file.as_deref()));
+            .push(f.and_then(|f| f.raw_function.as_deref()).or(raw_symbol));
+        self.file.push(f.and_then(|f| f.file.as_deref()));
         self.line.append_option(f.and_then(|f| f.line));
-        self.symbol.append_option(symbol);
-        self.raw_symbol.append_option(raw_symbol);
-        self.dso.append_value(dso);
+        self.symbol.push(symbol);
+        self.raw_symbol.push(raw_symbol);
+        self.dso.push(Some(dso));
         self.dso_id.append_option(row.dso_id);
-        self.dso_path.append_option(row.dso_path);
-        self.build_id.append_option(row.build_id);
+        self.dso_path.push(row.dso_path);
+        self.build_id.push(row.build_id);
         self.address.append_value(row.address);
         self.dso_offset.append_option(row.offset);
-        self.kind.append_value(row.kind);
+        self.kind.push(Some(row.kind));
         self.unresolved
-            .append_option(r.and_then(|r| r.reason.as_ref()).map(|why| why.name()));
+            .push(r.and_then(|r| r.reason.as_ref()).map(|why| why.name()));
         self.rows += 1;
     }
 
-    /// Hands the group to `t` once it is full, and starts the next.
+    /// Hands the group to `t` once it is full (or its text near the
+    /// most a column's 32-bit offsets can address), and starts the next.
     fn send_if_full(&mut self, t: &mut Table) -> Result<(), Error> {
-        if self.rows < ROWS_PER_GROUP {
+        let text = [
+            &self.function,
+            &self.raw_function,
+            &self.file,
+            &self.symbol,
+            &self.raw_symbol,
+        ];
+        let near_limit = text.iter().any(|c| c.bytes.len() > TextColumn::GROUP_BYTES);
+        if self.rows < ROWS_PER_GROUP && !near_limit {
             return Ok(());
         }
         let next = Group::sized_like(Some(self));
@@ -206,20 +216,20 @@ impl Group {
         let columns: Vec<ArrayRef> = vec![
             Arc::new(self.frame_id.finish()),
             Arc::new(self.inline_depth.finish()),
-            Arc::new(self.function.finish()),
-            Arc::new(self.raw_function.finish()),
-            Arc::new(self.file.finish()),
+            self.function.finish(),
+            self.raw_function.finish(),
+            self.file.finish(),
             Arc::new(self.line.finish()),
-            Arc::new(self.symbol.finish()),
-            Arc::new(self.raw_symbol.finish()),
-            Arc::new(self.dso.finish()),
+            self.symbol.finish(),
+            self.raw_symbol.finish(),
+            self.dso.finish(),
             Arc::new(self.dso_id.finish()),
-            Arc::new(self.dso_path.finish()),
-            Arc::new(self.build_id.finish()),
+            self.dso_path.finish(),
+            self.build_id.finish(),
             Arc::new(self.address.finish()),
             Arc::new(self.dso_offset.finish()),
-            Arc::new(self.kind.finish()),
-            Arc::new(self.unresolved.finish()),
+            self.kind.finish(),
+            self.unresolved.finish(),
         ];
         debug_assert_eq!(columns.len(), FRAMES.len());
         columns
@@ -246,5 +256,71 @@ impl Row<'_> {
             address,
             offset: None,
         }
+    }
+}
+
+/// A text column of a row group: offsets, bytes and validity in vectors
+/// of their own. Arrow's string builder grows its validity bitmap a byte
+/// at a time (a call to memset each) and made a null cost about fifty
+/// instructions; the frames table's text columns are mostly null on
+/// system-wide captures (the unmapped addresses' names, files, build ids),
+/// millions of cells.
+struct TextColumn {
+    /// Where each value ends in `bytes`, after a leading 0.
+    offsets: Vec<i32>,
+    bytes: Vec<u8>,
+    valid: Vec<bool>,
+    nulls: usize,
+}
+
+impl TextColumn {
+    /// Text a row group's column holds at most: past it the group is
+    /// handed on early, far from where 32-bit offsets end.
+    const GROUP_BYTES: usize = 1 << 30;
+
+    /// Room for `rows` values of `bytes` bytes in all.
+    fn with_capacity(rows: usize, bytes: usize) -> TextColumn {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        TextColumn {
+            offsets,
+            bytes: Vec::with_capacity(bytes),
+            valid: Vec::with_capacity(rows),
+            nulls: 0,
+        }
+    }
+
+    /// Appends a value or a null. A value that would take the column past
+    /// what 32-bit offsets address is written as null; groups are handed
+    /// on at [`TextColumn::GROUP_BYTES`], so only a single name of over a
+    /// gigabyte could be.
+    #[inline]
+    fn push(&mut self, v: Option<&str>) {
+        let fits = |s: &&str| self.bytes.len() + s.len() <= i32::MAX as usize;
+        match v.filter(fits) {
+            Some(s) => {
+                self.bytes.extend_from_slice(s.as_bytes());
+                self.valid.push(true);
+            }
+            None => {
+                self.nulls += 1;
+                self.valid.push(false);
+            }
+        }
+        // At most i32::MAX (above): the conversion holds.
+        self.offsets
+            .push(i32::try_from(self.bytes.len()).unwrap_or(i32::MAX));
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        let offsets = OffsetBuffer::new(ScalarBuffer::from(std::mem::take(&mut self.offsets)));
+        let nulls = (self.nulls > 0).then(|| NullBuffer::from(std::mem::take(&mut self.valid)));
+        let bytes = Buffer::from_vec(std::mem::take(&mut self.bytes));
+        // SAFETY: every value was appended from a `&str`, so the bytes are
+        // UTF-8 and each offset (taken after a whole value) is on a
+        // character boundary; offsets start at 0, never decrease, and
+        // are exact (`push` keeps the bytes within i32::MAX), so the
+        // last is the length of the bytes.
+        Arc::new(unsafe { StringArray::new_unchecked(offsets, bytes, nulls) })
     }
 }
