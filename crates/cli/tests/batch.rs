@@ -265,6 +265,7 @@ fn folder_of_captures_archives_and_a_damaged_file() {
     assert!(text.contains("no such file or folder"), "{text}");
     assert!(text.contains("no file matches this pattern"), "{text}");
     assert!(text.contains("0 converted, 0 skipped"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Captures of the test program, each with its own number of samples (so
@@ -418,6 +419,7 @@ fn perf_archive_beside_a_capture_symbolizes_it() {
     assert_eq!(without, 0, "no binaries: no user symbols");
     assert!(with > 0, "the archive's binaries name user frames");
     println!("perf archive: {with} user frames named from it, {without} without it");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Symbol tables kept on disk by one run give the next run (a new
@@ -461,4 +463,5 @@ fn symbol_tables_kept_between_runs_give_the_same_frames() {
     assert!(first.lines().count() > 10);
     assert_eq!(first, second);
     println!("symbol tables kept: {kept}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
