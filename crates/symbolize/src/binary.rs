@@ -11,7 +11,7 @@ use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTab
 
 use crate::locate::build_id_hex;
 use crate::symbol_disk::SymbolDisk;
-use crate::symtab::{Rank, RawSymbol, SymbolTable};
+use crate::symtab::{prefer_second, Rank, RawSymbol, SymbolTable};
 
 /// Why a binary could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -236,8 +236,9 @@ impl Binary {
             let size =
                 |o: &object::File<'_>, name: &str| o.section_by_name(name).map_or(0, |s| s.size());
             let src = debug_obj.as_ref().unwrap_or(&obj);
+            // `p2`: PLT entries named as perf >= 6.3 names them.
             format!(
-                "{id}-{}-{:x}-{:x}-{:x}",
+                "{id}-{}-{:x}-{:x}-{:x}-p2",
                 if debug_obj.is_some() { 'd' } else { 'r' },
                 size(src, ".symtab"),
                 size(&obj, ".dynsym"),
@@ -257,7 +258,15 @@ impl Binary {
                 if raw.is_empty() {
                     raw = collect_functions(obj.dynamic_symbols());
                 }
-                raw.extend(plt_symbols(&obj));
+                let objs = [debug_obj.as_ref(), Some(&obj)];
+                let ifuncs = std::cell::OnceCell::new();
+                let ifunc_at = |addr: u64| {
+                    ifuncs
+                        .get_or_init(|| ifunc_names(objs.into_iter().flatten()))
+                        .get(&addr)
+                        .cloned()
+                };
+                raw.extend(plt_symbols(&obj, &ifunc_at));
                 let t = SymbolTable::new(raw);
                 if let Some((d, key)) = &kept {
                     d.store(key, &t);
@@ -550,10 +559,19 @@ unsafe impl stable_deref_trait::StableDeref for SharedBytes {}
 // SAFETY: as above; a clone shares the same mapping or slice.
 unsafe impl stable_deref_trait::CloneStableDeref for SharedBytes {}
 
-/// PLT stubs named `sym@plt`, as perf synthesizes them: the n-th
-/// `.rela.plt` relocation's stub is the n-th entry after the PLT header
-/// (or the n-th entry of `.plt.sec` when IBT split it out).
-fn plt_symbols(obj: &object::File<'_>) -> Vec<RawSymbol<'static>> {
+/// PLT stubs named `sym@plt`, as perf (6.3 and later) synthesizes them:
+/// the `.rela.plt` relocations, sorted by GOT slot on x86 (IFUNC
+/// relocations come last in the section but not last in the PLT), name
+/// the PLT entries after the header in order (the entries of `.plt.sec`
+/// when IBT split them out). A relocation without a symbol is an x86-64
+/// `R_X86_64_IRELATIVE`, named after the IFUNC at its addend (libc calls
+/// its own `strlen` so), else `offset_0x…@plt` with the entry's file
+/// offset. perf 6.1 took the relocations in section order and named those
+/// without a symbol `@plt`: on glibc it put most names on the wrong stub.
+fn plt_symbols(
+    obj: &object::File<'_>,
+    ifuncs: &dyn Fn(u64) -> Option<String>,
+) -> Vec<RawSymbol<'static>> {
     let mut out = Vec::new();
     let (rel, is_rela) = match (
         obj.section_by_name(".rela.plt"),
@@ -565,54 +583,92 @@ fn plt_symbols(obj: &object::File<'_>) -> Vec<RawSymbol<'static>> {
     };
     let Ok(data) = rel.data() else { return out };
     let is64 = obj.is_64();
-    let entry = match (is64, is_rela) {
-        (true, true) => 24,
-        (true, false) => 16,
-        (false, true) => 12,
-        (false, false) => 8,
+    let width = if is64 { 8 } else { 4 };
+    let entry = width * if is_rela { 3 } else { 2 };
+    let x86 = matches!(
+        obj.architecture(),
+        object::Architecture::X86_64
+            | object::Architecture::X86_64_X32
+            | object::Architecture::I386
+    );
+    let count = (data.len() / entry) as u64;
+    let (plt, header, stride) = match (obj.section_by_name(".plt.sec"), obj.section_by_name(".plt"))
+    {
+        (Some(sec), _) if x86 => (sec, 0, 16),
+        (_, Some(plt)) => {
+            let (header, stride) = match obj.architecture() {
+                object::Architecture::Aarch64 => (32, 16),
+                object::Architecture::Arm => (20, 12),
+                _ => (16, 16),
+            };
+            // A .plt with as many entries as relocations is not lazy
+            // and has no header.
+            let header = if count.saturating_mul(stride) == plt.size() {
+                0
+            } else {
+                header
+            };
+            (plt, header, stride)
+        }
+        _ => return out,
     };
-    let (header, stride, base) =
-        match (obj.section_by_name(".plt.sec"), obj.section_by_name(".plt")) {
-            (Some(sec), _) => (0, 16, sec.address()),
-            (None, Some(plt)) => match obj.architecture() {
-                object::Architecture::Aarch64 => (32, 16, plt.address()),
-                object::Architecture::Arm => (20, 12, plt.address()),
-                _ => (16, 16, plt.address()),
-            },
-            _ => return out,
-        };
     let Some(dynsyms) = obj.dynamic_symbol_table() else {
         return out;
     };
     let little = obj.is_little_endian();
-    for (i, r) in data.chunks_exact(entry).enumerate() {
-        let info = if is64 {
-            let b: [u8; 8] = r[8..16].try_into().unwrap_or_default();
-            let v = if little {
-                u64::from_le_bytes(b)
-            } else {
-                u64::from_be_bytes(b)
-            };
-            v >> 32
-        } else {
-            let b: [u8; 4] = r[4..8].try_into().unwrap_or_default();
-            let v = if little {
-                u32::from_le_bytes(b)
-            } else {
-                u32::from_be_bytes(b)
-            };
-            u64::from(v >> 8)
-        };
-        let Ok(sym) = dynsyms.symbol_by_index(object::SymbolIndex(info as usize)) else {
-            continue;
-        };
-        let Ok(name) = sym.name() else { continue };
-        if name.is_empty() {
-            continue;
+    let word = |b: &[u8]| -> u64 {
+        match *b {
+            [a, b, c, d] => {
+                let x = [a, b, c, d];
+                u64::from(if little {
+                    u32::from_le_bytes(x)
+                } else {
+                    u32::from_be_bytes(x)
+                })
+            }
+            _ => {
+                let x: [u8; 8] = b.try_into().unwrap_or_default();
+                if little {
+                    u64::from_le_bytes(x)
+                } else {
+                    u64::from_be_bytes(x)
+                }
+            }
         }
-        let addr = base + header + stride * i as u64;
+    };
+    // (GOT slot, symbol index, type, addend) of each relocation.
+    let mut rels: Vec<(u64, u64, u64, u64)> = data
+        .chunks_exact(entry)
+        .map(|r| {
+            let (offset, info) = (word(&r[..width]), word(&r[width..2 * width]));
+            let addend = if is_rela { word(&r[2 * width..]) } else { 0 };
+            if is64 {
+                (offset, info >> 32, info & 0xffff_ffff, addend)
+            } else {
+                (offset, info >> 8, info & 0xff, addend)
+            }
+        })
+        .collect();
+    if x86 {
+        rels.sort_by_key(|r| r.0);
+    }
+    let (file_base, _) = plt.file_range().unwrap_or((plt.address(), 0));
+    for (i, &(_, sym, ty, addend)) in rels.iter().enumerate() {
+        let at = header + stride * i as u64;
+        let name = dynsyms
+            .symbol_by_index(object::SymbolIndex(sym as usize))
+            .ok()
+            .and_then(|s| s.name().ok().filter(|n| !n.is_empty()).map(str::to_owned))
+            .or_else(|| {
+                (is_rela
+                    && ty == u64::from(object::elf::R_X86_64_IRELATIVE.0)
+                    && obj.architecture() == object::Architecture::X86_64)
+                    .then(|| ifuncs(addend))
+                    .flatten()
+            })
+            .unwrap_or_else(|| format!("offset_{:#x}", file_base + at));
         out.push(RawSymbol {
-            start: addr,
+            start: plt.address() + at,
             size: stride,
             name: format!("{name}@plt").into(),
             rank: Rank { binding: 2 },
@@ -620,6 +676,51 @@ fn plt_symbols(obj: &object::File<'_>) -> Vec<RawSymbol<'static>> {
         });
     }
     out
+}
+
+/// The IFUNC symbols of `objs` (their symbol and dynamic symbol tables)
+/// by address: at each, the one perf's `choose_best_symbol` keeps.
+fn ifunc_names<'a, 'd: 'a>(
+    objs: impl Iterator<Item = &'a object::File<'d>>,
+) -> FxHashMap<u64, String> {
+    let mut best: FxHashMap<u64, RawSymbol<'static>> = FxHashMap::default();
+    for o in objs {
+        for s in o.symbols().chain(o.dynamic_symbols()) {
+            let object::SymbolFlags::Elf { st_info, .. } = s.flags() else {
+                continue;
+            };
+            if st_info.st_type() != object::elf::STT_GNU_IFUNC {
+                continue;
+            }
+            let Ok(name) = s.name() else { continue };
+            if name.is_empty() {
+                continue;
+            }
+            let binding = if s.is_weak() {
+                1
+            } else if s.is_global() {
+                2
+            } else {
+                0
+            };
+            let raw = RawSymbol {
+                start: s.address(),
+                size: s.size(),
+                name: name.to_owned().into(),
+                rank: Rank { binding },
+                module: false,
+            };
+            match best.get(&raw.start) {
+                Some(b) if !prefer_second(b, b.start + b.size, &raw, raw.start + raw.size) => {}
+                _ => {
+                    best.insert(raw.start, raw);
+                }
+            }
+        }
+    }
+    best.into_iter()
+        .map(|(a, r)| (a, r.name.into_owned()))
+        .collect()
 }
 
 /// The reader type of DWARF contexts.

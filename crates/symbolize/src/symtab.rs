@@ -254,7 +254,7 @@ fn check_layout(b: &[u8]) -> Option<usize> {
 /// perf's `choose_best_symbol(a, b) == SYMBOL_B`: a non-zero length, then
 /// not weak, then global, then fewer leading underscores, then the longer
 /// name; a full tie keeps `a`.
-fn prefer_second(a: &RawSymbol<'_>, a_end: u64, b: &RawSymbol<'_>, b_end: u64) -> bool {
+pub(crate) fn prefer_second(a: &RawSymbol<'_>, a_end: u64, b: &RawSymbol<'_>, b_end: u64) -> bool {
     let underscores = |s: &str| s.bytes().take_while(|c| *c == b'_').count();
     let key = |s: &RawSymbol<'_>, end: u64| {
         (
