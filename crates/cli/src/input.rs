@@ -108,9 +108,9 @@ impl Input {
 /// path changes when the dataset's schema or what a conversion writes
 /// does, so that an older perfq's conversions are not read as if they had
 /// the new columns (v3: groups of captures without GROUP_DESC are read off
-/// their samples).
+/// their samples; v4: PLT stubs named as perf >= 6.3 names them).
 pub fn cache_dir() -> Option<PathBuf> {
-    Some(cache_root()?.join("datasets-v3"))
+    Some(cache_root()?.join("datasets-v4"))
 }
 
 /// perfq's cache folder: `$PERFQ_CACHE_DIR`, else `$XDG_CACHE_HOME/perfq`,

@@ -240,7 +240,8 @@ struct Known {
     /// A sample in a PLT stub (the lazy-binding `push` a stub runs on its
     /// first call): perf 6.1 names it `_init`, the size-less symbol of
     /// `.init`, which it stretches over `.plt` up to the next symbol;
-    /// perfq names the stub as objdump labels it (`lib_hot@plt`).
+    /// perfq names the stub as objdump labels it (`lib_hot@plt`), and the
+    /// PLT's header `.plt`, as perf >= 6.3 does.
     plt_stub_as_init: usize,
     /// A sample in a shared library's PLT stub that perf 6.1 names after
     /// another stub's function: it takes `.rela.plt` in section order,
@@ -256,7 +257,8 @@ struct Known {
 enum Wild {
     /// [`Known::return_at_symbol_start`]: any name.
     ReturnAtStart,
-    /// [`Known::plt_stub_as_init`]: a `@plt` name where perf has `_init`.
+    /// [`Known::plt_stub_as_init`]: a `@plt` name (or `.plt`) where perf
+    /// has `_init`.
     PltStub,
     /// [`Known::plt_stub_order`]: a `@plt` name for perf's.
     PltOrder,
@@ -388,7 +390,8 @@ fn compare(
             let ok = p.iter().zip(tail).enumerate().all(|(i, (a, b))| {
                 a == b
                     || wild.iter().any(|&(at, why)| {
-                        at == i + 1 && (why == Wild::ReturnAtStart || b.ends_with("@plt"))
+                        at == i + 1
+                            && (why == Wild::ReturnAtStart || b.ends_with("@plt") || b == ".plt")
                     })
             });
             ok.then_some(early)

@@ -236,9 +236,10 @@ impl Binary {
             let size =
                 |o: &object::File<'_>, name: &str| o.section_by_name(name).map_or(0, |s| s.size());
             let src = debug_obj.as_ref().unwrap_or(&obj);
-            // `p2`: PLT entries named as perf >= 6.3 names them.
+            // `p3`: PLT (with its `.plt` header) and `.plt.got` stubs named
+            // as perf >= 6.3 names them.
             format!(
-                "{id}-{}-{:x}-{:x}-{:x}-p2",
+                "{id}-{}-{:x}-{:x}-{:x}-p3",
                 if debug_obj.is_some() { 'd' } else { 'r' },
                 size(src, ".symtab"),
                 size(&obj, ".dynsym"),
@@ -267,6 +268,7 @@ impl Binary {
                         .cloned()
                 };
                 raw.extend(plt_symbols(&obj, &ifunc_at));
+                raw.extend(plt_got_symbols(&obj));
                 let t = SymbolTable::new(raw);
                 if let Some((d, key)) = &kept {
                     d.store(key, &t);
@@ -566,7 +568,8 @@ unsafe impl stable_deref_trait::CloneStableDeref for SharedBytes {}
 /// when IBT split them out). A relocation without a symbol is an x86-64
 /// `R_X86_64_IRELATIVE`, named after the IFUNC at its addend (libc calls
 /// its own `strlen` so), else `offset_0x…@plt` with the entry's file
-/// offset. perf 6.1 took the relocations in section order and named those
+/// offset. The header is `.plt` (all of `.plt` when `.plt.sec` holds the
+/// stubs). perf 6.1 took the relocations in section order and named those
 /// without a symbol `@plt`: on glibc it put most names on the wrong stub.
 fn plt_symbols(
     obj: &object::File<'_>,
@@ -592,10 +595,26 @@ fn plt_symbols(
             | object::Architecture::I386
     );
     let count = (data.len() / entry) as u64;
-    let (plt, header, stride) = match (obj.section_by_name(".plt.sec"), obj.section_by_name(".plt"))
-    {
-        (Some(sec), _) if x86 => (sec, 0, 16),
-        (_, Some(plt)) => {
+    let Some(lazy) = obj.section_by_name(".plt") else {
+        return out;
+    };
+    // The `.plt` header (the lazy binder's entry) is a symbol of its own,
+    // `.plt`, as perf names it; with IBT's `.plt.sec` holding the stubs,
+    // all of `.plt` is (its lazy-binding pushes are not the stubs callers
+    // jump to).
+    let header_symbol = |size: u64| RawSymbol {
+        start: lazy.address(),
+        size,
+        name: ".plt".into(),
+        rank: Rank { binding: 2 },
+        module: false,
+    };
+    let (plt, header, stride) = match obj.section_by_name(".plt.sec") {
+        Some(sec) if x86 => {
+            out.push(header_symbol(lazy.size()));
+            (sec, 0, 16)
+        }
+        _ => {
             let (header, stride) = match obj.architecture() {
                 object::Architecture::Aarch64 => (32, 16),
                 object::Architecture::Arm => (20, 12),
@@ -603,14 +622,13 @@ fn plt_symbols(
             };
             // A .plt with as many entries as relocations is not lazy
             // and has no header.
-            let header = if count.saturating_mul(stride) == plt.size() {
-                0
+            if count.saturating_mul(stride) == lazy.size() {
+                (lazy, 0, stride)
             } else {
-                header
-            };
-            (plt, header, stride)
+                out.push(header_symbol(header));
+                (lazy, header, stride)
+            }
         }
-        _ => return out,
     };
     let Some(dynsyms) = obj.dynamic_symbol_table() else {
         return out;
@@ -666,9 +684,9 @@ fn plt_symbols(
                     .then(|| ifuncs(addend))
                     .flatten()
             })
-            .unwrap_or_else(|| format!("offset_{:#x}", file_base + at));
+            .unwrap_or_else(|| format!("offset_{:#x}", file_base.wrapping_add(at)));
         out.push(RawSymbol {
-            start: plt.address() + at,
+            start: plt.address().wrapping_add(at),
             size: stride,
             name: format!("{name}@plt").into(),
             rank: Rank { binding: 2 },
@@ -676,6 +694,109 @@ fn plt_symbols(
         });
     }
     out
+}
+
+/// `sh_entsize` of the ELF section `name`.
+fn section_entsize(obj: &object::File<'_>, name: &str) -> Option<u64> {
+    use object::read::elf::SectionHeader as _;
+    match obj {
+        object::File::Elf64(f) => {
+            let s = f.section_by_name(name)?;
+            Some(s.elf_section_header().sh_entsize(f.endian()))
+        }
+        object::File::Elf32(f) => {
+            let s = f.section_by_name(name)?;
+            Some(u64::from(s.elf_section_header().sh_entsize(f.endian())))
+        }
+        _ => None,
+    }
+}
+
+/// x86's `.plt.got` stubs (functions whose address is also taken: glibc
+/// calls its own `malloc` and `free` through them), named as perf >= 6.3
+/// names them: each stub's `jmp *disp(%rip)` reads a GOT slot, and the
+/// `.rela.dyn` relocation of that slot names the function (`free@plt`);
+/// a stub without one is `offset_0x…@plt` (its file offset), as are all
+/// of a 32-bit binary's.
+fn plt_got_symbols(obj: &object::File<'_>) -> Vec<RawSymbol<'static>> {
+    let mut out = Vec::new();
+    let arch = obj.architecture();
+    if !matches!(
+        arch,
+        object::Architecture::X86_64
+            | object::Architecture::X86_64_X32
+            | object::Architecture::I386
+    ) {
+        return out;
+    }
+    let Some(sec) = obj.section_by_name(".plt.got") else {
+        return out;
+    };
+    let Some(entsize) = section_entsize(obj, ".plt.got").filter(|&e| e > 0) else {
+        return out;
+    };
+    let Ok(code) = sec.data() else { return out };
+    // GOT slot -> symbol index, from `.rela.dyn` (64-bit RELA only).
+    let slots: FxHashMap<u64, u64> = match (arch, obj.section_by_name(".rela.dyn")) {
+        (object::Architecture::X86_64, Some(rela)) if obj.is_64() => rela
+            .data()
+            .unwrap_or_default()
+            .chunks_exact(24)
+            .filter_map(|r| {
+                let word = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or_default());
+                let (offset, sym) = (word(&r[..8]), word(&r[8..16]) >> 32);
+                (sym != 0).then_some((offset, sym))
+            })
+            .collect(),
+        _ => FxHashMap::default(),
+    };
+    let dynsyms = obj.dynamic_symbol_table();
+    let (file_base, _) = sec.file_range().unwrap_or((sec.address(), 0));
+    let mut at = 0u64;
+    // Only the stubs the file holds (a crafted size makes no more).
+    while at.saturating_add(entsize) <= code.len() as u64 {
+        let entry = usize::try_from(at)
+            .ok()
+            .and_then(|a| code.get(a..a.saturating_add(entsize as usize)));
+        let name = entry
+            .and_then(jmp_target)
+            .and_then(|to| slots.get(&sec.address().wrapping_add(at).wrapping_add(to)))
+            .and_then(|&i| {
+                dynsyms
+                    .as_ref()?
+                    .symbol_by_index(object::SymbolIndex(i as usize))
+                    .ok()
+            })
+            .and_then(|s| s.name().ok().filter(|n| !n.is_empty()).map(str::to_owned))
+            .unwrap_or_else(|| format!("offset_{:#x}", file_base.wrapping_add(at)));
+        out.push(RawSymbol {
+            start: sec.address().wrapping_add(at),
+            size: entsize,
+            name: format!("{name}@plt").into(),
+            rank: Rank { binding: 2 },
+            module: false,
+        });
+        at += entsize;
+    }
+    out
+}
+
+/// Where an x86-64 stub's `jmp *disp32(%rip)` (after an `endbr64` and a
+/// `bnd` prefix, when there) points, from the stub's start.
+fn jmp_target(stub: &[u8]) -> Option<u64> {
+    let mut n = 0;
+    if stub.starts_with(&[0xf3, 0x0f, 0x1e, 0xfa]) {
+        n += 4;
+    }
+    if stub.get(n) == Some(&0xf2) {
+        n += 1;
+    }
+    if stub.get(n..n + 2)? != [0xff, 0x25] {
+        return None;
+    }
+    let disp = i32::from_le_bytes(stub.get(n + 2..n + 6)?.try_into().ok()?);
+    // From the end of the instruction.
+    Some((n as u64 + 6).wrapping_add(disp as i64 as u64))
 }
 
 /// The IFUNC symbols of `objs` (their symbol and dynamic symbol tables)

@@ -1,5 +1,5 @@
-//! PLT stubs are named as binutils' `objdump -d` labels them: each
-//! `name@plt` at the stub objdump puts it at, and each IFUNC stub
+//! PLT stubs (`.plt`, `.plt.sec`, `.plt.got`) are named as binutils'
+//! `objdump -d` labels them: each `name@plt` at the stub objdump puts it at, and each IFUNC stub
 //! (`*ABS*+0xADDR@plt` to objdump) after the IFUNC at ADDR, as perf >= 6.3
 //! names it. glibc is the binary that tells orders apart: its IFUNC
 //! relocations come last in `.rela.plt` but are spread through its PLT.
@@ -13,7 +13,16 @@ use perfq_symbolize::Binary;
 /// objdump's PLT labels of `path`: (address, name).
 fn objdump_plt(path: &Path) -> Option<Vec<(u64, String)>> {
     let out = Command::new("objdump")
-        .args(["-d", "--no-show-raw-insn", "-j", ".plt", "-j", ".plt.sec"])
+        .args([
+            "-d",
+            "--no-show-raw-insn",
+            "-j",
+            ".plt",
+            "-j",
+            ".plt.sec",
+            "-j",
+            ".plt.got",
+        ])
         .arg(path)
         .output()
         .ok()?;
@@ -27,8 +36,11 @@ fn objdump_plt(path: &Path) -> Option<Vec<(u64, String)>> {
                 let (addr, rest) = l.split_once(" <")?;
                 let name = rest.strip_suffix(">:")?;
                 let addr = u64::from_str_radix(addr.trim(), 16).ok()?;
-                // The PLT header, labelled `first@plt-0x10`.
-                (name.ends_with("@plt") && !name.contains("@plt-")).then(|| (addr, name.to_owned()))
+                // The PLT header is `.plt` (with IBT's `.plt.sec`) or
+                // `first@plt-0x10`.
+                let header = name == ".plt" || name.contains("@plt-0x");
+                let name = if header { ".plt" } else { name };
+                (header || name.ends_with("@plt")).then(|| (addr, name.to_owned()))
             })
             .collect(),
     )
@@ -56,8 +68,42 @@ fn ifuncs(path: &Path) -> HashMap<u64, Vec<String>> {
     by
 }
 
+/// A program linked with IBT's `.plt.sec` (`-z ibtplt`), lazily bound,
+/// calling libc through its PLT and `.plt.got`: Debian's own binaries
+/// have no `.plt.sec`.
+fn ibt_program(dir: &Path) -> Option<std::path::PathBuf> {
+    let src = dir.join("ibt.c");
+    let out = dir.join("ibt");
+    std::fs::write(
+        &src,
+        "#include <stdio.h>\n#include <stdlib.h>\n\
+         int main(int c, char **v) { void *(*m)(size_t) = malloc; void *p = m(c);\n\
+         puts(v[0]); free(p); return abs(c); }\n",
+    )
+    .ok()?;
+    let built = Command::new("cc")
+        .args([
+            "-O1",
+            "-fcf-protection=full",
+            "-Wl,-z,ibtplt",
+            "-Wl,-z,lazy",
+            "-o",
+        ])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .ok()?;
+    built.success().then_some(out)
+}
+
 #[test]
 fn plt_stubs_named_as_objdump_labels_them() {
+    let dir = std::env::temp_dir().join(format!("perfq-plt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    let ibt = ibt_program(&dir);
+    if ibt.is_none() {
+        eprintln!("SKIPPED: cc could not link a program with -z ibtplt; .plt.sec not checked");
+    }
     let candidates = [
         "/lib/x86_64-linux-gnu/libc.so.6",
         "/lib/x86_64-linux-gnu/libstdc++.so.6",
@@ -65,9 +111,15 @@ fn plt_stubs_named_as_objdump_labels_them() {
         "/usr/bin/gdb",
         "/usr/bin/ls",
     ];
+    let ibt_path = ibt.as_ref().and_then(|p| p.to_str()).unwrap_or("");
     let mut checked = 0;
     let mut ifunc_stubs = 0;
-    for path in candidates.iter().map(Path::new).filter(|p| p.exists()) {
+    for path in candidates
+        .iter()
+        .chain([&ibt_path])
+        .map(Path::new)
+        .filter(|p| p.is_file())
+    {
         let Some(labels) = objdump_plt(path) else {
             eprintln!("SKIPPED: objdump could not read {}", path.display());
             continue;
@@ -103,6 +155,7 @@ fn plt_stubs_named_as_objdump_labels_them() {
             checked += 1;
         }
     }
+    let _ = std::fs::remove_dir_all(&dir);
     if checked == 0 {
         eprintln!("SKIPPED: no binary with a PLT that objdump reads");
     }
