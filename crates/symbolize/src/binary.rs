@@ -602,13 +602,7 @@ fn plt_symbols(
     // `.plt`, as perf names it; with IBT's `.plt.sec` holding the stubs,
     // all of `.plt` is (its lazy-binding pushes are not the stubs callers
     // jump to).
-    let header_symbol = |size: u64| RawSymbol {
-        start: lazy.address(),
-        size,
-        name: ".plt".into(),
-        rank: Rank { binding: 2 },
-        module: false,
-    };
+    let header_symbol = |size: u64| stub(lazy.address(), size, ".plt".to_owned());
     let (plt, header, stride) = match obj.section_by_name(".plt.sec") {
         Some(sec) if x86 => {
             out.push(header_symbol(lazy.size()));
@@ -685,15 +679,24 @@ fn plt_symbols(
                     .flatten()
             })
             .unwrap_or_else(|| format!("offset_{:#x}", file_base.wrapping_add(at)));
-        out.push(RawSymbol {
-            start: plt.address().wrapping_add(at),
-            size: stride,
-            name: format!("{name}@plt").into(),
-            rank: Rank { binding: 2 },
-            module: false,
-        });
+        out.push(stub(
+            plt.address().wrapping_add(at),
+            stride,
+            format!("{name}@plt"),
+        ));
     }
     out
+}
+
+/// A synthesized PLT symbol: global, as perf makes them.
+fn stub(start: u64, size: u64, name: String) -> RawSymbol<'static> {
+    RawSymbol {
+        start,
+        size,
+        name: name.into(),
+        rank: Rank { binding: 2 },
+        module: false,
+    }
 }
 
 /// `sh_entsize` of the ELF section `name`.
@@ -769,13 +772,11 @@ fn plt_got_symbols(obj: &object::File<'_>) -> Vec<RawSymbol<'static>> {
             })
             .and_then(|s| s.name().ok().filter(|n| !n.is_empty()).map(str::to_owned))
             .unwrap_or_else(|| format!("offset_{:#x}", file_base.wrapping_add(at)));
-        out.push(RawSymbol {
-            start: sec.address().wrapping_add(at),
-            size: entsize,
-            name: format!("{name}@plt").into(),
-            rank: Rank { binding: 2 },
-            module: false,
-        });
+        out.push(stub(
+            sec.address().wrapping_add(at),
+            entsize,
+            format!("{name}@plt"),
+        ));
         at += entsize;
     }
     out
