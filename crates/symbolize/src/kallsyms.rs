@@ -8,12 +8,13 @@ use crate::symtab::{Rank, RawSymbol, SymbolTable};
 #[derive(Clone, Debug, Default)]
 pub struct Kallsyms {
     table: SymbolTable,
-    /// Module of each symbol start address, for module symbols.
-    modules: Vec<(u64, String)>,
-    /// Where `_text` and `_stext` are: perf records one of them (its
-    /// "ref_reloc_sym") with the kernel's mapping, which tells how far
-    /// this kallsyms is moved from the recorded kernel (KASLR).
-    refs: Vec<(String, u64)>,
+    /// The module of each module symbol, as (start, start + 1, module),
+    /// and where `_text` and `_stext` are, as `\0_text` at its address:
+    /// perf records one of them (its "ref_reloc_sym") with the kernel's
+    /// mapping, which tells how far this kallsyms is moved from the
+    /// recorded kernel (KASLR). A table like the names', so that both are
+    /// kept on the symbol disk and read back mapped.
+    aux: SymbolTable,
 }
 
 impl Kallsyms {
@@ -68,11 +69,31 @@ impl Kallsyms {
         }
         modules.sort();
         modules.dedup_by_key(|m| m.0);
+        let mut aux: Vec<(u64, String)> = modules;
+        aux.extend(
+            refs.into_iter()
+                .map(|(name, addr)| (addr, format!("\0{name}"))),
+        );
+        aux.sort_by_key(|a| a.0);
         Kallsyms {
             table: SymbolTable::new(raw),
-            modules,
-            refs,
+            aux: SymbolTable::from_sorted(
+                aux.iter()
+                    .map(|(addr, name)| (*addr, addr.saturating_add(1), name.as_str())),
+            )
+            .unwrap_or_default(),
         }
+    }
+
+    /// Kernel symbols from the tables [`Kallsyms::tables`] gave (read back
+    /// from the symbol disk).
+    pub(crate) fn from_tables(table: SymbolTable, aux: SymbolTable) -> Kallsyms {
+        Kallsyms { table, aux }
+    }
+
+    /// The symbols' table and the modules' and reference symbols' one.
+    pub(crate) fn tables(&self) -> (&SymbolTable, &SymbolTable) {
+        (&self.table, &self.aux)
     }
 
     /// Reads a kallsyms file.
@@ -85,16 +106,19 @@ impl Kallsyms {
     pub fn find(&self, addr: u64) -> Option<(&str, Option<&str>)> {
         let s = self.table.find(addr)?;
         let module = self
-            .modules
-            .binary_search_by_key(&s.start, |m| m.0)
-            .ok()
-            .map(|i| self.modules[i].1.as_str());
+            .aux
+            .find(s.start)
+            .filter(|m| m.start == s.start && !m.name.starts_with('\0'))
+            .map(|m| m.name);
         Some((s.name, module))
     }
 
     /// The address of `_text` or `_stext` here.
     pub fn ref_address(&self, name: &str) -> Option<u64> {
-        self.refs.iter().find(|r| r.0 == name).map(|r| r.1)
+        self.aux
+            .symbols()
+            .find(|r| r.name.strip_prefix('\0') == Some(name))
+            .map(|r| r.start)
     }
 
     /// Number of symbols.
@@ -183,5 +207,32 @@ mod tests {
         assert_eq!(k.find(0xffffffff81000200), Some(("helper", None)));
         assert_eq!(k.find(0xffffffffc0000010), Some(("mod_fn", Some("xfs"))));
         assert_eq!(k.find(0xffffffffc0000110), Some(("mod_end", Some("xfs"))));
+    }
+
+    #[test]
+    fn tables_give_back_the_same_symbols() {
+        let k = Kallsyms::parse(
+            "ffffffff81000000 T _text\nffffffff81000000 T startup_64\nffffffff81000100 t helper\nffffffffc0000000 t mod_fn\t[xfs]\nffffffffc0000100 T mod_end\t[ext4]\n",
+        );
+        let (t, a) = k.tables();
+        let back = |t: &SymbolTable| {
+            SymbolTable::from_sorted(t.symbols().map(|s| (s.start, s.end, s.name))).expect("sorted")
+        };
+        let k2 = Kallsyms::from_tables(back(t), back(a));
+        for addr in [
+            0xffffffff81000000,
+            0xffffffff81000050,
+            0xffffffff81000200,
+            0xffffffffc0000010,
+            0xffffffffc0000110,
+            0x1000,
+        ] {
+            assert_eq!(k.find(addr), k2.find(addr), "{addr:#x}");
+        }
+        assert_eq!(k2.find(0xffffffff81000050).map(|f| f.1), Some(None));
+        assert_eq!(k2.find(0xffffffffc0000110), Some(("mod_end", Some("ext4"))));
+        assert_eq!(k2.ref_address("_text"), Some(0xffffffff81000000));
+        assert_eq!(k2.ref_address("_stext"), None);
+        assert_eq!(k2.len(), k.len());
     }
 }

@@ -242,12 +242,14 @@ impl Symbolizer {
         let buildid_dirs = config.buildid_dirs.clone();
         let kernel_build_id = kernel_build_id.map(<[u8]>::to_vec);
         let os_release = os_release.map(str::to_string);
+        let disk = config.symbol_disk.clone();
         let load = move || {
             load_kallsyms(
                 config_kallsyms.as_deref(),
                 &buildid_dirs,
                 kernel_build_id.as_deref(),
                 os_release.as_deref(),
+                disk.as_ref(),
             )
         };
         let mut notes = Vec::new();
@@ -687,9 +689,10 @@ fn load_kallsyms(
     buildid_dirs: &[PathBuf],
     kernel_build_id: Option<&[u8]>,
     os_release: Option<&str>,
+    disk: Option<&SymbolDisk>,
 ) -> KallsymsLoad {
     if let Some(p) = config_kallsyms {
-        return match Kallsyms::load(p) {
+        return match load_kept_kallsyms(p, disk) {
             Ok(k) => (Some(k), None),
             Err(e) => (None, Some(format!("kallsyms {}: {e}", p.display()))),
         };
@@ -711,14 +714,14 @@ fn load_kallsyms(
         // reboot in between moves the kernel: `ref_address` measures by
         // how much.
         let k = kernel_build_id
-            .and_then(|id| cached_kallsyms(buildid_dirs, id))
+            .and_then(|id| cached_kallsyms(buildid_dirs, id, disk))
             .or_else(|| {
                 Kallsyms::load(std::path::Path::new("/proc/kallsyms"))
                     .ok()
                     .filter(|k| !k.is_empty())
             });
         (k, None)
-    } else if let Some(k) = kernel_build_id.and_then(|id| cached_kallsyms(buildid_dirs, id)) {
+    } else if let Some(k) = kernel_build_id.and_then(|id| cached_kallsyms(buildid_dirs, id, disk)) {
         // perf's build-id cache keeps the kallsyms of recorded kernels.
         (Some(k), None)
     } else {
@@ -734,13 +737,62 @@ fn load_kallsyms(
 
 /// The kallsyms perf saved for the kernel with `build_id`:
 /// `~/.debug/[kernel.kallsyms]/<build id>/kallsyms`.
-fn cached_kallsyms(dirs: &[PathBuf], build_id: &[u8]) -> Option<Kallsyms> {
+fn cached_kallsyms(
+    dirs: &[PathBuf],
+    build_id: &[u8],
+    disk: Option<&SymbolDisk>,
+) -> Option<Kallsyms> {
     let hex = crate::locate::build_id_hex(Some(build_id))?;
     let home = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".debug"));
     dirs.iter().cloned().chain(home).find_map(|d| {
         let path = d.join("[kernel.kallsyms]").join(&hex).join("kallsyms");
-        Kallsyms::load(&path).ok().filter(|k| !k.is_empty())
+        load_kept_kallsyms(&path, disk)
+            .ok()
+            .filter(|k| !k.is_empty())
     })
+}
+
+/// The kallsyms file `path`, parsed, or its tables as `disk` kept them
+/// from an earlier run (parsing a kernel's 200,000 lines is ~150 million
+/// instructions; the kept tables are mapped and read where looked up).
+/// They are kept under the file's path, size and modification time; files
+/// without a size (`/proc/kallsyms`) are parsed each time.
+fn load_kept_kallsyms(
+    path: &std::path::Path,
+    disk: Option<&SymbolDisk>,
+) -> std::io::Result<Kallsyms> {
+    use std::hash::{Hash, Hasher};
+    let meta = std::fs::metadata(path)?;
+    let key = disk
+        .filter(|_| meta.is_file() && meta.len() > 0)
+        .and_then(|disk| {
+            let since = meta
+                .modified()
+                .ok()?
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()?;
+            let mut h = rustc_hash::FxHasher::default();
+            path.hash(&mut h);
+            let key = format!(
+                "kallsyms-{:016x}-{:x}-{:x}",
+                h.finish(),
+                meta.len(),
+                since.as_nanos()
+            );
+            Some((disk, key))
+        });
+    if let Some((disk, key)) = &key {
+        if let (Some(table), Some(aux)) = (disk.load(key), disk.load(&format!("{key}-aux"))) {
+            return Ok(Kallsyms::from_tables(table, aux));
+        }
+    }
+    let k = Kallsyms::load(path)?;
+    if let Some((disk, key)) = key.filter(|_| !k.is_empty()) {
+        let (table, aux) = k.tables();
+        disk.store(&format!("{key}-aux"), aux);
+        disk.store(&key, table);
+    }
+    Ok(k)
 }
 
 /// Loads the `.dwo` file a skeleton unit names (`comp_dir/path`).

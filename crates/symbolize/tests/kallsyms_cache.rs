@@ -134,3 +134,73 @@ fn recorded_copy_preferred_for_the_running_kernel() {
     );
     std::fs::remove_dir_all(&cache).ok();
 }
+
+/// A build-id cache's kallsyms is parsed once: the symbol disk keeps its
+/// tables, and a second symbolizer reads them back with the same results
+/// (module names and the KASLR reference symbol included).
+#[test]
+fn kallsyms_tables_kept_on_the_symbol_disk() {
+    use perfq_symbolize::SymbolDisk;
+    let root = std::env::temp_dir().join(format!("perfq-kallsyms-disk-{}", std::process::id()));
+    let cache = root.join("buildid");
+    let build_id = [0xcd_u8; 20];
+    let dir = cache.join("[kernel.kallsyms]").join("cd".repeat(20));
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(
+        dir.join("kallsyms"),
+        "ffffffff81000000 T _text\nffffffff81000100 T kernel_fn\nffffffff81000200 T next_fn\n\
+         ffffffffc0000000 t mod_fn\t[xfs]\nffffffffc0000100 t mod_next\t[xfs]\n",
+    )
+    .expect("write");
+    let disk_dir = root.join("symbols");
+    let config = Config {
+        buildid_dirs: vec![cache.clone()],
+        symbol_disk: Some(SymbolDisk::new(disk_dir.clone(), 1 << 20)),
+        ..Config::default()
+    };
+    let at = [
+        Location::Kernel {
+            addr: 0xffffffff81000150,
+            module: None,
+        },
+        Location::Kernel {
+            addr: 0xffffffffc0000010,
+            module: None,
+        },
+    ];
+    let resolve = || {
+        let s = Symbolizer::new(&config, Some(&build_id), None);
+        assert!(s.has_kernel_symbols());
+        let r = s.resolve_all(&Tracker::default(), &at);
+        (0..at.len())
+            .map(|i| {
+                let f = r.get(i).expect("resolved");
+                (f.symbol.clone(), f.dso.to_string())
+            })
+            .collect::<Vec<_>>()
+    };
+    let first = resolve();
+    let kept = std::fs::read_dir(&disk_dir)
+        .expect("the symbol disk was written")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("kallsyms-"))
+        .count();
+    assert_eq!(kept, 2, "the names' and the modules' tables");
+    // The text overwritten with blanks of the same length and given back
+    // its time: parsed, it would name nothing; the second symbolizer can
+    // only have its names from the kept tables.
+    let file = dir.join("kallsyms");
+    let meta = std::fs::metadata(&file).expect("kallsyms");
+    let stamp = meta.modified().expect("modification time");
+    std::fs::write(&file, " ".repeat(meta.len() as usize)).expect("overwrite");
+    std::fs::File::options()
+        .append(true)
+        .open(&file)
+        .and_then(|f| f.set_modified(stamp))
+        .expect("set the time back");
+    let second = resolve();
+    assert_eq!(first, second);
+    assert_eq!(first[0].0.as_deref(), Some("kernel_fn"));
+    assert_eq!(first[1].0.as_deref(), Some("mod_fn"));
+    std::fs::remove_dir_all(&root).ok();
+}
