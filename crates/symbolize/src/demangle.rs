@@ -4,8 +4,13 @@
 ///
 /// Rust legacy names lose their `::h<hash>` suffix and v0 names their
 /// disambiguators, as perf's Rust demangler prints them; C++ names keep
-/// their parameter lists, as perf's `DMGL_PARAMS` does.
+/// their parameter lists, as perf's `DMGL_PARAMS` does. A PLT stub's
+/// name is its function's, demangled, with `@plt` after it, as perf
+/// synthesizes it.
 pub fn demangle(raw: &str) -> Option<String> {
+    if let Some(function) = raw.strip_suffix("@plt") {
+        return demangle(function).map(|d| format!("{d}@plt"));
+    }
     if let Ok(d) = rustc_demangle::try_demangle(raw) {
         return Some(format!("{d:#}"));
     }
@@ -33,5 +38,10 @@ mod tests {
         );
         assert_eq!(demangle("_Z3fooi").as_deref(), Some("foo(int)"));
         assert_eq!(demangle("main"), None);
+        assert_eq!(
+            demangle("_ZdaPv@plt").as_deref(),
+            Some("operator delete[](void*)@plt")
+        );
+        assert_eq!(demangle("malloc@plt"), None);
     }
 }
