@@ -1,7 +1,7 @@
 //! PLT stubs (`.plt`, `.plt.sec`, `.plt.got`) are named as binutils'
-//! `objdump -d` labels them: each `name@plt` at the stub objdump puts it at, and each IFUNC stub
-//! (`*ABS*+0xADDR@plt` to objdump) after the IFUNC at ADDR, as perf >= 6.3
-//! names it. glibc is the binary that tells orders apart: its IFUNC
+//! `objdump -d` labels them: each `name@plt` at the stub objdump puts it
+//! at, and each IFUNC stub (`*ABS*+0xADDR@plt` to objdump) after the IFUNC
+//! at ADDR, as perf >= 6.3 names it. glibc is the binary that tells orders apart: its IFUNC
 //! relocations come last in `.rela.plt` but are spread through its PLT.
 
 use std::collections::HashMap;

@@ -41,17 +41,37 @@ impl<T: ArrowPrimitiveType> Full<T> {
     }
 }
 
+/// The column type of an Arrow type, for the shared all-null columns.
+trait Typed: ArrowPrimitiveType {
+    const COLUMN: ColumnType;
+}
+
+impl Typed for UInt16Type {
+    const COLUMN: ColumnType = ColumnType::U16;
+}
+
+impl Typed for UInt32Type {
+    const COLUMN: ColumnType = ColumnType::U32;
+}
+
+impl Typed for UInt64Type {
+    const COLUMN: ColumnType = ColumnType::U64;
+}
+
+impl Typed for Int32Type {
+    const COLUMN: ColumnType = ColumnType::I32;
+}
+
 /// A column rows may leave null: a row without a value costs nothing.
 /// Its builder is made at its first value, and the nulls of the rows
 /// before each value are appended then (and at the end of the group).
-struct Sparse<T: ArrowPrimitiveType> {
-    ty: ColumnType,
+struct Sparse<T: Typed> {
     builder: Option<PrimitiveBuilder<T>>,
 }
 
-impl<T: ArrowPrimitiveType> Sparse<T> {
-    fn new(ty: ColumnType) -> Self {
-        Sparse { ty, builder: None }
+impl<T: Typed> Sparse<T> {
+    fn new() -> Self {
+        Sparse { builder: None }
     }
 
     /// Gives row `row` (of the group) value `v`, if there is one.
@@ -76,7 +96,7 @@ impl<T: ArrowPrimitiveType> Sparse<T> {
                 }
                 Arc::new(b.finish())
             }
-            None => null_column(self.ty, rows),
+            None => null_column(T::COLUMN, rows),
         }
     }
 }
@@ -109,29 +129,28 @@ pub(crate) struct SampleColumns {
 
 impl SampleColumns {
     pub(crate) fn new() -> SampleColumns {
-        use ColumnType::*;
         SampleColumns {
             rows: 0,
             sample_id: Full::new(),
-            time: Sparse::new(U64),
-            pid: Sparse::new(I32),
-            tid: Sparse::new(I32),
-            cpu: Sparse::new(U32),
+            time: Sparse::new(),
+            pid: Sparse::new(),
+            tid: Sparse::new(),
+            cpu: Sparse::new(),
             event_id: Full::new(),
             cpumode: Full::new(),
             period: Full::new(),
-            stack_id: Sparse::new(U32),
-            leaf_frame_id: Sparse::new(U32),
-            ip: Sparse::new(U64),
-            addr: Sparse::new(U64),
-            weight: Sparse::new(U64),
-            weight2: Sparse::new(U16),
-            weight3: Sparse::new(U16),
-            data_src: Sparse::new(U64),
-            phys_addr: Sparse::new(U64),
-            cgroup: Sparse::new(U64),
-            transaction: Sparse::new(U64),
-            members: std::array::from_fn(|_| Sparse::new(U64)),
+            stack_id: Sparse::new(),
+            leaf_frame_id: Sparse::new(),
+            ip: Sparse::new(),
+            addr: Sparse::new(),
+            weight: Sparse::new(),
+            weight2: Sparse::new(),
+            weight3: Sparse::new(),
+            data_src: Sparse::new(),
+            phys_addr: Sparse::new(),
+            cgroup: Sparse::new(),
+            transaction: Sparse::new(),
+            members: std::array::from_fn(|_| Sparse::new()),
         }
     }
 
@@ -218,7 +237,7 @@ mod tests {
     /// fills is all null.
     #[test]
     fn sparse_columns_place_nulls_by_row() {
-        let mut c = Sparse::<UInt64Type>::new(ColumnType::U64);
+        let mut c = Sparse::<UInt64Type>::new();
         for (row, v) in [None, None, Some(7), None, Some(9), None, None]
             .into_iter()
             .enumerate()
@@ -234,7 +253,7 @@ mod tests {
         let a = c.finish(2);
         let a = a.as_any().downcast_ref::<UInt64Array>().expect("u64");
         assert_eq!(a.iter().collect::<Vec<_>>(), [None, Some(3)]);
-        let empty = Sparse::<UInt64Type>::new(ColumnType::U64).finish(4);
+        let empty = Sparse::<UInt64Type>::new().finish(4);
         assert_eq!((empty.len(), empty.null_count()), (4, 4));
     }
 }

@@ -96,7 +96,8 @@ impl SampleTables {
                 tid: s.tid,
                 cpu: s.cpu,
                 event: row.event.0 as u32,
-                cpumode: (s.cpu_mode() & 0xff) as u8,
+                // Three bits (`CPUMODE_MASK`): the cast keeps them all.
+                cpumode: s.cpu_mode() as u8,
                 period: row.period,
                 leaf_frame_id: row.leaf_frame_id,
                 ip: s.ip,
