@@ -13,6 +13,7 @@ a time, zstd-compressed with dictionary encoding and statistics.
 pub mod batch;
 pub mod convert;
 mod dataset;
+mod dictionary;
 mod table;
 
 pub use crate::dataset::{remove_stale, CaptureWriter};

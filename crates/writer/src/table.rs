@@ -16,19 +16,24 @@ use arrow_array::builder::{
     BinaryBuilder, BooleanBuilder, Int32Builder, ListBuilder, StringBuilder, UInt16Builder,
     UInt32Builder, UInt64Builder, UInt8Builder,
 };
-use arrow_array::{new_null_array, ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_array::types::UInt32Type;
+use arrow_array::{new_null_array, ArrayRef, DictionaryArray, RecordBatch};
+use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
+use bytes::Bytes;
 use parquet::arrow::arrow_writer::{
     compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowLeafColumn,
     ArrowRowGroupWriterFactory,
 };
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
-use parquet::schema::types::ColumnPath;
+use parquet::file::writer::SerializedRowGroupWriter;
+use parquet::schema::types::{ColumnDescPtr, ColumnPath};
 use rayon::prelude::*;
 
+use crate::dictionary;
 use crate::Error;
 
 /// Rows buffered before they are written as a row group.
@@ -144,28 +149,73 @@ impl<'a> Column<'a> {
 /// for machines with more.)
 fn encode_group(
     groups: &ArrowRowGroupWriterFactory,
+    columns: &[ColumnDescPtr],
+    props: &WriterProperties,
     index: usize,
+    schema: &Schema,
     batch: &RecordBatch,
-) -> Result<Vec<ArrowColumnChunk>, ParquetError> {
+) -> Result<Vec<Chunk>, ParquetError> {
     let writers = groups.create_column_writers(index)?;
-    let mut leaves: Vec<ArrowLeafColumn> = Vec::with_capacity(writers.len());
-    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
-        leaves.extend(compute_leaves(field, column)?);
+    let mut work: Vec<Work> = Vec::with_capacity(writers.len());
+    for (field, column) in schema.fields().iter().zip(batch.columns()) {
+        match column
+            .as_any()
+            .downcast_ref::<DictionaryArray<UInt32Type>>()
+        {
+            // A string column given with its dictionary (one leaf).
+            Some(keyed) if field.data_type() == &DataType::Utf8 => {
+                let leaf = work.len();
+                let descr = columns.get(leaf).ok_or_else(|| {
+                    ParquetError::General(format!("no column {leaf} in the file's schema"))
+                })?;
+                work.push(Work::Keyed(descr.clone(), keyed.clone()));
+            }
+            _ => work.extend(compute_leaves(field, column)?.into_iter().map(Work::Leaf)),
+        }
     }
-    if leaves.len() != writers.len() {
+    if work.len() != writers.len() {
         return Err(ParquetError::General(format!(
             "{} leaf columns for {} column writers",
-            leaves.len(),
+            work.len(),
             writers.len()
         )));
     }
-    let encode = |(mut w, leaf): (ArrowColumnWriter, ArrowLeafColumn)| {
-        w.write(&leaf)?;
-        w.close()
+    let encode = |(mut w, work): (ArrowColumnWriter, Work)| match work {
+        Work::Leaf(leaf) => {
+            w.write(&leaf)?;
+            w.close().map(Chunk::Arrow)
+        }
+        Work::Keyed(descr, keyed) => {
+            let (bytes, close) = dictionary::encode(&descr, props, &keyed)?;
+            Ok(Chunk::Keyed(bytes, close))
+        }
     };
     match encoders() {
-        Some(pool) => pool.install(|| writers.into_par_iter().zip(leaves).map(encode).collect()),
-        None => writers.into_iter().zip(leaves).map(encode).collect(),
+        Some(pool) => pool.install(|| writers.into_par_iter().zip(work).map(encode).collect()),
+        None => writers.into_iter().zip(work).map(encode).collect(),
+    }
+}
+
+/// What a leaf column of a row group is encoded from.
+enum Work {
+    /// Arrow values, through Parquet's column writer.
+    Leaf(ArrowLeafColumn),
+    /// A string column with its dictionary, by [`dictionary::encode`].
+    Keyed(ColumnDescPtr, DictionaryArray<UInt32Type>),
+}
+
+/// An encoded column chunk, to be appended to its row group.
+enum Chunk {
+    Arrow(ArrowColumnChunk),
+    Keyed(Bytes, ColumnCloseResult),
+}
+
+impl Chunk {
+    fn append_to(self, group: &mut SerializedRowGroupWriter<'_, File>) -> Result<(), ParquetError> {
+        match self {
+            Chunk::Arrow(c) => c.append_to_row_group(group),
+            Chunk::Keyed(bytes, close) => group.append_column(&bytes, close),
+        }
     }
 }
 
@@ -440,18 +490,24 @@ impl Table {
             .map_err(|e| Error::parquet(path, e))?;
         let (tx, rx) = sync_channel::<RecordBatch>(1);
         let at = path.to_path_buf();
+        let file_schema = schema.clone();
         let encoder = std::thread::Builder::new()
             .name("parquet-encode".into())
             .spawn(move || -> Result<(), Error> {
+                let descr = writer.schema_descr();
+                let columns: Vec<ColumnDescPtr> =
+                    (0..descr.num_columns()).map(|i| descr.column(i)).collect();
+                let props = writer.properties().clone();
                 for (index, batch) in rx.into_iter().enumerate() {
                     let chunks =
-                        encode_group(&groups, index, &batch).map_err(|e| Error::parquet(&at, e))?;
+                        encode_group(&groups, &columns, &props, index, &file_schema, &batch)
+                            .map_err(|e| Error::parquet(&at, e))?;
                     let mut group = writer
                         .next_row_group()
                         .map_err(|e| Error::parquet(&at, e))?;
                     for chunk in chunks {
                         chunk
-                            .append_to_row_group(&mut group)
+                            .append_to(&mut group)
                             .map_err(|e| Error::parquet(&at, e))?;
                     }
                     group.close().map_err(|e| Error::parquet(&at, e))?;
@@ -516,8 +572,27 @@ impl Table {
     }
 
     fn send(&mut self, arrays: Vec<ArrayRef>) -> Result<(), Error> {
-        let batch = RecordBatch::try_new(self.schema.clone(), arrays)
-            .map_err(|e| Error::parquet(&self.path, e))?;
+        // A string column may come as a dictionary array (its dictionary
+        // built by the caller, see `dictionary`): the batch's schema says
+        // so for that column; the file's stays a string.
+        let keyed = |(f, a): (&FieldRef, &ArrayRef)| {
+            matches!(a.data_type(), DataType::Dictionary(k, v)
+                if **k == DataType::UInt32 && **v == DataType::Utf8 && *f.data_type() == DataType::Utf8)
+        };
+        let fields = self.schema.fields().iter().zip(&arrays);
+        let schema = if fields.clone().any(keyed) {
+            let fields: Vec<FieldRef> = fields
+                .map(|(f, a)| match keyed((f, a)) {
+                    true => Arc::new(f.as_ref().clone().with_data_type(a.data_type().clone())),
+                    false => f.clone(),
+                })
+                .collect();
+            Arc::new(Schema::new(fields))
+        } else {
+            self.schema.clone()
+        };
+        let batch =
+            RecordBatch::try_new(schema, arrays).map_err(|e| Error::parquet(&self.path, e))?;
         let sent = self.batches.as_ref().map(|tx| tx.send(batch));
         match sent {
             Some(Ok(())) => Ok(()),

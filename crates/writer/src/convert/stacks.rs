@@ -61,6 +61,10 @@ struct Recent {
     nodes: Vec<u32>,
 }
 
+/// Leaf frames below this have their root stack in [`Stacks::roots`]
+/// (at most 256 MB of index); any others in [`Stacks::wide`].
+const DENSE_FRAMES: usize = 1 << 26;
+
 /// Threads remembered at most; past it they are forgotten (a cache).
 const RECENT_LIMIT: usize = 1 << 16;
 
@@ -74,8 +78,12 @@ pub(crate) struct Stacks {
     /// `frame_ids`); a bit each (a byte each was 19 MB on a system-wide
     /// capture's 18 M stacks).
     sampled: BooleanBufferBuilder,
-    /// The root stacks' list head, as a [`Node`]'s [`FIRST_CHILD`].
-    roots: u32,
+    /// The root stack of each leaf frame (a location id, dense), or
+    /// [`NONE`]. A system-wide capture has as many roots as garbage
+    /// frames end its callchains, hundreds of thousands: found in a table
+    /// of their own by (frame, root) they cost two or three cache misses
+    /// each, a third of interning's time; here one.
+    roots: Vec<u32>,
     /// By thread id.
     recent: FxHashMap<u32, Recent>,
 }
@@ -86,7 +94,7 @@ impl Default for Stacks {
             wide: FxHashMap::default(),
             nodes: Vec::new(),
             sampled: BooleanBufferBuilder::new(0),
-            roots: NONE,
+            roots: Vec::new(),
             recent: FxHashMap::default(),
         }
     }
@@ -131,7 +139,7 @@ impl Stacks {
     fn callee(&mut self, parent: u32, frame: u32) -> u32 {
         let head = match self.nodes.get(parent as usize) {
             Some(p) => p[FIRST_CHILD],
-            None => self.roots,
+            None => return self.root(frame),
         };
         if head == WIDE {
             let next = self.nodes.len() as u32;
@@ -162,10 +170,34 @@ impl Stacks {
             }
             WIDE
         };
-        match self.nodes.get_mut(parent as usize) {
-            Some(p) => p[FIRST_CHILD] = head,
-            None => self.roots = head,
+        if let Some(p) = self.nodes.get_mut(parent as usize) {
+            p[FIRST_CHILD] = head;
         }
+        id
+    }
+
+    /// The root stack of `frame`, made if new.
+    fn root(&mut self, frame: u32) -> u32 {
+        let at = frame as usize;
+        if at >= DENSE_FRAMES {
+            // Not a location id of any capture this side of 64 M
+            // locations: the table, so that the index stays small.
+            let next = self.nodes.len() as u32;
+            let id = *self.wide.entry((frame, ROOT)).or_insert(next);
+            if id == next {
+                self.push(frame, ROOT, NONE);
+            }
+            return id;
+        }
+        if let Some(&id) = self.roots.get(at).filter(|&&id| id != NONE) {
+            return id;
+        }
+        if at >= self.roots.len() {
+            // Location ids are dense: the index grows as they come.
+            self.roots.resize((at + 1).next_power_of_two(), NONE);
+        }
+        let id = self.push(frame, ROOT, NONE);
+        self.roots[at] = id;
         id
     }
 
