@@ -19,8 +19,8 @@ use rustc_hash::FxBuildHasher;
 /// Ids of keys stored by the caller; see the module documentation.
 #[derive(Debug, Default)]
 pub struct IdTable {
-    /// [`EMPTY`], or a key's hash (high half) and its id + 1 (low half);
-    /// a power of two long, or empty.
+    /// [`EMPTY`], or a key's hash (high half) and its id (low half); a
+    /// power of two long, or empty.
     slots: Vec<u64>,
     /// Slots used.
     len: usize,
@@ -29,8 +29,11 @@ pub struct IdTable {
     shift: u32,
 }
 
-/// An unused slot (no id is `u32::MAX`: its id + 1 would be 0).
-const EMPTY: u64 = 0;
+/// An unused slot (no id is `u32::MAX`). Not 0: a new table is then
+/// written through when made, a page fault each page in order, rather
+/// than mapped to the zero page on its first read and faulted again, with
+/// the other cores' TLBs flushed, on its first write.
+const EMPTY: u64 = u64::MAX;
 /// Slots of a table's first allocation.
 const FIRST_SLOTS: usize = 16;
 
@@ -74,7 +77,7 @@ impl IdTable {
             if slot == EMPTY {
                 return None;
             }
-            let id = (slot as u32).wrapping_sub(1);
+            let id = slot as u32;
             if (slot >> 32) as u32 == hash.0 && is(id) {
                 return Some(id);
             }
@@ -101,7 +104,7 @@ impl IdTable {
             if slot == EMPTY {
                 break;
             }
-            let id = (slot as u32).wrapping_sub(1);
+            let id = slot as u32;
             if (slot >> 32) as u32 == hash.0 && is(keys, id) {
                 return id;
             }
@@ -162,10 +165,10 @@ impl IdTable {
 
 /// A slot holding `id` of a key hashed `hash`.
 fn pack(hash: KeyHash, id: u32) -> u64 {
-    // An id of u32::MAX would pack as an empty slot: ids are indexes of
+    // An id of u32::MAX could pack as an empty slot: ids are indexes of
     // keys in memory, fewer than that.
     debug_assert!(id != u32::MAX);
-    u64::from(hash.0) << 32 | u64::from(id.wrapping_add(1))
+    u64::from(hash.0) << 32 | u64::from(id)
 }
 
 #[cfg(test)]
