@@ -12,8 +12,8 @@
 //! a value up by where it is stored (its address) and only a value new to
 //! the group by its text, and hands the group on as an Arrow dictionary
 //! array. [`encode`] writes that array as the column chunk Parquet's
-//! writer would have: a PLAIN dictionary page and `RLE_DICTIONARY` data
-//! pages (version 1), compressed as the file's properties say. Its
+//! writer would have (see `pages`): a PLAIN dictionary page and an
+//! `RLE_DICTIONARY` data page, compressed as the file's properties say. Its
 //! dictionary is the same (values in order of first appearance, each
 //! once), so the file reads back the same rows.
 
@@ -24,17 +24,14 @@ use std::sync::Arc;
 use arrow_array::types::UInt32Type;
 use arrow_array::{Array, ArrayRef, DictionaryArray, StringArray, UInt32Array};
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
-use bytes::Bytes;
 use hashbrown::HashTable;
-use parquet::basic::{Compression, Encoding, PageType};
-use parquet::column::page::{CompressedPage, Page, PageWriter};
-use parquet::column::writer::ColumnCloseResult;
+use parquet::basic::Encoding;
 use parquet::errors::ParquetError;
-use parquet::file::metadata::{ColumnChunkMetaData, OffsetIndexBuilder, PageEncodingStats};
 use parquet::file::properties::WriterProperties;
-use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 use rustc_hash::{FxHashMap, FxHasher};
+
+use crate::pages::{self, general, rle, Chunk};
 
 /// One row group's text column being built: a key per row into the
 /// group's dictionary of distinct values.
@@ -272,14 +269,12 @@ fn text_hash(bytes: &[u8]) -> u64 {
 
 /// Writes `array` (`u32` keys into a string dictionary) as the column
 /// chunk of `descr`, a string column, compressed as `props` say: a PLAIN
-/// dictionary page, then one `RLE_DICTIONARY` data page. Returns the
-/// chunk's bytes and what the row group writer needs to splice them in
-/// (`SerializedRowGroupWriter::append_column`).
+/// dictionary page, then one `RLE_DICTIONARY` data page.
 pub(crate) fn encode(
     descr: &ColumnDescPtr,
     props: &WriterProperties,
     array: &DictionaryArray<UInt32Type>,
-) -> Result<(Bytes, ColumnCloseResult), ParquetError> {
+) -> Result<Chunk, ParquetError> {
     let values = array
         .values()
         .as_any()
@@ -289,17 +284,6 @@ pub(crate) fn encode(
         return Err(general("a dictionary column's dictionary holds a null"));
     }
     let keys = array.keys();
-    let nullable = descr.max_def_level() > 0;
-    if descr.max_rep_level() > 0 || descr.max_def_level() > 1 {
-        return Err(general("a dictionary column must be a top-level string"));
-    }
-    if !nullable && keys.null_count() > 0 {
-        return Err(general("nulls in a column that allows none"));
-    }
-    let rows = keys.len();
-    let codec = props.compression(descr.path());
-    let mut compress = Compressor::new(codec)?;
-
     // The dictionary page: each value's length (4 bytes) then its bytes.
     let mut plain = Vec::with_capacity(values.values().len() + 4 * values.len());
     for v in values.iter().flatten() {
@@ -307,26 +291,10 @@ pub(crate) fn encode(
         plain.extend_from_slice(&len.to_le_bytes());
         plain.extend_from_slice(v.as_bytes());
     }
-    let dictionary = CompressedPage::new(
-        Page::DictionaryPage {
-            buf: compress.bytes(&plain)?,
-            num_values: u32::try_from(values.len()).map_err(|_| general("dictionary too long"))?,
-            encoding: Encoding::PLAIN,
-            is_sorted: false,
-        },
-        plain.len(),
-    );
-
-    // The data page: definition levels (a nullable column's: 1 where a
-    // value is), then the bit width and the keys of the values.
-    let mut data = Vec::with_capacity(rows / 2 + 16);
-    if nullable {
-        let at = data.len();
-        data.extend_from_slice(&[0; 4]);
-        rle::levels(keys.nulls(), rows, &mut data);
-        let len = u32::try_from(data.len() - at - 4).map_err(|_| general("levels too long"))?;
-        data[at..at + 4].copy_from_slice(&len.to_le_bytes());
-    }
+    // The data page: definition levels, then the bit width and the keys
+    // of the values.
+    let mut data = Vec::with_capacity(keys.len() / 2 + 16);
+    pages::levels(descr, keys.nulls(), keys.len(), &mut data)?;
     let width = rle::width(values.len().saturating_sub(1) as u64);
     data.push(width);
     match keys.nulls() {
@@ -337,227 +305,18 @@ pub(crate) fn encode(
             rle::encode(&present, width, &mut data);
         }
     }
-    let page = CompressedPage::new(
-        Page::DataPage {
-            buf: compress.bytes(&data)?,
-            num_values: u32::try_from(rows).map_err(|_| general("too many rows"))?,
-            encoding: Encoding::RLE_DICTIONARY,
-            def_level_encoding: Encoding::RLE,
-            rep_level_encoding: Encoding::RLE,
-            statistics: None,
-        },
-        data.len(),
-    );
-
-    let mut sink = TrackedWrite::new(Vec::new());
-    let (dict, page) = {
-        let mut pages = SerializedPageWriter::new(&mut sink);
-        let dict = pages.write_page(dictionary)?;
-        let page = pages.write_page(page)?;
-        pages.close()?;
-        (dict, page)
+    let dictionary = pages::Dictionary {
+        plain: &plain,
+        values: u32::try_from(values.len()).map_err(|_| general("dictionary too long"))?,
     };
-    let mut offsets = OffsetIndexBuilder::new();
-    offsets.append_offset_and_size(
-        page.offset as i64,
-        i32::try_from(page.compressed_size).map_err(|_| general("page too large"))?,
-    );
-    offsets.append_row_count(rows as i64);
-    let stats = |page_type, encoding| PageEncodingStats {
-        page_type,
-        encoding,
-        count: 1,
-    };
-    let metadata = ColumnChunkMetaData::builder(descr.clone())
-        .set_compression(codec)
-        .set_encodings(vec![
-            Encoding::PLAIN,
-            Encoding::RLE,
-            Encoding::RLE_DICTIONARY,
-        ])
-        .set_page_encoding_stats(vec![
-            stats(PageType::DICTIONARY_PAGE, Encoding::PLAIN),
-            stats(PageType::DATA_PAGE, Encoding::RLE_DICTIONARY),
-        ])
-        .set_num_values(rows as i64)
-        .set_total_compressed_size((dict.compressed_size + page.compressed_size) as i64)
-        .set_total_uncompressed_size((dict.uncompressed_size + page.uncompressed_size) as i64)
-        .set_dictionary_page_offset(Some(dict.offset as i64))
-        .set_data_page_offset(page.offset as i64)
-        .build()?;
-    let bytes = Bytes::from(sink.into_inner()?);
-    let close = ColumnCloseResult {
-        bytes_written: bytes.len() as u64,
-        rows_written: rows as u64,
-        metadata,
-        bloom_filter: None,
-        column_index: None,
-        offset_index: Some(offsets.build()),
-    };
-    Ok((bytes, close))
-}
-
-fn general(why: &str) -> ParquetError {
-    ParquetError::General(why.to_string())
-}
-
-/// Compresses pages with the file's codec.
-enum Compressor {
-    None,
-    Zstd(zstd::bulk::Compressor<'static>),
-}
-
-impl Compressor {
-    fn new(codec: Compression) -> Result<Compressor, ParquetError> {
-        match codec {
-            Compression::UNCOMPRESSED => Ok(Compressor::None),
-            Compression::ZSTD(level) => zstd::bulk::Compressor::new(level.compression_level())
-                .map(Compressor::Zstd)
-                .map_err(|e| general(&format!("zstd: {e}"))),
-            other => Err(general(&format!(
-                "dictionary columns are written uncompressed or with zstd, not {other}"
-            ))),
-        }
-    }
-
-    fn bytes(&mut self, data: &[u8]) -> Result<Bytes, ParquetError> {
-        match self {
-            Compressor::None => Ok(Bytes::copy_from_slice(data)),
-            Compressor::Zstd(z) => z
-                .compress(data)
-                .map(Bytes::from)
-                .map_err(|e| general(&format!("zstd: {e}"))),
-        }
-    }
-}
-
-/// Parquet's RLE / bit-packing hybrid encoding (of definition levels and
-/// dictionary keys).
-mod rle {
-    use arrow_buffer::NullBuffer;
-
-    /// Bits a value up to `max` takes.
-    pub(super) fn width(max: u64) -> u8 {
-        (u64::BITS - max.leading_zeros()) as u8
-    }
-
-    /// Appends `values`, each below 2^`width`, to `out`: eight or more
-    /// equal values from the start of a group of eight as one repeated
-    /// value, the rest bit-packed in groups of eight (the last group
-    /// padded with zeros, which readers ignore: they know how many values
-    /// a page holds).
-    pub(super) fn encode(values: &[u32], width: u8, out: &mut Vec<u8>) {
-        let n = values.len();
-        // Values from `literal` on are not written yet; `i` is at a group
-        // boundary counted from `literal`.
-        let (mut i, mut literal) = (0, 0);
-        while i + 8 <= n {
-            let v = values[i];
-            if values[i + 1..i + 8].iter().all(|&x| x == v) {
-                let mut j = i + 8;
-                while j < n && values[j] == v {
-                    j += 1;
-                }
-                bit_packed(&values[literal..i], width, out);
-                repeated(u64::from(v), j - i, width, out);
-                (i, literal) = (j, j);
-            } else {
-                i += 8;
-            }
-        }
-        bit_packed(&values[literal..], width, out);
-    }
-
-    /// Appends the definition levels (width 1) of a column of `rows` rows
-    /// with validity `nulls` (all valid if `None`). A bitmap byte is a
-    /// group of eight levels as bit packing lays them out, so groups are
-    /// copied whole; runs of all-valid or all-null bytes are repeated.
-    pub(super) fn levels(nulls: Option<&NullBuffer>, rows: usize, out: &mut Vec<u8>) {
-        let Some(nulls) = nulls else {
-            if rows > 0 {
-                repeated(1, rows, 1, out);
-            }
-            return;
-        };
-        let bits = nulls.inner();
-        if bits.offset() != 0 {
-            // Not from a builder here: level by level.
-            let levels: Vec<u32> = bits.iter().map(u32::from).collect();
-            return encode(&levels, 1, out);
-        }
-        let bytes = bits.values();
-        let full = rows / 8;
-        let (mut i, mut literal) = (0, 0);
-        while i < full {
-            let b = bytes[i];
-            let mut j = i + 1;
-            if b == 0 || b == 0xff {
-                while j < full && bytes[j] == b {
-                    j += 1;
-                }
-            }
-            // A run of two bytes or more: shorter ones pack as small.
-            if j - i >= 2 {
-                packed_bytes(&bytes[literal..i], out);
-                repeated(u64::from(b & 1), (j - i) * 8, 1, out);
-                literal = j;
-            }
-            i = j;
-        }
-        let tail = rows % 8;
-        let mut rest = bytes[literal..full].to_vec();
-        if tail > 0 {
-            // The last byte's bits past `rows` may be anything: cleared.
-            rest.push(bytes[full] & ((1u8 << tail) - 1));
-        }
-        packed_bytes(&rest, out);
-    }
-
-    /// Groups of eight 1-bit values, a byte each, as one bit-packed run.
-    fn packed_bytes(groups: &[u8], out: &mut Vec<u8>) {
-        if !groups.is_empty() {
-            uleb128(((groups.len() as u64) << 1) | 1, out);
-            out.extend_from_slice(groups);
-        }
-    }
-
-    fn repeated(v: u64, n: usize, width: u8, out: &mut Vec<u8>) {
-        uleb128((n as u64) << 1, out);
-        let bytes = usize::from(width).div_ceil(8);
-        out.extend_from_slice(&v.to_le_bytes()[..bytes]);
-    }
-
-    /// `values` as one bit-packed run, zero-padded to a group of eight.
-    fn bit_packed(values: &[u32], width: u8, out: &mut Vec<u8>) {
-        if values.is_empty() {
-            return;
-        }
-        let groups = values.len().div_ceil(8);
-        uleb128(((groups as u64) << 1) | 1, out);
-        out.reserve(groups * usize::from(width));
-        let width = u32::from(width);
-        let padding = std::iter::repeat_n(&0, groups * 8 - values.len());
-        let (mut acc, mut bits) = (0u64, 0u32);
-        for &v in values.iter().chain(padding) {
-            // `bits` is below 8 and `width` at most 32: nothing of a value
-            // is shifted out of `acc`.
-            acc |= u64::from(v) << bits;
-            bits += width;
-            while bits >= 8 {
-                out.push(acc as u8);
-                acc >>= 8;
-                bits -= 8;
-            }
-        }
-    }
-
-    fn uleb128(mut v: u64, out: &mut Vec<u8>) {
-        while v >= 0x80 {
-            out.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-    }
+    pages::chunk(
+        descr,
+        props,
+        Some(dictionary),
+        &data,
+        Encoding::RLE_DICTIONARY,
+        keys.len(),
+    )
 }
 
 #[cfg(test)]
@@ -571,6 +330,7 @@ mod tests {
     use super::*;
     use crate::table::ROWS_PER_GROUP;
     use crate::{Column, ColumnType, Table};
+    use parquet::column::page::Page;
 
     /// Row groups of `(nullable, required)` values, the nullable
     /// column's values given to the dictionary by text and the required

@@ -13,7 +13,9 @@ a time, zstd-compressed with dictionary encoding and statistics.
 pub mod batch;
 pub mod convert;
 mod dataset;
+mod delta;
 mod dictionary;
+mod pages;
 mod table;
 
 pub use crate::dataset::{remove_stale, CaptureWriter};

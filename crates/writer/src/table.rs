@@ -17,7 +17,7 @@ use arrow_array::builder::{
     UInt32Builder, UInt64Builder, UInt8Builder,
 };
 use arrow_array::types::UInt32Type;
-use arrow_array::{new_null_array, ArrayRef, DictionaryArray, RecordBatch};
+use arrow_array::{new_null_array, ArrayRef, DictionaryArray, RecordBatch, UInt32Array};
 use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
 use bytes::Bytes;
 use parquet::arrow::arrow_writer::{
@@ -33,8 +33,8 @@ use parquet::file::writer::SerializedRowGroupWriter;
 use parquet::schema::types::{ColumnDescPtr, ColumnPath};
 use rayon::prelude::*;
 
-use crate::dictionary;
 use crate::Error;
+use crate::{delta, dictionary};
 
 /// Rows buffered before they are written as a row group.
 pub(crate) const ROWS_PER_GROUP: usize = 64 * 1024;
@@ -150,6 +150,7 @@ impl<'a> Column<'a> {
 fn encode_group(
     groups: &ArrowRowGroupWriterFactory,
     columns: &[ColumnDescPtr],
+    own_deltas: &[bool],
     props: &WriterProperties,
     index: usize,
     schema: &Schema,
@@ -157,20 +158,29 @@ fn encode_group(
 ) -> Result<Vec<Chunk>, ParquetError> {
     let writers = groups.create_column_writers(index)?;
     let mut work: Vec<Work> = Vec::with_capacity(writers.len());
-    for (field, column) in schema.fields().iter().zip(batch.columns()) {
-        match column
-            .as_any()
-            .downcast_ref::<DictionaryArray<UInt32Type>>()
-        {
-            // A string column given with its dictionary (one leaf).
-            Some(keyed) if field.data_type() == &DataType::Utf8 => {
-                let leaf = work.len();
-                let descr = columns.get(leaf).ok_or_else(|| {
-                    ParquetError::General(format!("no column {leaf} in the file's schema"))
-                })?;
-                work.push(Work::Keyed(descr.clone(), keyed.clone()));
-            }
-            _ => work.extend(compute_leaves(field, column)?.into_iter().map(Work::Leaf)),
+    for (i, (field, column)) in schema.fields().iter().zip(batch.columns()).enumerate() {
+        // The leaf of a column perfq encodes itself (one leaf: a
+        // top-level column).
+        let leaf = work.len();
+        let descr = || {
+            columns.get(leaf).cloned().ok_or_else(|| {
+                ParquetError::General(format!("no column {leaf} in the file's schema"))
+            })
+        };
+        let any = column.as_any();
+        if let (Some(keyed), &DataType::Utf8) = (
+            any.downcast_ref::<DictionaryArray<UInt32Type>>(),
+            field.data_type(),
+        ) {
+            // A string column given with its dictionary.
+            work.push(Work::Keyed(descr()?, keyed.clone()));
+        } else if let (Some(ints), true) = (
+            any.downcast_ref::<UInt32Array>(),
+            own_deltas.get(i) == Some(&true),
+        ) {
+            work.push(Work::Deltas(descr()?, ints.clone()));
+        } else {
+            work.extend(compute_leaves(field, column)?.into_iter().map(Work::Leaf));
         }
     }
     if work.len() != writers.len() {
@@ -187,7 +197,11 @@ fn encode_group(
         }
         Work::Keyed(descr, keyed) => {
             let (bytes, close) = dictionary::encode(&descr, props, &keyed)?;
-            Ok(Chunk::Keyed(bytes, close))
+            Ok(Chunk::Own(bytes, close))
+        }
+        Work::Deltas(descr, ints) => {
+            let (bytes, close) = delta::encode(&descr, props, &ints)?;
+            Ok(Chunk::Own(bytes, close))
         }
     };
     match encoders() {
@@ -202,19 +216,23 @@ enum Work {
     Leaf(ArrowLeafColumn),
     /// A string column with its dictionary, by [`dictionary::encode`].
     Keyed(ColumnDescPtr, DictionaryArray<UInt32Type>),
+    /// A 32-bit integer column without statistics, as deltas by
+    /// [`delta::encode`].
+    Deltas(ColumnDescPtr, UInt32Array),
 }
 
 /// An encoded column chunk, to be appended to its row group.
 enum Chunk {
     Arrow(ArrowColumnChunk),
-    Keyed(Bytes, ColumnCloseResult),
+    /// Encoded by perfq (`pages`).
+    Own(Bytes, ColumnCloseResult),
 }
 
 impl Chunk {
     fn append_to(self, group: &mut SerializedRowGroupWriter<'_, File>) -> Result<(), ParquetError> {
         match self {
             Chunk::Arrow(c) => c.append_to_row_group(group),
-            Chunk::Keyed(bytes, close) => group.append_column(&bytes, close),
+            Chunk::Own(bytes, close) => group.append_column(&bytes, close),
         }
     }
 }
@@ -491,6 +509,12 @@ impl Table {
         let (tx, rx) = sync_channel::<RecordBatch>(1);
         let at = path.to_path_buf();
         let file_schema = schema.clone();
+        // Delta columns without statistics are encoded by perfq (`delta`);
+        // Parquet's writer keeps those with statistics, which it works out.
+        let own_deltas: Vec<bool> = columns
+            .iter()
+            .map(|c| c.delta && !c.statistics && c.ty == ColumnType::U32)
+            .collect();
         let encoder = std::thread::Builder::new()
             .name("parquet-encode".into())
             .spawn(move || -> Result<(), Error> {
@@ -499,9 +523,16 @@ impl Table {
                     (0..descr.num_columns()).map(|i| descr.column(i)).collect();
                 let props = writer.properties().clone();
                 for (index, batch) in rx.into_iter().enumerate() {
-                    let chunks =
-                        encode_group(&groups, &columns, &props, index, &file_schema, &batch)
-                            .map_err(|e| Error::parquet(&at, e))?;
+                    let chunks = encode_group(
+                        &groups,
+                        &columns,
+                        &own_deltas,
+                        &props,
+                        index,
+                        &file_schema,
+                        &batch,
+                    )
+                    .map_err(|e| Error::parquet(&at, e))?;
                     let mut group = writer
                         .next_row_group()
                         .map_err(|e| Error::parquet(&at, e))?;

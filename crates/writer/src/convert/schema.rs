@@ -107,11 +107,11 @@ pub(crate) const STACKS: &[Column<'static>] = &[
         .nullable()
         .plain()
         .without_statistics(),
-    Column::new("frame_id", U32).plain().without_statistics(),
-    Column::new("depth", U32).plain().without_statistics(),
+    Column::new("frame_id", U32).delta().without_statistics(),
+    Column::new("depth", U32).delta().without_statistics(),
     Column::new("parent_stack_id", U32)
         .nullable()
-        .plain()
+        .delta()
         .without_statistics(),
 ];
 

@@ -1,0 +1,304 @@
+//! Column chunks whose pages perfq encodes itself, spliced into a row
+//! group beside those Parquet's writer makes (`table.rs`): for columns
+//! where perfq knows more than the writer does (a text column's
+//! dictionary, built as its rows came; integers that mostly differ by
+//! little from the row before). One data page (version 1) a chunk, with
+//! a dictionary page before it if the encoding has one, compressed as
+//! the file's properties say, with the offset index and page encoding
+//! statistics Parquet's writer would give.
+
+use arrow_buffer::NullBuffer;
+use bytes::Bytes;
+use parquet::basic::{Compression, Encoding, PageType};
+use parquet::column::page::{CompressedPage, Page, PageWriter};
+use parquet::column::writer::ColumnCloseResult;
+use parquet::errors::ParquetError;
+use parquet::file::metadata::{ColumnChunkMetaData, OffsetIndexBuilder, PageEncodingStats};
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
+use parquet::schema::types::ColumnDescPtr;
+
+/// An encoded column chunk: its bytes, and what the row group writer
+/// needs to splice them in (`SerializedRowGroupWriter::append_column`).
+pub(crate) type Chunk = (Bytes, ColumnCloseResult);
+
+/// A dictionary page's values, PLAIN-encoded, and how many.
+pub(crate) struct Dictionary<'a> {
+    pub(crate) plain: &'a [u8],
+    pub(crate) values: u32,
+}
+
+/// Appends the definition levels of a top-level column of `rows` rows
+/// with validity `nulls` to a data page being made, as version 1 pages
+/// have them (their length in 4 bytes, then the levels): nothing for a
+/// column that allows no nulls, which then must have none.
+pub(crate) fn levels(
+    descr: &ColumnDescPtr,
+    nulls: Option<&NullBuffer>,
+    rows: usize,
+    data: &mut Vec<u8>,
+) -> Result<(), ParquetError> {
+    if descr.max_rep_level() > 0 || descr.max_def_level() > 1 {
+        return Err(general("perfq encodes top-level columns only"));
+    }
+    if descr.max_def_level() == 0 {
+        return match nulls.is_some_and(|n| n.null_count() > 0) {
+            true => Err(general("nulls in a column that allows none")),
+            false => Ok(()),
+        };
+    }
+    let at = data.len();
+    data.extend_from_slice(&[0; 4]);
+    rle::levels(nulls, rows, data);
+    let len = u32::try_from(data.len() - at - 4).map_err(|_| general("levels too long"))?;
+    data[at..at + 4].copy_from_slice(&len.to_le_bytes());
+    Ok(())
+}
+
+/// Writes the chunk of `descr`: `dictionary`'s page if any, then one data
+/// page of `rows` rows whose levels and values (`encoding`) are `data`.
+pub(crate) fn chunk(
+    descr: &ColumnDescPtr,
+    props: &WriterProperties,
+    dictionary: Option<Dictionary<'_>>,
+    data: &[u8],
+    encoding: Encoding,
+    rows: usize,
+) -> Result<Chunk, ParquetError> {
+    let codec = props.compression(descr.path());
+    let mut compress = Compressor::new(codec)?;
+    let dictionary = match dictionary {
+        Some(d) => Some(CompressedPage::new(
+            Page::DictionaryPage {
+                buf: compress.bytes(d.plain)?,
+                num_values: d.values,
+                encoding: Encoding::PLAIN,
+                is_sorted: false,
+            },
+            d.plain.len(),
+        )),
+        None => None,
+    };
+    let page = CompressedPage::new(
+        Page::DataPage {
+            buf: compress.bytes(data)?,
+            num_values: u32::try_from(rows).map_err(|_| general("too many rows"))?,
+            encoding,
+            def_level_encoding: Encoding::RLE,
+            rep_level_encoding: Encoding::RLE,
+            statistics: None,
+        },
+        data.len(),
+    );
+    let mut sink = TrackedWrite::new(Vec::new());
+    let (dict, page) = {
+        let mut pages = SerializedPageWriter::new(&mut sink);
+        let dict = dictionary.map(|d| pages.write_page(d)).transpose()?;
+        let page = pages.write_page(page)?;
+        pages.close()?;
+        (dict, page)
+    };
+    let mut offsets = OffsetIndexBuilder::new();
+    offsets.append_offset_and_size(
+        page.offset as i64,
+        i32::try_from(page.compressed_size).map_err(|_| general("page too large"))?,
+    );
+    offsets.append_row_count(rows as i64);
+    let stats = |page_type, encoding| PageEncodingStats {
+        page_type,
+        encoding,
+        count: 1,
+    };
+    let mut encodings = vec![Encoding::RLE, encoding];
+    let mut page_stats = vec![stats(PageType::DATA_PAGE, encoding)];
+    if dict.is_some() {
+        encodings.push(Encoding::PLAIN);
+        page_stats.insert(0, stats(PageType::DICTIONARY_PAGE, Encoding::PLAIN));
+    }
+    let size = |f: fn(&parquet::column::page::PageWriteSpec) -> usize| {
+        (dict.as_ref().map_or(0, f) + f(&page)) as i64
+    };
+    let metadata = ColumnChunkMetaData::builder(descr.clone())
+        .set_compression(codec)
+        .set_encodings(encodings)
+        .set_page_encoding_stats(page_stats)
+        .set_num_values(rows as i64)
+        .set_total_compressed_size(size(|p| p.compressed_size))
+        .set_total_uncompressed_size(size(|p| p.uncompressed_size))
+        .set_dictionary_page_offset(dict.as_ref().map(|d| d.offset as i64))
+        .set_data_page_offset(page.offset as i64)
+        .build()?;
+    let bytes = Bytes::from(sink.into_inner()?);
+    let close = ColumnCloseResult {
+        bytes_written: bytes.len() as u64,
+        rows_written: rows as u64,
+        metadata,
+        bloom_filter: None,
+        column_index: None,
+        offset_index: Some(offsets.build()),
+    };
+    Ok((bytes, close))
+}
+
+pub(crate) fn general(why: &str) -> ParquetError {
+    ParquetError::General(why.to_string())
+}
+
+/// Compresses pages with the file's codec.
+enum Compressor {
+    None,
+    Zstd(zstd::bulk::Compressor<'static>),
+}
+
+impl Compressor {
+    fn new(codec: Compression) -> Result<Compressor, ParquetError> {
+        match codec {
+            Compression::UNCOMPRESSED => Ok(Compressor::None),
+            Compression::ZSTD(level) => zstd::bulk::Compressor::new(level.compression_level())
+                .map(Compressor::Zstd)
+                .map_err(|e| general(&format!("zstd: {e}"))),
+            other => Err(general(&format!(
+                "dictionary columns are written uncompressed or with zstd, not {other}"
+            ))),
+        }
+    }
+
+    fn bytes(&mut self, data: &[u8]) -> Result<Bytes, ParquetError> {
+        match self {
+            Compressor::None => Ok(Bytes::copy_from_slice(data)),
+            Compressor::Zstd(z) => z
+                .compress(data)
+                .map(Bytes::from)
+                .map_err(|e| general(&format!("zstd: {e}"))),
+        }
+    }
+}
+
+/// Parquet's RLE / bit-packing hybrid encoding (of definition levels and
+/// dictionary keys).
+pub(crate) mod rle {
+    use arrow_buffer::NullBuffer;
+
+    /// Bits a value up to `max` takes.
+    pub(crate) fn width(max: u64) -> u8 {
+        (u64::BITS - max.leading_zeros()) as u8
+    }
+
+    /// Appends `values`, each below 2^`width`, to `out`: eight or more
+    /// equal values from the start of a group of eight as one repeated
+    /// value, the rest bit-packed in groups of eight (the last group
+    /// padded with zeros, which readers ignore: they know how many values
+    /// a page holds).
+    pub(crate) fn encode(values: &[u32], width: u8, out: &mut Vec<u8>) {
+        let n = values.len();
+        // Values from `literal` on are not written yet; `i` is at a group
+        // boundary counted from `literal`.
+        let (mut i, mut literal) = (0, 0);
+        while i + 8 <= n {
+            let v = values[i];
+            if values[i + 1..i + 8].iter().all(|&x| x == v) {
+                let mut j = i + 8;
+                while j < n && values[j] == v {
+                    j += 1;
+                }
+                bit_packed(&values[literal..i], width, out);
+                repeated(u64::from(v), j - i, width, out);
+                (i, literal) = (j, j);
+            } else {
+                i += 8;
+            }
+        }
+        bit_packed(&values[literal..], width, out);
+    }
+
+    /// Appends the definition levels (width 1) of a column of `rows` rows
+    /// with validity `nulls` (all valid if `None`). A bitmap byte is a
+    /// group of eight levels as bit packing lays them out, so groups are
+    /// copied whole; runs of all-valid or all-null bytes are repeated.
+    pub(crate) fn levels(nulls: Option<&NullBuffer>, rows: usize, out: &mut Vec<u8>) {
+        let Some(nulls) = nulls else {
+            if rows > 0 {
+                repeated(1, rows, 1, out);
+            }
+            return;
+        };
+        let bits = nulls.inner();
+        if bits.offset() != 0 {
+            // Not from a builder here: level by level.
+            let levels: Vec<u32> = bits.iter().map(u32::from).collect();
+            return encode(&levels, 1, out);
+        }
+        let bytes = bits.values();
+        let full = rows / 8;
+        let (mut i, mut literal) = (0, 0);
+        while i < full {
+            let b = bytes[i];
+            let mut j = i + 1;
+            if b == 0 || b == 0xff {
+                while j < full && bytes[j] == b {
+                    j += 1;
+                }
+            }
+            // A run of two bytes or more: shorter ones pack as small.
+            if j - i >= 2 {
+                packed_bytes(&bytes[literal..i], out);
+                repeated(u64::from(b & 1), (j - i) * 8, 1, out);
+                literal = j;
+            }
+            i = j;
+        }
+        let tail = rows % 8;
+        let mut rest = bytes[literal..full].to_vec();
+        if tail > 0 {
+            // The last byte's bits past `rows` may be anything: cleared.
+            rest.push(bytes[full] & ((1u8 << tail) - 1));
+        }
+        packed_bytes(&rest, out);
+    }
+
+    /// Groups of eight 1-bit values, a byte each, as one bit-packed run.
+    fn packed_bytes(groups: &[u8], out: &mut Vec<u8>) {
+        if !groups.is_empty() {
+            uleb128(((groups.len() as u64) << 1) | 1, out);
+            out.extend_from_slice(groups);
+        }
+    }
+
+    fn repeated(v: u64, n: usize, width: u8, out: &mut Vec<u8>) {
+        uleb128((n as u64) << 1, out);
+        let bytes = usize::from(width).div_ceil(8);
+        out.extend_from_slice(&v.to_le_bytes()[..bytes]);
+    }
+
+    /// `values` as one bit-packed run, zero-padded to a group of eight.
+    fn bit_packed(values: &[u32], width: u8, out: &mut Vec<u8>) {
+        if values.is_empty() {
+            return;
+        }
+        let groups = values.len().div_ceil(8);
+        uleb128(((groups as u64) << 1) | 1, out);
+        out.reserve(groups * usize::from(width));
+        let width = u32::from(width);
+        let padding = std::iter::repeat_n(&0, groups * 8 - values.len());
+        let (mut acc, mut bits) = (0u64, 0u32);
+        for &v in values.iter().chain(padding) {
+            // `bits` is below 8 and `width` at most 32: nothing of a value
+            // is shifted out of `acc`.
+            acc |= u64::from(v) << bits;
+            bits += width;
+            while bits >= 8 {
+                out.push(acc as u8);
+                acc >>= 8;
+                bits -= 8;
+            }
+        }
+    }
+
+    fn uleb128(mut v: u64, out: &mut Vec<u8>) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+}
