@@ -1,5 +1,6 @@
 //! Integer columns written as Parquet's `DELTA_BINARY_PACKED` by perfq's
-//! own encoder (see `pages`).
+//! own encoder (see `pages`): row ids and times, which ascend, and the
+//! stack tree's links.
 //!
 //! The stacks table's links are mostly a row's neighbours: a new stack is
 //! most often made just after its caller (its parent is the row before),
@@ -7,13 +8,16 @@
 //! interned after its caller's. As plain 32-bit values the three columns
 //! were 35 MB of a system-wide capture's stacks for zstd to compress;
 //! Parquet's own delta encoder makes them small but costs as much time
-//! per value as compressing the plain values did. This one packs a block
-//! of deltas in a few instructions a value.
+//! per value as compressing the plain values did (and as much again for
+//! the ids and times it already encoded). This one packs a block of
+//! deltas in a few instructions a value.
 
-use arrow_array::{Array, UInt32Array};
+use arrow_array::types::ArrowPrimitiveType;
+use arrow_array::{Array, PrimitiveArray};
 use parquet::basic::Encoding;
 use parquet::errors::ParquetError;
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::statistics::{Statistics, ValueStatistics};
 use parquet::schema::types::ColumnDescPtr;
 
 use crate::pages::{self, Chunk};
@@ -23,23 +27,87 @@ const BLOCK: usize = 128;
 const MINIBLOCKS: usize = 4;
 const MINIBLOCK: usize = BLOCK / MINIBLOCKS;
 
-/// Writes `array` as the column chunk of `descr`, a 32-bit integer
-/// column: one `DELTA_BINARY_PACKED` data page.
-pub(crate) fn encode(
+/// An unsigned integer type stored as Parquet's INT32 or INT64 of the
+/// same width (its bits; the column's logical type says unsigned).
+pub(crate) trait DeltaInt: Copy + Ord + Default {
+    /// The value as its physical type reads it, widened.
+    fn signed(self) -> i64;
+    /// `self - other`, wrapping around in the type's width, as bits.
+    fn wrapping_delta(self, other: Self) -> u64;
+    /// The type's width.
+    const BITS: u32;
+    /// Chunk statistics of min and max values (in unsigned order) and
+    /// nulls, as Parquet's writer makes them for the physical type.
+    fn statistics(min: Option<Self>, max: Option<Self>, nulls: u64) -> Statistics;
+}
+
+impl DeltaInt for u32 {
+    fn signed(self) -> i64 {
+        i64::from(self as i32)
+    }
+    fn wrapping_delta(self, other: Self) -> u64 {
+        u64::from(self.wrapping_sub(other))
+    }
+    const BITS: u32 = 32;
+    fn statistics(min: Option<u32>, max: Option<u32>, nulls: u64) -> Statistics {
+        let (min, max) = (min.map(|v| v as i32), max.map(|v| v as i32));
+        Statistics::Int32(
+            ValueStatistics::new(min, max, None, Some(nulls), false)
+                .with_backwards_compatible_min_max(false),
+        )
+    }
+}
+
+impl DeltaInt for u64 {
+    fn signed(self) -> i64 {
+        self as i64
+    }
+    fn wrapping_delta(self, other: Self) -> u64 {
+        self.wrapping_sub(other)
+    }
+    const BITS: u32 = 64;
+    fn statistics(min: Option<u64>, max: Option<u64>, nulls: u64) -> Statistics {
+        let (min, max) = (min.map(|v| v as i64), max.map(|v| v as i64));
+        Statistics::Int64(
+            ValueStatistics::new(min, max, None, Some(nulls), false)
+                .with_backwards_compatible_min_max(false),
+        )
+    }
+}
+
+/// Writes `array` as the column chunk of `descr`, an unsigned integer
+/// column of `T`'s width: one `DELTA_BINARY_PACKED` data page, and the
+/// chunk's statistics if `props` ask for them.
+pub(crate) fn encode<A>(
     descr: &ColumnDescPtr,
     props: &WriterProperties,
-    array: &UInt32Array,
-) -> Result<Chunk, ParquetError> {
+    array: &PrimitiveArray<A>,
+) -> Result<Chunk, ParquetError>
+where
+    A: ArrowPrimitiveType,
+    A::Native: DeltaInt,
+{
     let mut data = Vec::with_capacity(array.len() / 2 + 64);
     pages::levels(descr, array.nulls(), array.len(), &mut data)?;
-    match array.nulls() {
-        None => deltas(array.values(), &mut data),
+    let present: Vec<A::Native>;
+    let values = match array.nulls() {
+        None => array.values().as_ref(),
         Some(nulls) => {
             let all = array.values();
-            let present: Vec<u32> = nulls.valid_indices().map(|i| all[i]).collect();
-            deltas(&present, &mut data);
+            present = nulls.valid_indices().map(|i| all[i]).collect();
+            &present[..]
         }
-    }
+    };
+    deltas(values, &mut data);
+    let statistics =
+        (props.statistics_enabled(descr.path()) != EnabledStatistics::None).then(|| {
+            let nulls = (array.len() - values.len()) as u64;
+            DeltaInt::statistics(
+                values.iter().min().copied(),
+                values.iter().max().copied(),
+                nulls,
+            )
+        });
     pages::chunk(
         descr,
         props,
@@ -47,40 +115,42 @@ pub(crate) fn encode(
         &data,
         Encoding::DELTA_BINARY_PACKED,
         array.len(),
+        statistics,
     )
 }
 
-/// Appends `values` (an INT32 column's, as their bits) in the
+/// Appends `values` (as their physical type's bits) in the
 /// `DELTA_BINARY_PACKED` encoding: a header (block size, miniblocks a
 /// block, value count, first value), then blocks of deltas from the value
 /// before, each its smallest delta and its miniblocks' bit widths, then
 /// each miniblock's deltas less that smallest, bit-packed. Deltas wrap
-/// around in 32 bits, as Parquet's own writer takes them (readers then
-/// never meet a width over 32).
-pub(crate) fn deltas(values: &[u32], out: &mut Vec<u8>) {
+/// around in the type's width, as Parquet's own writer takes them
+/// (readers then never meet a width over it).
+pub(crate) fn deltas<T: DeltaInt>(values: &[T], out: &mut Vec<u8>) {
     uleb128(BLOCK as u64, out);
     uleb128(MINIBLOCKS as u64, out);
     uleb128(values.len() as u64, out);
-    uleb128(
-        zigzag(i64::from(values.first().map_or(0, |&v| v as i32))),
-        out,
-    );
-    let mut deltas = [0u32; BLOCK];
+    uleb128(zigzag(values.first().map_or(0, |v| v.signed())), out);
+    // Sign-extends a delta's bits from the type's width.
+    let shift = 64 - T::BITS;
+    let signed = |d: u64| ((d << shift) as i64) >> shift;
+    let mask = u64::MAX >> shift;
+    let mut deltas = [0u64; BLOCK];
     let mut at = 1;
     while at < values.len() {
         let n = BLOCK.min(values.len() - at);
         for (j, d) in deltas[..n].iter_mut().enumerate() {
-            *d = values[at + j].wrapping_sub(values[at + j - 1]);
+            *d = values[at + j].wrapping_delta(values[at + j - 1]);
         }
-        // The smallest delta as a signed 32-bit number.
-        let min = deltas[..n].iter().map(|&d| d as i32).min().unwrap_or(0);
-        uleb128(zigzag(i64::from(min)), out);
+        // The smallest delta as a signed number of the type's width.
+        let min = deltas[..n].iter().map(|&d| signed(d)).min().unwrap_or(0);
+        uleb128(zigzag(min), out);
         let widths_at = out.len();
         out.extend_from_slice(&[0; MINIBLOCKS]);
+        let less = |d: u64| d.wrapping_sub(min as u64) & mask;
         for (m, mini) in deltas[..n].chunks(MINIBLOCK).enumerate() {
-            let less = |d: u32| d.wrapping_sub(min as u32);
             let max = mini.iter().map(|&d| less(d)).max().unwrap_or(0);
-            let width = u32::BITS - max.leading_zeros();
+            let width = u64::BITS - max.leading_zeros();
             out[widths_at + m] = width as u8;
             // A short last miniblock is padded to its full length.
             let padded = (mini.iter().map(|&d| less(d))).chain(std::iter::repeat(0));
@@ -90,15 +160,15 @@ pub(crate) fn deltas(values: &[u32], out: &mut Vec<u8>) {
     }
 }
 
-/// `values` at `width` bits each (at most 32), from the lowest bit.
-fn bit_pack(values: impl Iterator<Item = u32>, width: u32, out: &mut Vec<u8>) {
+/// `values` at `width` bits each (at most 64), from the lowest bit.
+fn bit_pack(values: impl Iterator<Item = u64>, width: u32, out: &mut Vec<u8>) {
     if width == 0 {
         return;
     }
-    let (mut acc, mut bits) = (0u64, 0u32);
+    let (mut acc, mut bits) = (0u128, 0u32);
     for v in values {
         // `bits` is below 8 here: nothing of `v` is shifted out.
-        acc |= u64::from(v) << bits;
+        acc |= u128::from(v) << bits;
         bits += width;
         while bits >= 8 {
             out.push(acc as u8);
@@ -215,6 +285,104 @@ mod tests {
             }
         }
         assert_eq!(read, expected.concat());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Chunk statistics of `u32` and `u64` delta columns (nulls, values
+    /// past the signed range) are those Parquet's writer gives the same
+    /// values, and the values read back.
+    #[test]
+    fn statistics_are_parquets() {
+        use arrow_array::types::UInt64Type;
+        use arrow_array::{RecordBatch, UInt32Array, UInt64Array};
+        use arrow_schema::{DataType, Field, Schema};
+        use parquet::arrow::ArrowWriter;
+        use parquet::file::properties::WriterProperties;
+
+        let dir = std::env::temp_dir().join(format!("perfq-delta-stats-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (ours, theirs) = (dir.join("ours.parquet"), dir.join("theirs.parquet"));
+        let columns = [
+            Column::new("a", ColumnType::U32).delta(),
+            Column::new("b", ColumnType::U64).nullable().delta(),
+        ];
+        let groups: Vec<(Vec<u32>, Vec<Option<u64>>)> = vec![
+            (
+                (0..1000).collect(),
+                (0..1000).map(|i| Some(1_000_000 + i * 7)).collect(),
+            ),
+            (
+                vec![5, u32::MAX, 3, 0x8000_0000],
+                vec![None, Some(u64::MAX), Some(2), Some(1 << 63)],
+            ),
+            (vec![7], vec![None]),
+        ];
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("a", DataType::UInt32, false),
+            Field::new("b", DataType::UInt64, true),
+        ]));
+        let props = WriterProperties::builder()
+            .set_dictionary_enabled(false)
+            .set_encoding(Encoding::DELTA_BINARY_PACKED)
+            .set_statistics_enabled(parquet::file::properties::EnabledStatistics::Chunk)
+            .build();
+        let mut reference =
+            ArrowWriter::try_new(File::create(&theirs).unwrap(), schema.clone(), Some(props))
+                .unwrap();
+        let mut t = Table::create(&ours, &columns).unwrap();
+        for (a, b) in &groups {
+            let arrays: Vec<ArrayRef> = vec![
+                Arc::new(UInt32Array::from(a.clone())),
+                Arc::new(UInt64Array::from(b.clone())),
+            ];
+            t.push_group(arrays.clone()).unwrap();
+            reference
+                .write(&RecordBatch::try_new(schema.clone(), arrays).unwrap())
+                .unwrap();
+            reference.flush().unwrap();
+        }
+        t.finish().unwrap();
+        reference.close().unwrap();
+        let (r, s) = (
+            SerializedFileReader::new(File::open(&ours).unwrap()).unwrap(),
+            SerializedFileReader::new(File::open(&theirs).unwrap()).unwrap(),
+        );
+        for g in 0..groups.len() {
+            for c in 0..2 {
+                let (x, y) = (
+                    r.metadata().row_group(g).column(c),
+                    s.metadata().row_group(g).column(c),
+                );
+                assert!(x.encodings().any(|e| e == Encoding::DELTA_BINARY_PACKED));
+                assert_eq!(x.statistics(), y.statistics(), "group {g} column {c}");
+            }
+        }
+        let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&ours).unwrap())
+            .unwrap()
+            .build()
+            .unwrap();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for batch in reader {
+            let batch = batch.unwrap();
+            a.extend(
+                batch
+                    .column(0)
+                    .as_primitive::<UInt32Type>()
+                    .values()
+                    .iter()
+                    .copied(),
+            );
+            b.extend(batch.column(1).as_primitive::<UInt64Type>().iter());
+        }
+        let expected: (Vec<u32>, Vec<Option<u64>>) =
+            groups
+                .into_iter()
+                .fold((Vec::new(), Vec::new()), |(mut x, mut y), (a, b)| {
+                    x.extend(a);
+                    y.extend(b);
+                    (x, y)
+                });
+        assert_eq!((a, b), expected);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

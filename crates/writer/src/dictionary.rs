@@ -309,13 +309,15 @@ pub(crate) fn encode(
         plain: &plain,
         values: u32::try_from(values.len()).map_err(|_| general("dictionary too long"))?,
     };
+    let encoding = Encoding::RLE_DICTIONARY;
     pages::chunk(
         descr,
         props,
         Some(dictionary),
         &data,
-        Encoding::RLE_DICTIONARY,
+        encoding,
         keys.len(),
+        None,
     )
 }
 

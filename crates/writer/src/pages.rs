@@ -15,6 +15,7 @@ use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
 use parquet::file::metadata::{ColumnChunkMetaData, OffsetIndexBuilder, PageEncodingStats};
 use parquet::file::properties::WriterProperties;
+use parquet::file::statistics::Statistics;
 use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 
@@ -56,7 +57,8 @@ pub(crate) fn levels(
 }
 
 /// Writes the chunk of `descr`: `dictionary`'s page if any, then one data
-/// page of `rows` rows whose levels and values (`encoding`) are `data`.
+/// page of `rows` rows whose levels and values (`encoding`) are `data`;
+/// `statistics` are the chunk's, if it has any.
 pub(crate) fn chunk(
     descr: &ColumnDescPtr,
     props: &WriterProperties,
@@ -64,6 +66,7 @@ pub(crate) fn chunk(
     data: &[u8],
     encoding: Encoding,
     rows: usize,
+    statistics: Option<Statistics>,
 ) -> Result<Chunk, ParquetError> {
     let codec = props.compression(descr.path());
     let mut compress = Compressor::new(codec)?;
@@ -118,7 +121,7 @@ pub(crate) fn chunk(
     let size = |f: fn(&parquet::column::page::PageWriteSpec) -> usize| {
         (dict.as_ref().map_or(0, f) + f(&page)) as i64
     };
-    let metadata = ColumnChunkMetaData::builder(descr.clone())
+    let mut metadata = ColumnChunkMetaData::builder(descr.clone())
         .set_compression(codec)
         .set_encodings(encodings)
         .set_page_encoding_stats(page_stats)
@@ -126,8 +129,11 @@ pub(crate) fn chunk(
         .set_total_compressed_size(size(|p| p.compressed_size))
         .set_total_uncompressed_size(size(|p| p.uncompressed_size))
         .set_dictionary_page_offset(dict.as_ref().map(|d| d.offset as i64))
-        .set_data_page_offset(page.offset as i64)
-        .build()?;
+        .set_data_page_offset(page.offset as i64);
+    if let Some(statistics) = statistics {
+        metadata = metadata.set_statistics(statistics);
+    }
+    let metadata = metadata.build()?;
     let bytes = Bytes::from(sink.into_inner()?);
     let close = ColumnCloseResult {
         bytes_written: bytes.len() as u64,

@@ -16,8 +16,10 @@ use arrow_array::builder::{
     BinaryBuilder, BooleanBuilder, Int32Builder, ListBuilder, StringBuilder, UInt16Builder,
     UInt32Builder, UInt64Builder, UInt8Builder,
 };
-use arrow_array::types::UInt32Type;
-use arrow_array::{new_null_array, ArrayRef, DictionaryArray, RecordBatch, UInt32Array};
+use arrow_array::types::{UInt32Type, UInt64Type};
+use arrow_array::{
+    new_null_array, ArrayRef, DictionaryArray, RecordBatch, UInt32Array, UInt64Array,
+};
 use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
 use bytes::Bytes;
 use parquet::arrow::arrow_writer::{
@@ -174,11 +176,10 @@ fn encode_group(
         ) {
             // A string column given with its dictionary.
             work.push(Work::Keyed(descr()?, keyed.clone()));
-        } else if let (Some(ints), true) = (
-            any.downcast_ref::<UInt32Array>(),
-            own_deltas.get(i) == Some(&true),
-        ) {
-            work.push(Work::Deltas(descr()?, ints.clone()));
+        } else if own_deltas.get(i) == Some(&true) && any.is::<UInt32Array>() {
+            work.push(Work::Deltas(descr()?, column.clone()));
+        } else if own_deltas.get(i) == Some(&true) && any.is::<UInt64Array>() {
+            work.push(Work::Deltas(descr()?, column.clone()));
         } else {
             work.extend(compute_leaves(field, column)?.into_iter().map(Work::Leaf));
         }
@@ -200,7 +201,16 @@ fn encode_group(
             Ok(Chunk::Own(bytes, close))
         }
         Work::Deltas(descr, ints) => {
-            let (bytes, close) = delta::encode(&descr, props, &ints)?;
+            let any = ints.as_any();
+            let (bytes, close) = match (any.downcast_ref(), any.downcast_ref()) {
+                (Some(a), _) => delta::encode::<UInt32Type>(&descr, props, a)?,
+                (_, Some(a)) => delta::encode::<UInt64Type>(&descr, props, a)?,
+                _ => {
+                    return Err(ParquetError::General(
+                        "a delta column of no u32 or u64".into(),
+                    ))
+                }
+            };
             Ok(Chunk::Own(bytes, close))
         }
     };
@@ -216,9 +226,8 @@ enum Work {
     Leaf(ArrowLeafColumn),
     /// A string column with its dictionary, by [`dictionary::encode`].
     Keyed(ColumnDescPtr, DictionaryArray<UInt32Type>),
-    /// A 32-bit integer column without statistics, as deltas by
-    /// [`delta::encode`].
-    Deltas(ColumnDescPtr, UInt32Array),
+    /// A `u32` or `u64` column, as deltas by [`delta::encode`].
+    Deltas(ColumnDescPtr, ArrayRef),
 }
 
 /// An encoded column chunk, to be appended to its row group.
@@ -509,11 +518,10 @@ impl Table {
         let (tx, rx) = sync_channel::<RecordBatch>(1);
         let at = path.to_path_buf();
         let file_schema = schema.clone();
-        // Delta columns without statistics are encoded by perfq (`delta`);
-        // Parquet's writer keeps those with statistics, which it works out.
+        // Delta columns are encoded by perfq (`delta`).
         let own_deltas: Vec<bool> = columns
             .iter()
-            .map(|c| c.delta && !c.statistics && c.ty == ColumnType::U32)
+            .map(|c| c.delta && matches!(c.ty, ColumnType::U32 | ColumnType::U64))
             .collect();
         let encoder = std::thread::Builder::new()
             .name("parquet-encode".into())
