@@ -176,9 +176,9 @@ fn encode_group(
         ) {
             // A string column given with its dictionary.
             work.push(Work::Keyed(descr()?, keyed.clone()));
-        } else if own_deltas.get(i) == Some(&true) && any.is::<UInt32Array>() {
-            work.push(Work::Deltas(descr()?, column.clone()));
-        } else if own_deltas.get(i) == Some(&true) && any.is::<UInt64Array>() {
+        } else if own_deltas.get(i) == Some(&true)
+            && (any.is::<UInt32Array>() || any.is::<UInt64Array>())
+        {
             work.push(Work::Deltas(descr()?, column.clone()));
         } else {
             work.extend(compute_leaves(field, column)?.into_iter().map(Work::Leaf));
