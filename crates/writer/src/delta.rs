@@ -147,37 +147,53 @@ pub(crate) fn deltas<T: DeltaInt>(values: &[T], out: &mut Vec<u8>) {
         uleb128(zigzag(min), out);
         let widths_at = out.len();
         out.extend_from_slice(&[0; MINIBLOCKS]);
-        let less = |d: u64| d.wrapping_sub(min as u64) & mask;
         for (m, mini) in deltas[..n].chunks(MINIBLOCK).enumerate() {
-            let max = mini.iter().map(|&d| less(d)).max().unwrap_or(0);
-            let width = u64::BITS - max.leading_zeros();
+            // Each delta less the smallest (a short last miniblock is
+            // padded with zeros); their bits together give the width.
+            let mut less = [0u64; MINIBLOCK];
+            let mut bits = 0u64;
+            for (l, &d) in less.iter_mut().zip(mini) {
+                *l = d.wrapping_sub(min as u64) & mask;
+                bits |= *l;
+            }
+            let width = u64::BITS - bits.leading_zeros();
             out[widths_at + m] = width as u8;
-            // A short last miniblock is padded to its full length.
-            let padded = (mini.iter().map(|&d| less(d))).chain(std::iter::repeat(0));
-            bit_pack(padded.take(MINIBLOCK), width, out);
+            bit_pack(&less, width, out);
         }
         at += n;
     }
 }
 
-/// `values` at `width` bits each (at most 64), from the lowest bit.
-fn bit_pack(values: impl Iterator<Item = u64>, width: u32, out: &mut Vec<u8>) {
-    if width == 0 {
-        return;
-    }
-    let (mut acc, mut bits) = (0u128, 0u32);
-    for v in values {
-        // `bits` is below 8 here: nothing of `v` is shifted out.
-        acc |= u128::from(v) << bits;
-        bits += width;
-        while bits >= 8 {
-            out.push(acc as u8);
-            acc >>= 8;
-            bits -= 8;
+/// A miniblock's values at `width` bits each (at most 64), from the
+/// lowest bit: `4 * width` bytes.
+fn bit_pack(values: &[u64; MINIBLOCK], width: u32, out: &mut Vec<u8>) {
+    out.reserve(4 * width as usize);
+    if width <= 32 {
+        // Four bytes out at a time; a value joins at most 31 bits left.
+        let (mut acc, mut bits) = (0u64, 0u32);
+        for &v in values {
+            acc |= v << bits;
+            bits += width;
+            if bits >= 32 {
+                out.extend_from_slice(&(acc as u32).to_le_bytes());
+                acc >>= 32;
+                bits -= 32;
+            }
         }
+    } else {
+        let (mut acc, mut bits) = (0u128, 0u32);
+        for &v in values {
+            acc |= u128::from(v) << bits;
+            bits += width;
+            if bits >= 64 {
+                out.extend_from_slice(&(acc as u64).to_le_bytes());
+                acc >>= 64;
+                bits -= 64;
+            }
+        }
+        // 32 values of an odd width end half way through eight bytes.
+        out.extend_from_slice(&acc.to_le_bytes()[..(bits / 8) as usize]);
     }
-    // 32 values of any width fill whole bytes.
-    debug_assert_eq!(bits, 0);
 }
 
 fn zigzag(v: i64) -> u64 {
@@ -316,6 +332,11 @@ mod tests {
                 vec![None, Some(u64::MAX), Some(2), Some(1 << 63)],
             ),
             (vec![7], vec![None]),
+            // Deltas of 0 and 2^32: 33 bits, an odd width past 32.
+            (
+                (0..100).collect(),
+                (0..100u64).map(|i| Some((i / 2) << 32)).collect(),
+            ),
         ];
         let schema = Arc::new(Schema::new(vec![
             Field::new("a", DataType::UInt32, false),

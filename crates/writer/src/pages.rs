@@ -153,29 +153,45 @@ pub(crate) fn general(why: &str) -> ParquetError {
 /// Compresses pages with the file's codec.
 enum Compressor {
     None,
-    Zstd(zstd::bulk::Compressor<'static>),
+    /// zstd at this level, through the thread's context ([`ZSTD`]).
+    Zstd(i32),
+}
+
+thread_local! {
+    /// The encoding thread's zstd context and its level: made once per
+    /// thread rather than once per column chunk (a context is a few
+    /// hundred kilobytes, allocated and cleared; there are thousands of
+    /// chunks in a system-wide capture's dataset).
+    static ZSTD: std::cell::RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 impl Compressor {
     fn new(codec: Compression) -> Result<Compressor, ParquetError> {
         match codec {
             Compression::UNCOMPRESSED => Ok(Compressor::None),
-            Compression::ZSTD(level) => zstd::bulk::Compressor::new(level.compression_level())
-                .map(Compressor::Zstd)
-                .map_err(|e| general(&format!("zstd: {e}"))),
+            Compression::ZSTD(level) => Ok(Compressor::Zstd(level.compression_level())),
             other => Err(general(&format!(
-                "dictionary columns are written uncompressed or with zstd, not {other}"
+                "perfq encodes pages uncompressed or with zstd, not {other}"
             ))),
         }
     }
 
     fn bytes(&mut self, data: &[u8]) -> Result<Bytes, ParquetError> {
-        match self {
+        let zstd = |e: std::io::Error| general(&format!("zstd: {e}"));
+        match *self {
             Compressor::None => Ok(Bytes::copy_from_slice(data)),
-            Compressor::Zstd(z) => z
-                .compress(data)
-                .map(Bytes::from)
-                .map_err(|e| general(&format!("zstd: {e}"))),
+            Compressor::Zstd(level) => ZSTD.with(|z| {
+                let mut z = z.borrow_mut();
+                let z = match &mut *z {
+                    Some((l, c)) if *l == level => c,
+                    slot => {
+                        let c = zstd::bulk::Compressor::new(level).map_err(zstd)?;
+                        &mut slot.insert((level, c)).1
+                    }
+                };
+                z.compress(data).map(Bytes::from).map_err(zstd)
+            }),
         }
     }
 }
