@@ -20,6 +20,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::statistics::{Statistics, ValueStatistics};
 use parquet::schema::types::ColumnDescPtr;
 
+use crate::pages::rle::uleb128;
 use crate::pages::{self, Chunk};
 
 /// Values a block holds, and its miniblocks (Parquet's writer's choice).
@@ -198,14 +199,6 @@ fn bit_pack(values: &[u64; MINIBLOCK], width: u32, out: &mut Vec<u8>) {
 
 fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
-}
-
-fn uleb128(mut v: u64, out: &mut Vec<u8>) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
 
 #[cfg(test)]

@@ -316,7 +316,9 @@ pub(crate) mod rle {
         }
     }
 
-    fn uleb128(mut v: u64, out: &mut Vec<u8>) {
+    /// `v` as an unsigned LEB128 varint (Parquet's run headers, and the
+    /// delta encoding's header and minimums).
+    pub(crate) fn uleb128(mut v: u64, out: &mut Vec<u8>) {
         while v >= 0x80 {
             out.push((v as u8) | 0x80);
             v >>= 7;
