@@ -66,22 +66,10 @@ impl IdTable {
     }
 
     /// The id of the key hashed `hash` for which `is(id)` holds.
-    pub fn find(&self, hash: KeyHash, mut is: impl FnMut(u32) -> bool) -> Option<u32> {
-        if self.slots.is_empty() {
-            return None;
-        }
-        let mask = self.slots.len() - 1;
-        let mut at = self.home(hash);
-        loop {
-            let slot = self.slots[at];
-            if slot == EMPTY {
-                return None;
-            }
-            let id = slot as u32;
-            if (slot >> 32) as u32 == hash.0 && is(id) {
-                return Some(id);
-            }
-            at = (at + 1) & mask;
+    pub fn find(&self, hash: KeyHash, is: impl FnMut(u32) -> bool) -> Option<u32> {
+        match self.slots.is_empty() {
+            true => None,
+            false => self.probe(hash, is).ok(),
         }
     }
 
@@ -97,23 +85,34 @@ impl IdTable {
         if 4 * (self.len + 1) > 3 * self.slots.len() {
             self.grow();
         }
+        match self.probe(hash, |id| is(keys, id)) {
+            Ok(id) => id,
+            Err(at) => {
+                let id = add(keys);
+                self.slots[at] = pack(hash, id);
+                self.len += 1;
+                id
+            }
+        }
+    }
+
+    /// The id of the key hashed `hash` for which `is(id)` holds, or the
+    /// empty slot where it would go. The table has slots, and an empty
+    /// one (it is never full).
+    fn probe(&self, hash: KeyHash, mut is: impl FnMut(u32) -> bool) -> Result<u32, usize> {
         let mask = self.slots.len() - 1;
         let mut at = self.home(hash);
         loop {
             let slot = self.slots[at];
             if slot == EMPTY {
-                break;
+                return Err(at);
             }
             let id = slot as u32;
-            if (slot >> 32) as u32 == hash.0 && is(keys, id) {
-                return id;
+            if (slot >> 32) as u32 == hash.0 && is(id) {
+                return Ok(id);
             }
             at = (at + 1) & mask;
         }
-        let id = add(keys);
-        self.slots[at] = pack(hash, id);
-        self.len += 1;
-        id
     }
 
     /// Doubles the slots, placing each id again by the hash it keeps.

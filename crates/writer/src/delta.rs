@@ -12,8 +12,9 @@
 //! the ids and times it already encoded). This one packs a block of
 //! deltas in a few instructions a value.
 
-use arrow_array::types::ArrowPrimitiveType;
-use arrow_array::{Array, PrimitiveArray};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{ArrowPrimitiveType, UInt32Type, UInt64Type};
+use arrow_array::{Array, ArrayRef, PrimitiveArray};
 use parquet::basic::Encoding;
 use parquet::errors::ParquetError;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
@@ -76,6 +77,22 @@ impl DeltaInt for u64 {
     }
 }
 
+/// Writes `array`, a `u32` or `u64` column, as the column chunk of
+/// `descr` ([`encode`]); an error for any other type.
+pub(crate) fn encode_column(
+    descr: &ColumnDescPtr,
+    props: &WriterProperties,
+    array: &ArrayRef,
+) -> Result<Chunk, ParquetError> {
+    if let Some(a) = array.as_primitive_opt::<UInt32Type>() {
+        encode(descr, props, a)
+    } else if let Some(a) = array.as_primitive_opt::<UInt64Type>() {
+        encode(descr, props, a)
+    } else {
+        Err(pages::general("a delta column of no u32 or u64"))
+    }
+}
+
 /// Writes `array` as the column chunk of `descr`, an unsigned integer
 /// column of `T`'s width: one `DELTA_BINARY_PACKED` data page, and the
 /// chunk's statistics if `props` ask for them.
@@ -90,16 +107,8 @@ where
 {
     let mut data = Vec::with_capacity(array.len() / 2 + 64);
     pages::levels(descr, array.nulls(), array.len(), &mut data)?;
-    let present: Vec<A::Native>;
-    let values = match array.nulls() {
-        None => array.values().as_ref(),
-        Some(nulls) => {
-            let all = array.values();
-            present = nulls.valid_indices().map(|i| all[i]).collect();
-            &present[..]
-        }
-    };
-    deltas(values, &mut data);
+    let values = pages::present(array.values(), array.nulls());
+    deltas(&values, &mut data);
     let statistics =
         (props.statistics_enabled(descr.path()) != EnabledStatistics::None).then(|| {
             let nulls = (array.len() - values.len()) as u64;

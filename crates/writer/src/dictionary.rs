@@ -297,14 +297,11 @@ pub(crate) fn encode(
     pages::levels(descr, keys.nulls(), keys.len(), &mut data)?;
     let width = rle::width(values.len().saturating_sub(1) as u64);
     data.push(width);
-    match keys.nulls() {
-        None => rle::encode(keys.values(), width, &mut data),
-        Some(nulls) => {
-            let all = keys.values();
-            let present: Vec<u32> = nulls.valid_indices().map(|i| all[i]).collect();
-            rle::encode(&present, width, &mut data);
-        }
-    }
+    rle::encode(
+        &pages::present(keys.values(), keys.nulls()),
+        width,
+        &mut data,
+    );
     let dictionary = pages::Dictionary {
         plain: &plain,
         values: u32::try_from(values.len()).map_err(|_| general("dictionary too long"))?,

@@ -7,6 +7,8 @@
 //! the file's properties say, with the offset index and page encoding
 //! statistics Parquet's writer would give.
 
+use std::borrow::Cow;
+
 use arrow_buffer::NullBuffer;
 use bytes::Bytes;
 use parquet::basic::{Compression, Encoding, PageType};
@@ -27,6 +29,15 @@ pub(crate) type Chunk = (Bytes, ColumnCloseResult);
 pub(crate) struct Dictionary<'a> {
     pub(crate) plain: &'a [u8],
     pub(crate) values: u32,
+}
+
+/// The values of the rows `nulls` marks valid (all of them without
+/// `nulls`): what a data page holds after its levels.
+pub(crate) fn present<'a, T: Copy>(values: &'a [T], nulls: Option<&NullBuffer>) -> Cow<'a, [T]> {
+    match nulls {
+        None => Cow::Borrowed(values),
+        Some(nulls) => Cow::Owned(nulls.valid_indices().map(|i| values[i]).collect()),
+    }
 }
 
 /// Appends the definition levels of a top-level column of `rows` rows

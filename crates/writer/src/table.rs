@@ -16,10 +16,8 @@ use arrow_array::builder::{
     BinaryBuilder, BooleanBuilder, Int32Builder, ListBuilder, StringBuilder, UInt16Builder,
     UInt32Builder, UInt64Builder, UInt8Builder,
 };
-use arrow_array::types::{UInt32Type, UInt64Type};
-use arrow_array::{
-    new_null_array, ArrayRef, DictionaryArray, RecordBatch, UInt32Array, UInt64Array,
-};
+use arrow_array::types::UInt32Type;
+use arrow_array::{new_null_array, ArrayRef, DictionaryArray, RecordBatch};
 use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
 use bytes::Bytes;
 use parquet::arrow::arrow_writer::{
@@ -176,9 +174,9 @@ fn encode_group(
         ) {
             // A string column given with its dictionary.
             work.push(Work::Keyed(descr()?, keyed.clone()));
-        } else if own_deltas.get(i) == Some(&true)
-            && (any.is::<UInt32Array>() || any.is::<UInt64Array>())
-        {
+        } else if own_deltas.get(i) == Some(&true) {
+            // A u32 or u64 column (the batch was checked against the
+            // schema).
             work.push(Work::Deltas(descr()?, column.clone()));
         } else {
             work.extend(compute_leaves(field, column)?.into_iter().map(Work::Leaf));
@@ -201,16 +199,7 @@ fn encode_group(
             Ok(Chunk::Own(bytes, close))
         }
         Work::Deltas(descr, ints) => {
-            let any = ints.as_any();
-            let (bytes, close) = match (any.downcast_ref(), any.downcast_ref()) {
-                (Some(a), _) => delta::encode::<UInt32Type>(&descr, props, a)?,
-                (_, Some(a)) => delta::encode::<UInt64Type>(&descr, props, a)?,
-                _ => {
-                    return Err(ParquetError::General(
-                        "a delta column of no u32 or u64".into(),
-                    ))
-                }
-            };
+            let (bytes, close) = delta::encode_column(&descr, props, &ints)?;
             Ok(Chunk::Own(bytes, close))
         }
     };

@@ -60,7 +60,7 @@ pub(crate) fn write(
             Cow::Borrowed(r) => Res::Kept(r),
             Cow::Owned(r) => Res::Made(r),
         });
-        let r = resolution.as_deref();
+        let r = res.map(Res::get);
         let row = match *l {
             Location::Dso { dso, offset } => Row {
                 kind: kind_name(dsos.get(dso).kind),

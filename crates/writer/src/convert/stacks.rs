@@ -142,12 +142,7 @@ impl Stacks {
             None => return self.root(frame),
         };
         if head == WIDE {
-            let next = self.nodes.len() as u32;
-            let id = *self.wide.entry((frame, parent)).or_insert(next);
-            if id == next {
-                self.push(frame, parent, NONE);
-            }
-            return id;
+            return self.wide_callee(parent, frame);
         }
         let mut listed = 0;
         let mut at = head;
@@ -176,18 +171,24 @@ impl Stacks {
         id
     }
 
+    /// The stack of `frame` called from `parent`, found in (or made and
+    /// added to) [`Stacks::wide`].
+    fn wide_callee(&mut self, parent: u32, frame: u32) -> u32 {
+        let next = self.nodes.len() as u32;
+        let id = *self.wide.entry((frame, parent)).or_insert(next);
+        if id == next {
+            self.push(frame, parent, NONE);
+        }
+        id
+    }
+
     /// The root stack of `frame`, made if new.
     fn root(&mut self, frame: u32) -> u32 {
         let at = frame as usize;
         if at >= DENSE_FRAMES {
             // Not a location id of any capture this side of 64 M
             // locations: the table, so that the index stays small.
-            let next = self.nodes.len() as u32;
-            let id = *self.wide.entry((frame, ROOT)).or_insert(next);
-            if id == next {
-                self.push(frame, ROOT, NONE);
-            }
-            return id;
+            return self.wide_callee(ROOT, frame);
         }
         if let Some(&id) = self.roots.get(at).filter(|&&id| id != NONE) {
             return id;
