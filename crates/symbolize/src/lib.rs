@@ -44,6 +44,7 @@ mod dso;
 mod id_table;
 mod kallsyms;
 mod locate;
+mod location_ids;
 mod maps;
 mod recent_chains;
 mod symbol_disk;
@@ -59,6 +60,7 @@ pub use crate::dso::{Dso, DsoId, DsoKind, Dsos};
 pub use crate::id_table::{IdTable, KeyHash};
 pub use crate::kallsyms::{running_kernel_build_id, Kallsyms};
 pub use crate::locate::{same_build_id, LocateError, Locator};
+pub use crate::location_ids::{LocationCache, LocationInterner};
 pub use crate::maps::{AddressSpaces, Mapping, Maps};
 pub use crate::recent_chains::RecentChains;
 pub use crate::symbol_disk::SymbolDisk;
@@ -67,7 +69,6 @@ pub use crate::symbolizer::{
 };
 pub use crate::symtab::{Rank, RawSymbol, Symbol, SymbolTable};
 pub use crate::tracker::{
-    chain_lookups, leaf_lookup, push_chain_lookups, unwound_lookups, FrameLookup, Location,
-    LocationInterner, Tracker,
+    chain_lookups, leaf_lookup, push_chain_lookups, unwound_lookups, FrameLookup, Location, Tracker,
 };
 pub use crate::unwind::StackUnwinder;

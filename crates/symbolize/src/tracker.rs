@@ -8,7 +8,6 @@ use perfq_reader::{
 };
 
 use crate::dso::{kind_of, Dso, DsoId, DsoKind, Dsos};
-use crate::id_table::IdTable;
 use crate::maps::{AddressSpaces, Mapping};
 
 /// Where an address lies.
@@ -37,13 +36,13 @@ pub enum Location {
 }
 
 /// The kernel's address space in [`space_of`]'s answers.
-const KERNEL_SPACE: u32 = u32::MAX;
+pub(crate) const KERNEL_SPACE: u32 = u32::MAX;
 
 /// The address space frame `f` of process `pid` is looked up in: the pid,
 /// or [`KERNEL_SPACE`], which every process shares. Decided as
 /// [`Tracker::locate`] decides it; with the address and lookup bits, and
 /// that space's mappings stamp, a cache key for the frame's location.
-fn space_of(pid: u32, f: &FrameLookup) -> u32 {
+pub(crate) fn space_of(pid: u32, f: &FrameLookup) -> u32 {
     if in_kernel_space(f.lookup, f.kernel) {
         KERNEL_SPACE
     } else {
@@ -57,7 +56,7 @@ const KERNEL_START: u64 = 0xffff_0000_0000_0000;
 
 /// Whether `addr` is looked up in the kernel's space: as `kernel` says
 /// (from the cpu mode or callchain context), else by which half it lies in.
-fn in_kernel_space(addr: u64, kernel: Option<bool>) -> bool {
+pub(crate) fn in_kernel_space(addr: u64, kernel: Option<bool>) -> bool {
     kernel.unwrap_or(addr >= KERNEL_START)
 }
 
@@ -310,251 +309,4 @@ pub fn unwound_lookups<'a>(
         context: Some(CallchainContext::User),
     });
     kernel.chain(user)
-}
-
-/// Sets of [`LocationInterner`]'s lookup cache: 2^17 sets of two entries,
-/// 8 MiB (the hash map it replaced held 2^18 entries in 21 MiB).
-const CACHE_SETS: usize = 1 << 17;
-
-/// A remembered lookup: the frame's (address space, address, lookup bits)
-/// and the space's stamp when it was looked up, and the location id found.
-#[derive(Clone, Copy, Debug)]
-struct CacheEntry {
-    addr: u64,
-    stamp: u64,
-    space: u32,
-    id: u32,
-    /// [`FrameLookup::lookup_bits`], or [`CacheEntry::EMPTY_BITS`] for an
-    /// entry never filled (lookup bits use three bits: never equal).
-    bits: u8,
-}
-
-impl CacheEntry {
-    const EMPTY_BITS: u8 = u8::MAX;
-    const EMPTY: CacheEntry = CacheEntry {
-        addr: 0,
-        stamp: 0,
-        space: 0,
-        id: 0,
-        bits: CacheEntry::EMPTY_BITS,
-    };
-}
-
-/// Two entries in one cache line, the latest first: a lookup reads one
-/// line, which [`LocationInterner::prefetch`] can ask for ahead.
-#[derive(Clone, Copy, Debug)]
-#[repr(C, align(64))]
-struct CacheSet([CacheEntry; 2]);
-
-/// Gives each distinct [`Location`] of a capture's frames a dense id,
-/// remembering (pid, address) lookups so that recurring frames skip the
-/// address-space search while their process's mappings stay the same.
-#[derive(Debug, Default)]
-pub struct LocationInterner {
-    /// Recent lookups, two-way set-associative by the hash of (space,
-    /// address, lookup bits); empty until the first lookup. A system-wide
-    /// capture brings new processes, hence new keys, all the time: a
-    /// fixed-size cache that forgets the older of two entries stays as
-    /// useful as a map that grows with the capture. Its lines are read in
-    /// random order, a cache miss each; a sample's frames are looked up
-    /// one after the other, so their lines are fetched ahead together
-    /// ([`LocationInterner::prefetch`]) rather than waited for in turn.
-    cache: Vec<CacheSet>,
-    /// Location ids, hashed by their location: the locations themselves
-    /// are only in `locations` (a map keyed by location would hold each
-    /// twice; 8 bytes a slot instead of 32 on a million locations).
-    ids: IdTable,
-    locations: Vec<Location>,
-    /// The last process looked up, the address spaces' generation then,
-    /// and its stamp: consecutive frames are mostly of one process, and
-    /// its stamp is then not looked up again for each.
-    last_stamp: Option<(u32, u64, u64)>,
-}
-
-impl LocationInterner {
-    /// An empty interner.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The cache set of a frame's key.
-    fn set_of(space: u32, addr: u64, bits: u8) -> usize {
-        (IdTable::hash((space, addr, bits)).bits() as usize) & (CACHE_SETS - 1)
-    }
-
-    /// Asks the processor for the cache lines that looking up `frames` of
-    /// a sample of process `pid` will read, so that they arrive together.
-    /// Only a hint: lookups are the same with or without it.
-    pub fn prefetch(&self, pid: u32, frames: &[FrameLookup]) {
-        if self.cache.is_empty() {
-            return;
-        }
-        for f in frames {
-            let set = Self::set_of(space_of(pid, f), f.addr, f.lookup_bits());
-            if let Some(set) = self.cache.get(set) {
-                prefetch_line(set);
-            }
-        }
-    }
-
-    /// The space frame `f` of process `pid` is looked up in
-    /// ([`space_of`]) and that space's mappings stamp: the cache key's
-    /// space, and what its entry is valid while. The last process's stamp
-    /// is remembered.
-    fn lookup_space(&mut self, tracker: &Tracker, pid: u32, f: &FrameLookup) -> (u32, u64) {
-        let spaces = tracker.spaces();
-        if in_kernel_space(f.lookup, f.kernel) {
-            return (KERNEL_SPACE, spaces.kernel_stamp());
-        }
-        let generation = spaces.generation();
-        match self.last_stamp {
-            Some((p, g, stamp)) if p == pid && g == generation => (pid, stamp),
-            _ => {
-                let stamp = spaces.stamp(pid);
-                self.last_stamp = Some((pid, generation, stamp));
-                (pid, stamp)
-            }
-        }
-    }
-
-    /// The id of the location of frame `f` of a sample of process `pid`.
-    pub fn intern(&mut self, tracker: &Tracker, pid: u32, f: &FrameLookup) -> u32 {
-        if self.cache.is_empty() {
-            self.cache = vec![CacheSet([CacheEntry::EMPTY; 2]); CACHE_SETS];
-        }
-        // Kernel addresses mean the same in every process: one cache entry
-        // serves them all (a system-wide capture's kernel frames recur
-        // across hundreds of processes).
-        let (space, stamp) = self.lookup_space(tracker, pid, f);
-        let bits = f.lookup_bits();
-        let at = Self::set_of(space, f.addr, bits);
-        let hit = |e: &CacheEntry| {
-            e.addr == f.addr && e.space == space && e.bits == bits && e.stamp == stamp
-        };
-        if let Some(e) = self.cache.get(at).and_then(|s| s.0.iter().find(|e| hit(e))) {
-            return e.id;
-        }
-        let l = tracker.locate(pid, f.lookup, f.kernel);
-        let id = self.intern_location(l);
-        if let Some(set) = self.cache.get_mut(at) {
-            set.0[1] = set.0[0];
-            set.0[0] = CacheEntry {
-                addr: f.addr,
-                stamp,
-                space,
-                id,
-                bits,
-            };
-        }
-        id
-    }
-
-    /// The id of location `l`, added if new (branch targets and other
-    /// addresses that are not callchain frames).
-    pub fn intern_location(&mut self, l: Location) -> u32 {
-        self.ids.id_in(l, &mut self.locations)
-    }
-
-    /// The id of location `l`, if it was interned.
-    pub fn get(&self, l: &Location) -> Option<u32> {
-        self.ids
-            .find(IdTable::hash(l), |id| self.locations[id as usize] == *l)
-    }
-
-    /// The locations, by id.
-    pub fn locations(&self) -> &[Location] {
-        &self.locations
-    }
-
-    /// The locations, by id, the lookup cache freed.
-    pub fn into_locations(self) -> Vec<Location> {
-        self.locations
-    }
-}
-
-/// Asks for the cache line holding `t` (a hint; nothing on processors
-/// without a prefetch instruction perfq uses).
-#[inline]
-fn prefetch_line<T>(t: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: SSE is part of x86_64's baseline, so the instruction
-        // exists; a prefetch neither reads nor writes memory the program
-        // sees, and the address is that of a live reference anyway.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((t as *const T).cast::<i8>()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = t;
-}
-
-#[cfg(test)]
-mod tests {
-    use perfq_reader::{Mmap, RecordData};
-
-    use super::*;
-
-    fn map(t: &mut Tracker, pid: u32, addr: u64, len: u64, path: &str) {
-        t.observe(&RecordData::Mmap(Mmap {
-            pid,
-            tid: pid,
-            addr,
-            len,
-            pgoff: 0,
-            file_id: None,
-            prot: None,
-            flags: None,
-            filename: path.to_string(),
-            is_data: false,
-        }));
-    }
-
-    fn user(addr: u64) -> FrameLookup {
-        FrameLookup {
-            addr,
-            lookup: addr,
-            is_return: false,
-            kernel: Some(false),
-            context: None,
-        }
-    }
-
-    /// The cache answers as a lookup would: ids stay those of the first
-    /// time across many more keys than the cache holds (every set taken
-    /// over and over), and a process's new mapping is seen at once.
-    #[test]
-    fn cached_lookups_match_fresh_ones() {
-        let mut t = Tracker::default();
-        map(&mut t, 7, 0x10_0000, 0x100_0000, "/usr/lib/liba.so");
-        let mut i = LocationInterner::new();
-        let n = 3 * 2 * CACHE_SETS as u64;
-        let addrs = || (0..n).map(|k| 0x10_0000 + k * 5);
-        let first: Vec<u32> = addrs().map(|a| i.intern(&t, 7, &user(a))).collect();
-        assert_eq!(i.locations().len() as u64, n);
-        let pairs: Vec<(u64, u32)> = addrs().zip(first.iter().copied()).collect();
-        for &(a, id) in pairs.iter().rev() {
-            i.prefetch(7, &[user(a)]);
-            assert_eq!(i.intern(&t, 7, &user(a)), id);
-        }
-        // Another process, the same address: unmapped there.
-        let other = i.intern(&t, 8, &user(0x10_0005));
-        assert_eq!(
-            i.locations()[other as usize],
-            Location::Unmapped { addr: 0x10_0005 }
-        );
-        // liba replaced by libb: the address is found in libb, not cached.
-        map(&mut t, 7, 0x10_0000, 0x100_0000, "/usr/lib/libb.so");
-        let moved = i.intern(&t, 7, &user(0x10_0005));
-        assert_ne!(moved, first[1]);
-        match (
-            i.locations()[first[1] as usize],
-            i.locations()[moved as usize],
-        ) {
-            (Location::Dso { dso: a, offset: x }, Location::Dso { dso: b, offset: y }) => {
-                assert_ne!(a, b);
-                assert_eq!(x, y);
-            }
-            other => panic!("{other:?}"),
-        }
-    }
 }

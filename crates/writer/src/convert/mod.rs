@@ -16,6 +16,7 @@ mod samples;
 mod schema;
 mod sideband;
 mod stacks;
+mod tickets;
 mod warm;
 
 use std::path::{Path, PathBuf};
@@ -23,13 +24,14 @@ use std::sync::Arc;
 
 use perfq_reader::{Capture, RecordType, ReleaseBehind};
 use perfq_symbolize::{
-    leaf_lookup, push_chain_lookups, Config, FrameLookup, LocationInterner, RecentChains,
-    Resolutions, StackUnwinder, Symbolizer, Tracker,
+    leaf_lookup, push_chain_lookups, Config, FrameLookup, LocationCache, RecentChains, Resolutions,
+    StackUnwinder, Symbolizer, Tracker,
 };
 
 use crate::{CaptureWriter, Error};
 use samples::{SampleRow, SampleTables};
 use sideband::Sideband;
+use tickets::Tickets;
 use warm::Warmer;
 
 /// How to convert.
@@ -110,9 +112,13 @@ pub fn convert(
     let mut warmer = symbolizer.clone().map(Warmer::start);
     let mut unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
     let mut lookups: Vec<FrameLookup> = Vec::new();
-    let mut locations = LocationInterner::new();
+    // Frames are located here and numbered by ticket; the samples thread
+    // gives the locations their ids (see `tickets`).
+    let mut cache = LocationCache::new();
+    let mut tickets = Tickets::default();
     let mut chains = RecentChains::default();
     let mut frames: Vec<u32> = Vec::new();
+    let mut branch_frames: Vec<(u32, u32)> = Vec::new();
     let mut decode_errors = 0u64;
     let mut records = capture.records_by_time();
     let mut error = None;
@@ -152,7 +158,7 @@ pub fn convert(
         frames.clear();
         let tid = match s.pid {
             Some(pid) => {
-                locations.prefetch(pid, &lookups);
+                cache.prefetch(pid, &lookups);
                 let tid = s.tid.unwrap_or(pid);
                 frames.extend_from_slice(chains.locate(
                     &tracker,
@@ -160,7 +166,7 @@ pub fn convert(
                     tid,
                     &lookups,
                     FrameLookup::lookup_bits,
-                    |f| locations.intern(&tracker, pid, f),
+                    |f| cache.number(&tracker, pid, f, |l| tickets.ticket(l)),
                 ));
                 tid
             }
@@ -169,7 +175,7 @@ pub fn convert(
         // Self time goes to the sample's own address, as perf reports it;
         // it is the stack's leaf except when a callchain does not start at
         // the ip (seen on LBR call graphs).
-        let leaf_frame_id = match (s.pid, leaf_lookup(&s)) {
+        let leaf_frame = match (s.pid, leaf_lookup(&s)) {
             // Looked up the same way as the stack's leaf: the same frame.
             (Some(_), Some(f))
                 if lookups.first().is_some_and(|l| {
@@ -178,43 +184,49 @@ pub fn convert(
             {
                 frames.last().copied()
             }
-            (Some(pid), Some(f)) => Some(locations.intern(&tracker, pid, &f)),
+            (Some(pid), Some(f)) => Some(cache.number(&tracker, pid, &f, |l| tickets.ticket(l))),
             _ => None,
         };
         let period = s
             .period
             .unwrap_or_else(|| events.get(ev).map_or(1, |e| e.attr.sample_period_or_freq));
-        let pid = s.pid.unwrap_or(u32::MAX);
+        branch_frames.clear();
+        if let Some(b) = &s.branch_stack {
+            let pid = s.pid.unwrap_or(u32::MAX);
+            // Branch endpoints are exact addresses, not return addresses.
+            let mut ticket = |addr| {
+                let f = FrameLookup {
+                    addr,
+                    lookup: addr,
+                    is_return: false,
+                    kernel: None,
+                    context: None,
+                };
+                cache.number(&tracker, pid, &f, |l| tickets.ticket(l))
+            };
+            branch_frames.extend(b.entries().map(|e| (ticket(e.from), ticket(e.to))));
+        }
+        if let Some(w) = warmer.as_mut() {
+            w.located(tickets.fresh(), tracker.dsos());
+        }
         let row = SampleRow {
             event: ev,
             period,
             tid,
             frames: &frames,
-            leaf_frame_id,
+            leaf_frame,
+            branch_frames: &branch_frames,
         };
-        tables.push(events, &s, row, |addr| {
-            // Branch endpoints are exact addresses, not return addresses.
-            let f = FrameLookup {
-                addr,
-                lookup: addr,
-                is_return: false,
-                kernel: None,
-                context: None,
-            };
-            locations.intern(&tracker, pid, &f)
-        })?;
-        if let Some(w) = warmer.as_mut() {
-            w.located(locations.locations(), tracker.dsos());
-        }
+        tables.push(events, &s, row, &mut tickets)?;
     }
     progress(capture.file_len(), capture.file_len());
     let samples = tables.count;
     let data_src_values = std::mem::take(&mut tables.data_src);
     // The samples thread finishes the samples and writes the stacks while
     // this one symbolizes and writes the frames.
-    let pending = tables.finish()?;
+    let mut pending = tables.finish(&mut tickets)?;
     sideband.finish()?;
-    let locations = locations.into_locations();
+    let locations = pending.locations()?;
 
     if let Some(w) = warmer {
         w.finish();
@@ -255,7 +267,9 @@ pub fn convert(
     // What was read before an error is kept; the error is reported.
     let dir = w.finish()?;
     drop(records);
-    drop_in_background((capture, tracker, symbolizer, locations, resolved, chains));
+    drop_in_background((
+        capture, tracker, symbolizer, locations, resolved, chains, cache,
+    ));
     Ok(Conversion::Written(Converted {
         dir,
         samples,

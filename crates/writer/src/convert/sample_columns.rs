@@ -170,7 +170,7 @@ impl SampleColumns {
         self.cpumode.push(r.cpumode);
         self.period.push(r.period);
         self.stack_id.put(row, stack_id);
-        self.leaf_frame_id.put(row, r.leaf_frame_id);
+        self.leaf_frame_id.put(row, r.leaf_frame);
         self.ip.put(row, r.ip);
         self.addr.put(row, r.addr);
         self.weight.put(row, r.weight);

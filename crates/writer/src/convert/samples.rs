@@ -3,10 +3,15 @@
 //!
 //! The samples table and the stack tree are built on a thread of their
 //! own: the reading thread sends each sample's fields and frames (as
-//! location ids) in batches, and that thread interns the stack, writes the
-//! row and, at the end, the stacks table. Interning probes a table of
-//! hundreds of thousands of stacks per new frame, the largest cost per
-//! sample after decoding; on its own thread it overlaps the reading.
+//! location tickets, with the locations found, see [`tickets`]) in
+//! batches, and that thread gives the locations their ids, interns the
+//! stack, writes the row and, at the end, the stacks table. Interning
+//! probes a table of hundreds of thousands of stacks per new frame, the
+//! largest cost per sample after decoding; on its own thread it overlaps
+//! the reading. Branch entries, whose endpoints are locations too, are
+//! written there as well.
+//!
+//! [`tickets`]: crate::convert::tickets
 //!
 //! A sample's group-read deltas also go into its own row, `m0..m15` by
 //! member position, so that per-sample counter values need no pivot of
@@ -16,13 +21,15 @@
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::thread::JoinHandle;
 
-use perfq_reader::{EventIndex, Events, MemberDelta, ReadDeltas, Sample};
+use perfq_reader::{BranchEntry, EventIndex, Events, MemberDelta, ReadDeltas, Sample};
+use perfq_symbolize::Location;
 use rustc_hash::FxHashSet;
 
 use crate::convert::meta::members;
 use crate::convert::sample_columns::SampleColumns;
 use crate::convert::schema::{BRANCHES, MEMBER_COLUMNS, RAW, READ_VALUES, SAMPLES, STACKS};
 use crate::convert::stacks::Stacks;
+use crate::convert::tickets::{TicketIds, Tickets};
 use crate::{CaptureWriter, Error, Table};
 
 /// Samples a batch carries to the samples thread.
@@ -33,7 +40,6 @@ const BATCHES_IN_FLIGHT: usize = 4;
 pub(crate) struct SampleTables {
     rows: RowsThread,
     read_values: Table,
-    branches: Table,
     raw: Table,
     deltas: ReadDeltas,
     members: Vec<MemberDelta>,
@@ -52,17 +58,24 @@ pub(crate) struct SampleRow<'a> {
     /// The thread whose previous callchain `frames` likely shares callers
     /// with.
     pub(crate) tid: u32,
-    /// The stack's frames as location ids, root first (empty: no stack).
+    /// The stack's frames as location tickets, root first (empty: no
+    /// stack).
     pub(crate) frames: &'a [u32],
-    pub(crate) leaf_frame_id: Option<u32>,
+    /// The ticket of the sample's own address.
+    pub(crate) leaf_frame: Option<u32>,
+    /// The tickets of the branch entries' (from, to) addresses.
+    pub(crate) branch_frames: &'a [(u32, u32)],
 }
 
 impl SampleTables {
     pub(crate) fn create(w: &CaptureWriter, events: &Events) -> Result<SampleTables, Error> {
         Ok(SampleTables {
-            rows: RowsThread::start(w.table("samples", SAMPLES)?, w.table("stacks", STACKS)?)?,
+            rows: RowsThread::start(
+                w.table("samples", SAMPLES)?,
+                w.table("branches", BRANCHES)?,
+                w.table("stacks", STACKS)?,
+            )?,
             read_values: w.table("read_values", READ_VALUES)?,
-            branches: w.table("branches", BRANCHES)?,
             raw: w.table("raw", RAW)?,
             deltas: ReadDeltas::new(),
             members: Vec::new(),
@@ -72,15 +85,15 @@ impl SampleTables {
         })
     }
 
-    /// Writes sample `s`; `branch_frame` gives the frame id of a branch
-    /// endpoint address.
+    /// Writes sample `s`, whose tickets were taken from `tickets`.
     pub(crate) fn push(
         &mut self,
         events: &Events,
         s: &Sample<'_>,
         row: SampleRow<'_>,
-        mut branch_frame: impl FnMut(u64) -> u32,
+        tickets: &mut Tickets,
     ) -> Result<(), Error> {
+        tickets.check()?;
         let sample_id = self.count;
         self.members.clear();
         if s.read.is_some() {
@@ -99,7 +112,7 @@ impl SampleTables {
                 // Three bits (`CPUMODE_MASK`): the cast keeps them all.
                 cpumode: s.cpu_mode() as u8,
                 period: row.period,
-                leaf_frame_id: row.leaf_frame_id,
+                leaf_frame: row.leaf_frame,
                 ip: s.ip,
                 addr: s.addr,
                 weight: s.weight_value(),
@@ -114,6 +127,19 @@ impl SampleTables {
             },
             row.frames,
             &by_member[..nr_members],
+            s.branch_stack.as_ref().map(|b| {
+                b.entries().zip(row.branch_frames).enumerate().map(
+                    |(index, (entry, &(from_frame, to_frame)))| Branch {
+                        sample_id,
+                        index: index as u32,
+                        entry,
+                        counter: b.counters.and_then(|c| c.get(index)),
+                        from_frame,
+                        to_frame,
+                    },
+                )
+            }),
+            tickets,
         )?;
         if let Some(v) = s.data_src {
             self.data_src.insert(v);
@@ -128,31 +154,6 @@ impl SampleTables {
                     .u(m.value)
                     .opt_u(m.delta)
                     .opt_u(m.lost)
-                    .end()?;
-            }
-        }
-        if let Some(b) = &s.branch_stack {
-            for (index, e) in b.entries().enumerate() {
-                let f = e.flags();
-                let counter = b.counters.and_then(|c| c.get(index));
-                self.branches
-                    .row()
-                    .u(sample_id)
-                    .u(index as u64)
-                    .u(e.from)
-                    .u(e.to)
-                    .u(u64::from(branch_frame(e.from)))
-                    .u(u64::from(branch_frame(e.to)))
-                    .u(u64::from(f.mispred))
-                    .u(u64::from(f.predicted))
-                    .u(u64::from(f.in_tx))
-                    .u(u64::from(f.abort))
-                    .u(u64::from(f.cycles))
-                    .u(u64::from(f.type_))
-                    .u(u64::from(f.spec))
-                    .u(u64::from(f.new_type))
-                    .u(u64::from(f.priv_))
-                    .opt_u(counter)
                     .end()?;
             }
         }
@@ -187,13 +188,12 @@ impl SampleTables {
     }
 
     /// Finishes the tables written on this thread and hands the last
-    /// samples to the samples thread, which then writes the stacks table:
-    /// [`Pending::wait`] for it.
-    pub(crate) fn finish(self) -> Result<Pending, Error> {
+    /// samples (and `tickets`' last locations) to the samples thread,
+    /// which then writes the stacks table: [`Pending::wait`] for it.
+    pub(crate) fn finish(self, tickets: &mut Tickets) -> Result<Pending, Error> {
         self.read_values.finish()?;
-        self.branches.finish()?;
         self.raw.finish()?;
-        self.rows.finish()
+        self.rows.finish(tickets)
     }
 }
 
@@ -208,7 +208,8 @@ pub(crate) struct Fields {
     /// The cpu mode: three bits of `misc`.
     pub(crate) cpumode: u8,
     pub(crate) period: u64,
-    pub(crate) leaf_frame_id: Option<u32>,
+    /// A location ticket on the way, its id once on the samples thread.
+    pub(crate) leaf_frame: Option<u32>,
     pub(crate) ip: Option<u64>,
     pub(crate) addr: Option<u64>,
     pub(crate) weight: Option<u64>,
@@ -224,14 +225,29 @@ pub(crate) struct Fields {
     pub(crate) nr_members: u8,
 }
 
+/// One branch-stack entry of a sample, for the branches table.
+struct Branch {
+    sample_id: u64,
+    index: u32,
+    entry: BranchEntry,
+    counter: Option<u64>,
+    /// Location tickets of `entry.from` and `entry.to`.
+    from_frame: u32,
+    to_frame: u32,
+}
+
 /// Samples on their way to the samples thread: row `i`'s frames are
 /// `frames[ends[i - 1]..ends[i]]`; its member deltas are the next
-/// `rows[i].nr_members` entries of `members`.
+/// `rows[i].nr_members` entries of `members`. `locations` are the
+/// locations found since the last batch, in ticket order: the batch's
+/// tickets are theirs or those of batches before.
 struct Batch {
     rows: Vec<Fields>,
     frames: Vec<u32>,
     ends: Vec<usize>,
     members: Vec<Option<u64>>,
+    branches: Vec<Branch>,
+    locations: Vec<Location>,
 }
 
 impl Batch {
@@ -241,7 +257,18 @@ impl Batch {
             frames: Vec::with_capacity(BATCH * 8),
             ends: Vec::with_capacity(BATCH),
             members: Vec::new(),
+            branches: Vec::new(),
+            locations: Vec::new(),
         }
+    }
+
+    fn clear(&mut self) {
+        self.rows.clear();
+        self.frames.clear();
+        self.ends.clear();
+        self.members.clear();
+        self.branches.clear();
+        self.locations.clear();
     }
 }
 
@@ -252,15 +279,33 @@ struct RowsThread {
     /// Batches the samples thread is done with, to fill again: the same
     /// few buffers go round instead of new ones (and new pages) per batch.
     done: Receiver<Batch>,
+    /// Where the samples thread sends the locations when the last batch
+    /// is in; handed to [`Pending`].
+    locations: Option<Receiver<Vec<Location>>>,
     thread: Option<JoinHandle<Result<(), Error>>>,
 }
 
 /// The samples thread, writing the stacks table once the samples are in.
 pub(crate) struct Pending {
     thread: Option<JoinHandle<Result<(), Error>>>,
+    /// The distinct locations, by id, once every ticket is interned.
+    locations: Receiver<Vec<Location>>,
 }
 
 impl Pending {
+    /// The capture's distinct locations, by id: ready as soon as the
+    /// samples thread has taken in the last batch (it then goes on writing
+    /// the samples and stacks).
+    pub(crate) fn locations(&mut self) -> Result<Vec<Location>, Error> {
+        match self.locations.recv() {
+            Ok(l) => Ok(l),
+            // The thread ended without them: its error says why.
+            Err(_) => Err(join(&mut self.thread)
+                .err()
+                .unwrap_or_else(|| Error::Arrow("the samples thread stopped early".into()))),
+        }
+    }
+
     /// Waits for the samples and stacks tables to be written.
     pub(crate) fn wait(mut self) -> Result<(), Error> {
         join(&mut self.thread)
@@ -284,17 +329,24 @@ fn join(thread: &mut Option<JoinHandle<Result<(), Error>>>) -> Result<(), Error>
 }
 
 impl RowsThread {
-    fn start(samples: Table, stacks: Table) -> Result<RowsThread, Error> {
+    fn start(samples: Table, branches: Table, stacks: Table) -> Result<RowsThread, Error> {
         let (tx, rx) = sync_channel::<Batch>(BATCHES_IN_FLIGHT);
         let (done_tx, done) = channel::<Batch>();
+        let (located_tx, located) = sync_channel::<Vec<Location>>(1);
+        let tables = RowTables {
+            samples,
+            branches,
+            stacks,
+        };
         let thread = std::thread::Builder::new()
             .name("samples".into())
-            .spawn(move || write_rows(rx, done_tx, samples, stacks))
+            .spawn(move || write_rows(rx, done_tx, located_tx, tables))
             .map_err(|e| Error::Arrow(format!("starting the samples thread: {e}")))?;
         Ok(RowsThread {
             batch: Batch::new(),
             tx: Some(tx),
             done,
+            locations: Some(located),
             thread: Some(thread),
         })
     }
@@ -304,43 +356,50 @@ impl RowsThread {
         fields: Fields,
         frames: &[u32],
         members: &[Option<u64>],
+        branches: Option<impl Iterator<Item = Branch>>,
+        tickets: &mut Tickets,
     ) -> Result<(), Error> {
         self.batch.rows.push(fields);
         self.batch.frames.extend_from_slice(frames);
         self.batch.members.extend_from_slice(members);
         self.batch.ends.push(self.batch.frames.len());
+        if let Some(b) = branches {
+            self.batch.branches.extend(b);
+        }
         if self.batch.rows.len() >= BATCH {
-            self.send()?;
+            self.send(tickets)?;
         }
         Ok(())
     }
 
-    fn send(&mut self) -> Result<(), Error> {
+    fn send(&mut self, tickets: &mut Tickets) -> Result<(), Error> {
+        tickets.hand_over(&mut self.batch.locations);
         let next = match self.done.try_recv() {
             Ok(b) => b,
             Err(_) => Batch::new(),
         };
         let batch = std::mem::replace(&mut self.batch, next);
-        let sent = self.tx.as_ref().map(|tx| tx.send(batch));
-        match sent {
-            Some(Ok(())) => Ok(()),
-            // The samples thread stopped: its error says why.
-            _ => {
-                self.tx = None;
-                Err(join(&mut self.thread)
-                    .err()
-                    .unwrap_or_else(|| Error::Arrow("the samples thread stopped early".into())))
-            }
+        if self.tx.as_ref().is_some_and(|tx| tx.send(batch).is_ok()) {
+            return Ok(());
         }
+        // The samples thread stopped: its error says why.
+        self.tx = None;
+        Err(join(&mut self.thread)
+            .err()
+            .unwrap_or_else(|| Error::Arrow("the samples thread stopped early".into())))
     }
 
-    fn finish(mut self) -> Result<Pending, Error> {
-        if !self.batch.rows.is_empty() {
-            self.send()?;
-        }
+    fn finish(mut self, tickets: &mut Tickets) -> Result<Pending, Error> {
+        // Sent even without rows: the last locations found must arrive.
+        self.send(tickets)?;
         self.tx = None;
+        let locations = self
+            .locations
+            .take()
+            .ok_or_else(|| Error::Arrow("the samples thread's locations were taken".into()))?;
         Ok(Pending {
             thread: self.thread.take(),
+            locations,
         })
     }
 }
@@ -353,39 +412,83 @@ impl Drop for RowsThread {
     }
 }
 
-/// The samples thread: stacks interned, rows written, then the stacks.
+/// The tables the samples thread writes.
+struct RowTables {
+    samples: Table,
+    branches: Table,
+    stacks: Table,
+}
+
+/// The samples thread: locations given ids, stacks interned, rows written;
+/// then the locations sent back, and the stacks written.
 fn write_rows(
     rx: Receiver<Batch>,
     done: Sender<Batch>,
-    mut samples: Table,
-    stacks_table: Table,
+    located: SyncSender<Vec<Location>>,
+    mut tables: RowTables,
 ) -> Result<(), Error> {
+    let mut ids = TicketIds::default();
     let mut stacks = Stacks::default();
     let mut group = SampleColumns::new();
     for mut b in rx {
+        ids.add(&b.locations);
+        for t in &mut b.frames {
+            *t = ids.id(*t);
+        }
         let mut start = 0;
         let mut members = b.members.as_slice();
-        for (f, &end) in b.rows.iter().zip(&b.ends) {
+        for (f, &end) in b.rows.iter_mut().zip(&b.ends) {
             let frames = b.frames.get(start..end).unwrap_or_default();
             start = end;
             let (mine, rest) = members.split_at(usize::from(f.nr_members).min(members.len()));
             members = rest;
+            f.leaf_frame = f.leaf_frame.map(|t| ids.id(t));
             let stack_id = stacks.intern(f.chain_tid, frames);
             group.push(f, stack_id, mine);
             if group.is_full() {
-                samples.push_group(group.finish())?;
+                tables.samples.push_group(group.finish())?;
             }
         }
-        b.rows.clear();
-        b.frames.clear();
-        b.ends.clear();
-        b.members.clear();
+        for b in &b.branches {
+            write_branch(&mut tables.branches, b, &ids)?;
+        }
+        b.clear();
         // The reading thread may have finished: then the batch is dropped.
         let _ = done.send(b);
     }
+    // The reading thread waits for these to symbolize while this one
+    // finishes the samples and writes the stacks. It may have stopped
+    // early on an error: then nobody waits.
+    let _ = located.send(ids.into_locations());
     if !group.is_empty() {
-        samples.push_group(group.finish())?;
+        tables.samples.push_group(group.finish())?;
     }
-    samples.finish()?;
-    stacks.write(stacks_table)
+    tables.samples.finish()?;
+    tables.branches.finish()?;
+    stacks.write(tables.stacks)
+}
+
+/// Writes branch entry `b`, its endpoints' tickets made ids.
+fn write_branch(branches: &mut Table, b: &Branch, ids: &TicketIds) -> Result<(), Error> {
+    let e = &b.entry;
+    let f = e.flags();
+    branches
+        .row()
+        .u(b.sample_id)
+        .u(u64::from(b.index))
+        .u(e.from)
+        .u(e.to)
+        .u(u64::from(ids.id(b.from_frame)))
+        .u(u64::from(ids.id(b.to_frame)))
+        .u(u64::from(f.mispred))
+        .u(u64::from(f.predicted))
+        .u(u64::from(f.in_tx))
+        .u(u64::from(f.abort))
+        .u(u64::from(f.cycles))
+        .u(u64::from(f.type_))
+        .u(u64::from(f.spec))
+        .u(u64::from(f.new_type))
+        .u(u64::from(f.priv_))
+        .opt_u(b.counter)
+        .end()
 }

@@ -27,8 +27,6 @@ pub(crate) struct Warmer {
     offered: usize,
     /// By DSO id: whether its DWARF was asked for.
     dwarf: Vec<bool>,
-    /// Locations looked at so far (ids are dense, in order of interning).
-    located: usize,
 }
 
 impl Warmer {
@@ -49,7 +47,6 @@ impl Warmer {
             thread,
             offered: 0,
             dwarf: Vec::new(),
-            located: 0,
         }
     }
 
@@ -62,14 +59,10 @@ impl Warmer {
         }
     }
 
-    /// Asks for the DWARF of the DSOs that `locations` added since the
-    /// last call lie in.
+    /// Asks for the DWARF of the DSOs that newly found `locations` lie in
+    /// (each DSO's the first time).
     pub(crate) fn located(&mut self, locations: &[Location], dsos: &Dsos) {
-        let Some(new) = locations.get(self.located..) else {
-            return;
-        };
-        self.located = locations.len();
-        for l in new {
+        for l in locations {
             let Location::Dso { dso, .. } = *l else {
                 continue;
             };
