@@ -16,6 +16,7 @@ mod dataset;
 mod delta;
 mod dictionary;
 mod pages;
+mod plain;
 mod table;
 
 pub use crate::dataset::{remove_stale, CaptureWriter};

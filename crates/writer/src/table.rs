@@ -34,7 +34,7 @@ use parquet::schema::types::{ColumnDescPtr, ColumnPath};
 use rayon::prelude::*;
 
 use crate::Error;
-use crate::{delta, dictionary};
+use crate::{delta, dictionary, plain};
 
 /// Rows buffered before they are written as a row group.
 pub(crate) const ROWS_PER_GROUP: usize = 64 * 1024;
@@ -150,7 +150,7 @@ impl<'a> Column<'a> {
 fn encode_group(
     groups: &ArrowRowGroupWriterFactory,
     columns: &[ColumnDescPtr],
-    own_deltas: &[bool],
+    own: &[Option<Own>],
     props: &WriterProperties,
     index: usize,
     schema: &Schema,
@@ -174,10 +174,10 @@ fn encode_group(
         ) {
             // A string column given with its dictionary.
             work.push(Work::Keyed(descr()?, keyed.clone()));
-        } else if own_deltas.get(i) == Some(&true) {
-            // A u32 or u64 column (the batch was checked against the
-            // schema).
-            work.push(Work::Deltas(descr()?, column.clone()));
+        } else if let Some(&Some(how)) = own.get(i) {
+            // An integer column of the type `how` takes (the batch was
+            // checked against the schema).
+            work.push(Work::Own(how, descr()?, column.clone()));
         } else {
             work.extend(compute_leaves(field, column)?.into_iter().map(Work::Leaf));
         }
@@ -198,8 +198,11 @@ fn encode_group(
             let (bytes, close) = dictionary::encode(&descr, props, &keyed)?;
             Ok(Chunk::Own(bytes, close))
         }
-        Work::Deltas(descr, ints) => {
-            let (bytes, close) = delta::encode_column(&descr, props, &ints)?;
+        Work::Own(how, descr, ints) => {
+            let (bytes, close) = match how {
+                Own::Deltas => delta::encode_column(&descr, props, &ints)?,
+                Own::Plain => plain::encode_column(&descr, props, &ints)?,
+            };
             Ok(Chunk::Own(bytes, close))
         }
     };
@@ -215,8 +218,28 @@ enum Work {
     Leaf(ArrowLeafColumn),
     /// A string column with its dictionary, by [`dictionary::encode`].
     Keyed(ColumnDescPtr, DictionaryArray<UInt32Type>),
+    /// An integer column perfq encodes itself.
+    Own(Own, ColumnDescPtr, ArrayRef),
+}
+
+/// The integer columns perfq encodes itself, and how.
+#[derive(Clone, Copy, Debug)]
+enum Own {
     /// A `u32` or `u64` column, as deltas by [`delta::encode`].
-    Deltas(ColumnDescPtr, ArrayRef),
+    Deltas,
+    /// An integer column without a dictionary, by [`plain::encode_column`].
+    Plain,
+}
+
+impl Own {
+    /// How perfq encodes column `c`, if it does.
+    fn of(c: &Column<'_>) -> Option<Own> {
+        match c.ty {
+            ColumnType::U32 | ColumnType::U64 if c.delta => Some(Own::Deltas),
+            _ if !c.dictionary && !c.delta && plain::encodes(&data_type(c.ty)) => Some(Own::Plain),
+            _ => None,
+        }
+    }
 }
 
 /// An encoded column chunk, to be appended to its row group.
@@ -507,11 +530,9 @@ impl Table {
         let (tx, rx) = sync_channel::<RecordBatch>(1);
         let at = path.to_path_buf();
         let file_schema = schema.clone();
-        // Delta columns are encoded by perfq (`delta`).
-        let own_deltas: Vec<bool> = columns
-            .iter()
-            .map(|c| c.delta && matches!(c.ty, ColumnType::U32 | ColumnType::U64))
-            .collect();
+        // Delta and plain integer columns are encoded by perfq (`delta`,
+        // `plain`).
+        let own: Vec<Option<Own>> = columns.iter().map(Own::of).collect();
         let encoder = std::thread::Builder::new()
             .name("parquet-encode".into())
             .spawn(move || -> Result<(), Error> {
@@ -520,16 +541,9 @@ impl Table {
                     (0..descr.num_columns()).map(|i| descr.column(i)).collect();
                 let props = writer.properties().clone();
                 for (index, batch) in rx.into_iter().enumerate() {
-                    let chunks = encode_group(
-                        &groups,
-                        &columns,
-                        &own_deltas,
-                        &props,
-                        index,
-                        &file_schema,
-                        &batch,
-                    )
-                    .map_err(|e| Error::parquet(&at, e))?;
+                    let chunks =
+                        encode_group(&groups, &columns, &own, &props, index, &file_schema, &batch)
+                            .map_err(|e| Error::parquet(&at, e))?;
                     let mut group = writer
                         .next_row_group()
                         .map_err(|e| Error::parquet(&at, e))?;
