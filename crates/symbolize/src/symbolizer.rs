@@ -376,30 +376,32 @@ impl Symbolizer {
         };
         // Group by DSO so each binary (and its DWARF) is handled by one task.
         // Locations no mapping contains need no task: only their address.
-        let mut by_dso: FxHashMap<Option<DsoId>, Vec<usize>> = FxHashMap::default();
+        // Each location goes with its address in the group (its file
+        // offset, or kernel address), which orders the group and is all a
+        // DSO's lookups need: sorting a million indices by a key read
+        // through them, and reading it again for each lookup, was a cache
+        // miss each time.
+        let mut by_dso: FxHashMap<Option<DsoId>, Vec<Keyed>> = FxHashMap::default();
         let mut unmapped: Vec<(usize, u64)> = Vec::new();
         for (i, l) in locations.iter().enumerate() {
-            let key = match l {
-                Location::Dso { dso, .. } => Some(*dso),
+            let (group, at) = match *l {
+                Location::Dso { dso, offset } => (Some(dso), offset),
                 Location::Unmapped { addr } => {
-                    unmapped.push((i, *addr));
+                    unmapped.push((i, addr));
                     continue;
                 }
-                Location::Kernel { .. } => None,
+                Location::Kernel { addr, .. } => (None, addr),
             };
-            by_dso.entry(key).or_default().push(i);
+            by_dso.entry(group).or_default().push((at, i));
         }
         // Each group is sorted by address and a large one (the kernel's
         // hundred thousand addresses) split into runs of nearby addresses,
         // so that both cores share it; a binary split so builds a DWARF
         // context per run (cheap: its sections are read once) that parses
         // only the units its addresses fall in.
-        let mut groups: Vec<(Option<DsoId>, &[usize])> = Vec::new();
+        let mut groups: Vec<(Option<DsoId>, &[Keyed])> = Vec::new();
         for (dso, idx) in &mut by_dso {
-            idx.sort_unstable_by_key(|&i| match locations[i] {
-                Location::Dso { offset, .. } => offset,
-                Location::Kernel { addr, .. } | Location::Unmapped { addr } => addr,
-            });
+            idx.sort_unstable();
             groups.extend(idx.chunks(RESOLVE_CHUNK).map(|c| (*dso, c)));
         }
         // Where each location's result is: (group, position in it); a
@@ -408,7 +410,7 @@ impl Symbolizer {
         // hundreds of thousands; two copies at once were its peak).
         let mut place: Vec<(u32, u32)> = vec![(u32::MAX, 0); locations.len()];
         for (g, (_, idx)) in groups.iter().enumerate() {
-            for (k, &i) in idx.iter().enumerate() {
+            for (k, &(_, i)) in idx.iter().enumerate() {
                 if let Some(p) = place.get_mut(i) {
                     *p = (g as u32, k as u32);
                 }
@@ -422,7 +424,7 @@ impl Symbolizer {
         let parts: Vec<Vec<Resolved>> = groups
             .par_iter()
             .map(|(dso, idx)| match dso {
-                Some(d) => self.resolve_dso(dsos, *d, idx, locations),
+                Some(d) => self.resolve_dso(dsos, *d, idx),
                 None => self.resolve_others(dsos, idx, locations, kernel_delta),
             })
             .collect();
@@ -441,7 +443,7 @@ impl Symbolizer {
     fn resolve_others(
         &self,
         dsos: &Dsos,
-        idx: &[usize],
+        idx: &[Keyed],
         locations: &[Location],
         kernel_delta: u64,
     ) -> Vec<Resolved> {
@@ -454,7 +456,7 @@ impl Symbolizer {
         let mut last: Option<(*const u8, Arc<str>)> = None;
         let kallsyms = self.kallsyms();
         idx.iter()
-            .map(|&i| match locations[i] {
+            .map(|&(_, i)| match locations[i] {
                 Location::Kernel { addr, module } => {
                     // Without a kallsyms symbol, the module mapping names it.
                     let mut mapping = || match module {
@@ -512,24 +514,18 @@ impl Symbolizer {
             .collect()
     }
 
-    /// The locations `idx` of DSO `id`, resolved, in the order of `idx`.
-    fn resolve_dso(
-        &self,
-        dsos: &Dsos,
-        id: DsoId,
-        idx: &[usize],
-        locations: &[Location],
-    ) -> Vec<Resolved> {
+    /// The locations `idx` of DSO `id` (their file offsets), resolved, in
+    /// the order of `idx`.
+    fn resolve_dso(&self, dsos: &Dsos, id: DsoId, idx: &[Keyed]) -> Vec<Resolved> {
         let dso = dsos.get(id);
         let name: Arc<str> = Arc::from(dso.short_name());
-        let offset_of = |i: usize| dso_offset(locations[i]);
         if dso.kind == DsoKind::Jit {
-            return self.resolve_jit(dsos, id, idx, locations);
+            return self.resolve_jit(dsos, id, idx);
         }
         if dso.kind == DsoKind::Anon {
             return idx
                 .iter()
-                .map(|&i| unresolved(name.clone(), offset_of(i), Unresolved::Anonymous))
+                .map(|&(off, _)| unresolved(name.clone(), off, Unresolved::Anonymous))
                 .collect();
         }
         let bin = match self.binary(dsos, id) {
@@ -537,7 +533,7 @@ impl Symbolizer {
             Err(why) => {
                 return idx
                     .iter()
-                    .map(|&i| unresolved(name.clone(), offset_of(i), why.clone()))
+                    .map(|&(off, _)| unresolved(name.clone(), off, why.clone()))
                     .collect()
             }
         };
@@ -575,11 +571,10 @@ impl Symbolizer {
         let resolved = idx
             .iter()
             .enumerate()
-            .map(|(n, &i)| {
+            .map(|(n, &(off, _))| {
                 if ctx.is_some() && n % RELEASE_DWARF_EVERY == RELEASE_DWARF_EVERY - 1 {
                     bin.release_dwarf_pages();
                 }
-                let off = offset_of(i);
                 let vaddr = bin.vaddr_of_offset(off);
                 let sym = bin.symbols().find(vaddr);
                 let mut inlined = ctx
@@ -628,13 +623,7 @@ impl Symbolizer {
 impl Symbolizer {
     /// JIT code: symbols from the `/tmp/perf-PID.map` text file (one
     /// `START SIZE name` line per function, hex), under `--symfs`.
-    fn resolve_jit(
-        &self,
-        dsos: &Dsos,
-        id: DsoId,
-        idx: &[usize],
-        locations: &[Location],
-    ) -> Vec<Resolved> {
+    fn resolve_jit(&self, dsos: &Dsos, id: DsoId, idx: &[Keyed]) -> Vec<Resolved> {
         let dso = dsos.get(id);
         let name: Arc<str> = Arc::from(dso.short_name());
         let path = match &self.locator.symfs {
@@ -662,9 +651,8 @@ impl Symbolizer {
             crate::symtab::SymbolTable::new(raw)
         });
         idx.iter()
-            .map(|&i| {
-                let addr = dso_offset(locations[i]);
-                match table.as_ref().and_then(|t| t.find(addr)) {
+            .map(
+                |&(addr, _)| match table.as_ref().and_then(|t| t.find(addr)) {
                     Some(s) => Resolved {
                         dso: name.clone(),
                         symbol: Some(Arc::from(display_name(s.name))),
@@ -675,8 +663,8 @@ impl Symbolizer {
                         binary: None,
                     },
                     None => unresolved(name.clone(), addr, Unresolved::Anonymous),
-                }
-            })
+                },
+            )
             .collect()
     }
 }
@@ -830,13 +818,9 @@ fn load_dwo(
     Some(Arc::new(dwarf))
 }
 
-/// The file offset of a DSO location (0 for others).
-fn dso_offset(l: Location) -> u64 {
-    match l {
-        Location::Dso { offset, .. } => offset,
-        _ => 0,
-    }
-}
+/// A location to resolve: its file offset (or kernel address), and its
+/// index in the capture's locations.
+type Keyed = (u64, usize);
 
 fn unresolved(dso: impl Into<Arc<str>>, addr: u64, why: Unresolved) -> Resolved {
     Resolved {
