@@ -62,7 +62,7 @@ pub use crate::kallsyms::{running_kernel_build_id, Kallsyms};
 pub use crate::locate::{same_build_id, LocateError, Locator};
 pub use crate::location_ids::{LocationCache, LocationInterner};
 pub use crate::maps::{AddressSpaces, Mapping, Maps};
-pub use crate::recent_chains::RecentChains;
+pub use crate::recent_chains::{ChainStart, RecentChains};
 pub use crate::symbol_disk::SymbolDisk;
 pub use crate::symbolizer::{
     Config, InlineFrame, Placed, Resolutions, Resolved, Symbolizer, Unresolved,

@@ -45,8 +45,24 @@ impl RecentChains {
         tid: u32,
         lookups: &[FrameLookup],
         flags: impl Fn(&FrameLookup) -> u8,
-        mut locate: impl FnMut(&FrameLookup) -> u32,
+        locate: impl FnMut(&FrameLookup) -> u32,
     ) -> &[u32] {
+        self.start(tracker, pid, tid, lookups, &flags)
+            .finish(flags, locate)
+    }
+
+    /// [`RecentChains::locate`] in two steps: the chain's frames not shared
+    /// with the thread's previous chain are known
+    /// ([`ChainStart::unshared`]) before any is located.
+    #[inline]
+    pub fn start<'a, 'l>(
+        &'a mut self,
+        tracker: &Tracker,
+        pid: u32,
+        tid: u32,
+        lookups: &'l [FrameLookup],
+        flags: impl Fn(&FrameLookup) -> u8,
+    ) -> ChainStart<'a, 'l> {
         let spaces = tracker.spaces();
         let stamps = (spaces.stamp(pid), spaces.kernel_stamp());
         if self.recent.len() >= RECENT_LIMIT && !self.recent.contains_key(&tid) {
@@ -68,7 +84,38 @@ impl RecentChains {
             .count();
         r.keys.truncate(shared);
         r.locations.truncate(shared);
-        for f in lookups.iter().rev().skip(shared) {
+        ChainStart {
+            recent: r,
+            unshared: lookups.get(..lookups.len() - shared).unwrap_or_default(),
+        }
+    }
+}
+
+/// A callchain whose frames shared with its thread's previous chain are
+/// known, the others not yet located.
+pub struct ChainStart<'a, 'l> {
+    recent: &'a mut Recent,
+    /// Leaf first.
+    unshared: &'l [FrameLookup],
+}
+
+impl<'a> ChainStart<'a, '_> {
+    /// The frames to locate, leaf first (to prefetch what locating them
+    /// will read).
+    pub fn unshared(&self) -> &[FrameLookup] {
+        self.unshared
+    }
+
+    /// The chain's location ids, root first: those shared with the
+    /// previous chain, then `locate` of each unshared frame.
+    #[inline]
+    pub fn finish(
+        self,
+        flags: impl Fn(&FrameLookup) -> u8,
+        mut locate: impl FnMut(&FrameLookup) -> u32,
+    ) -> &'a [u32] {
+        let r = self.recent;
+        for f in self.unshared.iter().rev() {
             r.keys.push((f.addr, flags(f)));
             r.locations.push(locate(f));
         }

@@ -122,9 +122,7 @@ where
         descr,
         props,
         None,
-        &data,
-        Encoding::DELTA_BINARY_PACKED,
-        array.len(),
+        pages::DataPage::top_level(&data, Encoding::DELTA_BINARY_PACKED, array.len()),
         statistics,
     )
 }

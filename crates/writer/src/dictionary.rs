@@ -311,9 +311,7 @@ pub(crate) fn encode(
         descr,
         props,
         Some(dictionary),
-        &data,
-        encoding,
-        keys.len(),
+        pages::DataPage::top_level(&data, encoding, keys.len()),
         None,
     )
 }

@@ -40,6 +40,21 @@ pub(crate) fn present<'a, T: Copy>(values: &'a [T], nulls: Option<&NullBuffer>) 
     }
 }
 
+/// Appends `levels` (each below 2^`width`) to a data page being made, as
+/// version 1 pages have them: their length in 4 bytes, then the levels.
+pub(crate) fn length_prefixed(
+    levels: &[u32],
+    width: u8,
+    data: &mut Vec<u8>,
+) -> Result<(), ParquetError> {
+    let at = data.len();
+    data.extend_from_slice(&[0; 4]);
+    rle::encode(levels, width, data);
+    let len = u32::try_from(data.len() - at - 4).map_err(|_| general("levels too long"))?;
+    data[at..at + 4].copy_from_slice(&len.to_le_bytes());
+    Ok(())
+}
+
 /// Appends the definition levels of a top-level column of `rows` rows
 /// with validity `nulls` to a data page being made, as version 1 pages
 /// have them (their length in 4 bytes, then the levels): nothing for a
@@ -67,18 +82,46 @@ pub(crate) fn levels(
     Ok(())
 }
 
-/// Writes the chunk of `descr`: `dictionary`'s page if any, then one data
-/// page of `rows` rows whose levels and values (`encoding`) are `data`;
+/// A chunk's one data page.
+pub(crate) struct DataPage<'a> {
+    /// The levels, then the values.
+    pub(crate) data: &'a [u8],
+    /// The values' encoding.
+    pub(crate) encoding: Encoding,
+    /// Levels (values, nulls included): the rows of a top-level column,
+    /// more for a list column.
+    pub(crate) levels: usize,
+    /// Rows.
+    pub(crate) rows: usize,
+}
+
+impl<'a> DataPage<'a> {
+    /// The page of a top-level column of `rows` rows.
+    pub(crate) fn top_level(data: &'a [u8], encoding: Encoding, rows: usize) -> Self {
+        DataPage {
+            data,
+            encoding,
+            levels: rows,
+            rows,
+        }
+    }
+}
+
+/// Writes the chunk of `descr`: `dictionary`'s page if any, then `page`;
 /// `statistics` are the chunk's, if it has any.
 pub(crate) fn chunk(
     descr: &ColumnDescPtr,
     props: &WriterProperties,
     dictionary: Option<Dictionary<'_>>,
-    data: &[u8],
-    encoding: Encoding,
-    rows: usize,
+    page: DataPage<'_>,
     statistics: Option<Statistics>,
 ) -> Result<Chunk, ParquetError> {
+    let DataPage {
+        data,
+        encoding,
+        levels,
+        rows,
+    } = page;
     let codec = props.compression(descr.path());
     let mut compress = Compressor::new(codec)?;
     let dictionary = match dictionary {
@@ -96,7 +139,7 @@ pub(crate) fn chunk(
     let page = CompressedPage::new(
         Page::DataPage {
             buf: compress.bytes(data)?,
-            num_values: u32::try_from(rows).map_err(|_| general("too many rows"))?,
+            num_values: u32::try_from(levels).map_err(|_| general("too many values"))?,
             encoding,
             def_level_encoding: Encoding::RLE,
             rep_level_encoding: Encoding::RLE,
@@ -136,7 +179,7 @@ pub(crate) fn chunk(
         .set_compression(codec)
         .set_encodings(encodings)
         .set_page_encoding_stats(page_stats)
-        .set_num_values(rows as i64)
+        .set_num_values(levels as i64)
         .set_total_compressed_size(size(|p| p.compressed_size))
         .set_total_uncompressed_size(size(|p| p.uncompressed_size))
         .set_dictionary_page_offset(dict.as_ref().map(|d| d.offset as i64))

@@ -202,6 +202,7 @@ fn encode_group(
             let (bytes, close) = match how {
                 Own::Deltas => delta::encode_column(&descr, props, &ints)?,
                 Own::Plain => plain::encode_column(&descr, props, &ints)?,
+                Own::PlainList => plain::encode_list(&descr, props, &ints)?,
             };
             Ok(Chunk::Own(bytes, close))
         }
@@ -218,7 +219,7 @@ enum Work {
     Leaf(ArrowLeafColumn),
     /// A string column with its dictionary, by [`dictionary::encode`].
     Keyed(ColumnDescPtr, DictionaryArray<UInt32Type>),
-    /// An integer column perfq encodes itself.
+    /// An integer column (or list of them) perfq encodes itself.
     Own(Own, ColumnDescPtr, ArrayRef),
 }
 
@@ -229,6 +230,8 @@ enum Own {
     Deltas,
     /// An integer column without a dictionary, by [`plain::encode_column`].
     Plain,
+    /// A list of `u32` without a dictionary, by [`plain::encode_list`].
+    PlainList,
 }
 
 impl Own {
@@ -236,6 +239,7 @@ impl Own {
     fn of(c: &Column<'_>) -> Option<Own> {
         match c.ty {
             ColumnType::U32 | ColumnType::U64 if c.delta => Some(Own::Deltas),
+            ColumnType::ListU32 if !c.dictionary && !c.delta => Some(Own::PlainList),
             _ if !c.dictionary && !c.delta && plain::encodes(&data_type(c.ty)) => Some(Own::Plain),
             _ => None,
         }

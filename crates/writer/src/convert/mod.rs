@@ -158,16 +158,14 @@ pub fn convert(
         frames.clear();
         let tid = match s.pid {
             Some(pid) => {
-                cache.prefetch(pid, &lookups);
                 let tid = s.tid.unwrap_or(pid);
-                frames.extend_from_slice(chains.locate(
-                    &tracker,
-                    pid,
-                    tid,
-                    &lookups,
-                    FrameLookup::lookup_bits,
-                    |f| cache.number(&tracker, pid, f, |l| tickets.ticket(l)),
-                ));
+                let chain = chains.start(&tracker, pid, tid, &lookups, FrameLookup::lookup_bits);
+                // Only the frames not shared with the thread's previous
+                // chain are looked up: deep stacks mostly share theirs.
+                cache.prefetch(pid, chain.unshared());
+                frames.extend_from_slice(chain.finish(FrameLookup::lookup_bits, |f| {
+                    cache.number(&tracker, pid, f, |l| tickets.ticket(l))
+                }));
                 tid
             }
             None => 0,
