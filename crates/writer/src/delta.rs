@@ -17,12 +17,12 @@ use arrow_array::types::{ArrowPrimitiveType, UInt32Type, UInt64Type};
 use arrow_array::{Array, ArrayRef, PrimitiveArray};
 use parquet::basic::Encoding;
 use parquet::errors::ParquetError;
-use parquet::file::properties::{EnabledStatistics, WriterProperties};
-use parquet::file::statistics::{Statistics, ValueStatistics};
+use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnDescPtr;
 
 use crate::pages::rle::uleb128;
 use crate::pages::{self, Chunk};
+use crate::plain::{self, PlainInt};
 
 /// Values a block holds, and its miniblocks (Parquet's writer's choice).
 const BLOCK: usize = 128;
@@ -31,16 +31,13 @@ const MINIBLOCK: usize = BLOCK / MINIBLOCKS;
 
 /// An unsigned integer type stored as Parquet's INT32 or INT64 of the
 /// same width (its bits; the column's logical type says unsigned).
-pub(crate) trait DeltaInt: Copy + Ord + Default {
+pub(crate) trait DeltaInt: PlainInt + Default {
     /// The value as its physical type reads it, widened.
     fn signed(self) -> i64;
     /// `self - other`, wrapping around in the type's width, as bits.
     fn wrapping_delta(self, other: Self) -> u64;
     /// The type's width.
     const BITS: u32;
-    /// Chunk statistics of min and max values (in unsigned order) and
-    /// nulls, as Parquet's writer makes them for the physical type.
-    fn statistics(min: Option<Self>, max: Option<Self>, nulls: u64) -> Statistics;
 }
 
 impl DeltaInt for u32 {
@@ -51,13 +48,6 @@ impl DeltaInt for u32 {
         u64::from(self.wrapping_sub(other))
     }
     const BITS: u32 = 32;
-    fn statistics(min: Option<u32>, max: Option<u32>, nulls: u64) -> Statistics {
-        let (min, max) = (min.map(|v| v as i32), max.map(|v| v as i32));
-        Statistics::Int32(
-            ValueStatistics::new(min, max, None, Some(nulls), false)
-                .with_backwards_compatible_min_max(false),
-        )
-    }
 }
 
 impl DeltaInt for u64 {
@@ -68,13 +58,6 @@ impl DeltaInt for u64 {
         self.wrapping_sub(other)
     }
     const BITS: u32 = 64;
-    fn statistics(min: Option<u64>, max: Option<u64>, nulls: u64) -> Statistics {
-        let (min, max) = (min.map(|v| v as i64), max.map(|v| v as i64));
-        Statistics::Int64(
-            ValueStatistics::new(min, max, None, Some(nulls), false)
-                .with_backwards_compatible_min_max(false),
-        )
-    }
 }
 
 /// Writes `array`, a `u32` or `u64` column, as the column chunk of
@@ -109,22 +92,8 @@ where
     pages::levels(descr, array.nulls(), array.len(), &mut data)?;
     let values = pages::present(array.values(), array.nulls());
     deltas(&values, &mut data);
-    let statistics =
-        (props.statistics_enabled(descr.path()) != EnabledStatistics::None).then(|| {
-            let nulls = (array.len() - values.len()) as u64;
-            DeltaInt::statistics(
-                values.iter().min().copied(),
-                values.iter().max().copied(),
-                nulls,
-            )
-        });
-    pages::chunk(
-        descr,
-        props,
-        None,
-        pages::DataPage::top_level(&data, Encoding::DELTA_BINARY_PACKED, array.len()),
-        statistics,
-    )
+    let encoding = Encoding::DELTA_BINARY_PACKED;
+    plain::integer_chunk(descr, props, &data, encoding, &values, array.len())
 }
 
 /// Appends `values` (as their physical type's bits) in the
@@ -309,15 +278,10 @@ mod tests {
     /// values, and the values read back.
     #[test]
     fn statistics_are_parquets() {
-        use arrow_array::types::UInt64Type;
-        use arrow_array::{RecordBatch, UInt32Array, UInt64Array};
+        use arrow_array::{UInt32Array, UInt64Array};
         use arrow_schema::{DataType, Field, Schema};
-        use parquet::arrow::ArrowWriter;
         use parquet::file::properties::WriterProperties;
 
-        let dir = std::env::temp_dir().join(format!("perfq-delta-stats-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (ours, theirs) = (dir.join("ours.parquet"), dir.join("theirs.parquet"));
         let columns = [
             Column::new("a", ColumnType::U32).delta(),
             Column::new("b", ColumnType::U64).nullable().delta(),
@@ -338,6 +302,15 @@ mod tests {
                 (0..100u64).map(|i| Some((i / 2) << 32)).collect(),
             ),
         ];
+        let groups: Vec<Vec<ArrayRef>> = groups
+            .into_iter()
+            .map(|(a, b)| -> Vec<ArrayRef> {
+                vec![
+                    Arc::new(UInt32Array::from(a)),
+                    Arc::new(UInt64Array::from(b)),
+                ]
+            })
+            .collect();
         let schema = Arc::new(Schema::new(vec![
             Field::new("a", DataType::UInt32, false),
             Field::new("b", DataType::UInt64, true),
@@ -347,64 +320,17 @@ mod tests {
             .set_encoding(Encoding::DELTA_BINARY_PACKED)
             .set_statistics_enabled(parquet::file::properties::EnabledStatistics::Chunk)
             .build();
-        let mut reference =
-            ArrowWriter::try_new(File::create(&theirs).unwrap(), schema.clone(), Some(props))
-                .unwrap();
-        let mut t = Table::create(&ours, &columns).unwrap();
-        for (a, b) in &groups {
-            let arrays: Vec<ArrayRef> = vec![
-                Arc::new(UInt32Array::from(a.clone())),
-                Arc::new(UInt64Array::from(b.clone())),
-            ];
-            t.push_group(arrays.clone()).unwrap();
-            reference
-                .write(&RecordBatch::try_new(schema.clone(), arrays).unwrap())
-                .unwrap();
-            reference.flush().unwrap();
-        }
-        t.finish().unwrap();
-        reference.close().unwrap();
-        let (r, s) = (
-            SerializedFileReader::new(File::open(&ours).unwrap()).unwrap(),
-            SerializedFileReader::new(File::open(&theirs).unwrap()).unwrap(),
-        );
-        for g in 0..groups.len() {
-            for c in 0..2 {
-                let (x, y) = (
-                    r.metadata().row_group(g).column(c),
-                    s.metadata().row_group(g).column(c),
-                );
-                assert!(x.encodings().any(|e| e == Encoding::DELTA_BINARY_PACKED));
-                assert_eq!(x.statistics(), y.statistics(), "group {g} column {c}");
-            }
-        }
-        let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&ours).unwrap())
-            .unwrap()
-            .build()
-            .unwrap();
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        for batch in reader {
-            let batch = batch.unwrap();
-            a.extend(
-                batch
-                    .column(0)
-                    .as_primitive::<UInt32Type>()
-                    .values()
-                    .iter()
-                    .copied(),
+        let both = crate::oracle::write_both("delta-stats", &columns, &schema, props, &groups);
+        both.chunks(|g, c, ours, theirs| {
+            assert!(ours.encodings().any(|e| e == Encoding::DELTA_BINARY_PACKED));
+            assert_eq!(
+                ours.statistics(),
+                theirs.statistics(),
+                "group {g} column {c}"
             );
-            b.extend(batch.column(1).as_primitive::<UInt64Type>().iter());
-        }
-        let expected: (Vec<u32>, Vec<Option<u64>>) =
-            groups
-                .into_iter()
-                .fold((Vec::new(), Vec::new()), |(mut x, mut y), (a, b)| {
-                    x.extend(a);
-                    y.extend(b);
-                    (x, y)
-                });
-        assert_eq!((a, b), expected);
-        std::fs::remove_dir_all(&dir).unwrap();
+        });
+        let (ours, theirs) = both.batches();
+        assert_eq!(ours, theirs);
     }
 
     use super::*;

@@ -15,6 +15,8 @@ pub mod convert;
 mod dataset;
 mod delta;
 mod dictionary;
+#[cfg(test)]
+mod oracle;
 mod pages;
 mod plain;
 mod table;

@@ -47,9 +47,14 @@ pub(crate) fn length_prefixed(
     width: u8,
     data: &mut Vec<u8>,
 ) -> Result<(), ParquetError> {
+    with_length(data, |data| rle::encode(levels, width, data))
+}
+
+/// Appends what `write` appends to `data`, after its length in 4 bytes.
+fn with_length(data: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) -> Result<(), ParquetError> {
     let at = data.len();
     data.extend_from_slice(&[0; 4]);
-    rle::encode(levels, width, data);
+    write(data);
     let len = u32::try_from(data.len() - at - 4).map_err(|_| general("levels too long"))?;
     data[at..at + 4].copy_from_slice(&len.to_le_bytes());
     Ok(())
@@ -74,12 +79,7 @@ pub(crate) fn levels(
             false => Ok(()),
         };
     }
-    let at = data.len();
-    data.extend_from_slice(&[0; 4]);
-    rle::levels(nulls, rows, data);
-    let len = u32::try_from(data.len() - at - 4).map_err(|_| general("levels too long"))?;
-    data[at..at + 4].copy_from_slice(&len.to_le_bytes());
-    Ok(())
+    with_length(data, |data| rle::levels(nulls, rows, data))
 }
 
 /// A chunk's one data page.

@@ -25,7 +25,7 @@ use crate::pages::{self, Chunk};
 /// An integer type stored as Parquet's INT32 or INT64: the value as that
 /// physical type holds it, and chunk statistics as Parquet's writer makes
 /// them.
-trait PlainInt: Copy + Ord {
+pub(crate) trait PlainInt: Copy + Ord {
     /// Bytes of the physical type.
     const WIDTH: usize;
     /// Writes the value as its physical type's little-endian bytes into
@@ -227,40 +227,45 @@ where
     let mut data = Vec::with_capacity(values.len() * width + array.len() / 4 + 16);
     pages::levels(descr, array.nulls(), array.len(), &mut data)?;
     put_all(&values, &mut data);
+    integer_chunk(descr, props, &data, Encoding::PLAIN, &values, array.len())
+}
+
+/// The chunk of a top-level integer column of `rows` rows whose one page
+/// is `data`: its levels, then `values` (the present ones) encoded as
+/// `encoding`; with the chunk statistics of `values` if `props` ask for
+/// them.
+pub(crate) fn integer_chunk<T: PlainInt>(
+    descr: &ColumnDescPtr,
+    props: &WriterProperties,
+    data: &[u8],
+    encoding: Encoding,
+    values: &[T],
+    rows: usize,
+) -> Result<Chunk, ParquetError> {
     let statistics =
         (props.statistics_enabled(descr.path()) != EnabledStatistics::None).then(|| {
-            let nulls = (array.len() - values.len()) as u64;
             PlainInt::statistics(
                 values.iter().min().copied(),
                 values.iter().max().copied(),
-                nulls,
+                (rows - values.len()) as u64,
             )
         });
-    pages::chunk(
-        descr,
-        props,
-        None,
-        pages::DataPage::top_level(&data, Encoding::PLAIN, array.len()),
-        statistics,
-    )
+    let page = pages::DataPage::top_level(data, encoding, rows);
+    pages::chunk(descr, props, None, page, statistics)
 }
 
 #[cfg(test)]
 mod tests {
-    use std::fs::File;
     use std::sync::Arc;
 
-    use arrow_array::{
-        ArrayRef, Int32Array, RecordBatch, UInt16Array, UInt32Array, UInt64Array, UInt8Array,
-    };
+    use arrow_array::{ArrayRef, Int32Array, UInt16Array, UInt32Array, UInt64Array, UInt8Array};
     use arrow_schema::{DataType, Field, Schema};
-    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-    use parquet::arrow::ArrowWriter;
     use parquet::basic::Encoding;
     use parquet::file::properties::{EnabledStatistics, WriterProperties};
-    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::schema::types::ColumnPath;
 
-    use crate::{Column, ColumnType, Table};
+    use crate::oracle::write_both;
+    use crate::{Column, ColumnType};
 
     /// Parquet's own writer and reader are the oracle: each integer type,
     /// with and without nulls, at the ends of its range and all null,
@@ -268,9 +273,6 @@ mod tests {
     /// gives the same values.
     #[test]
     fn plain_columns_read_back_with_parquets_statistics() {
-        let dir = std::env::temp_dir().join(format!("perfq-plain-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (ours, theirs) = (dir.join("ours.parquet"), dir.join("theirs.parquet"));
         let columns = [
             Column::new("u64", ColumnType::U64).nullable().plain(),
             Column::new("u32", ColumnType::U32).plain(),
@@ -322,45 +324,17 @@ mod tests {
             .set_dictionary_enabled(false)
             .set_statistics_enabled(EnabledStatistics::Chunk)
             .build();
-        let mut reference =
-            ArrowWriter::try_new(File::create(&theirs).unwrap(), schema.clone(), Some(props))
-                .unwrap();
-        let mut t = Table::create(&ours, &columns).unwrap();
-        for arrays in &groups {
-            t.push_group(arrays.clone()).unwrap();
-            reference
-                .write(&RecordBatch::try_new(schema.clone(), arrays.clone()).unwrap())
-                .unwrap();
-            reference.flush().unwrap();
-        }
-        t.finish().unwrap();
-        reference.close().unwrap();
-        let (r, s) = (
-            SerializedFileReader::new(File::open(&ours).unwrap()).unwrap(),
-            SerializedFileReader::new(File::open(&theirs).unwrap()).unwrap(),
-        );
-        for g in 0..groups.len() {
-            for c in 0..columns.len() {
-                let (x, y) = (
-                    r.metadata().row_group(g).column(c),
-                    s.metadata().row_group(g).column(c),
-                );
-                assert!(x.encodings().any(|e| e == Encoding::PLAIN));
-                assert_eq!(x.statistics(), y.statistics(), "group {g} column {c}");
-            }
-        }
-        let read = |path| -> Vec<RecordBatch> {
-            ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap())
-                .unwrap()
-                .build()
-                .unwrap()
-                .map(Result::unwrap)
-                .collect()
-        };
-        // The same row groups: the reader cuts both files into the same
-        // batches.
-        assert_eq!(read(&ours), read(&theirs));
-        std::fs::remove_dir_all(&dir).unwrap();
+        let both = write_both("plain", &columns, &schema, props, &groups);
+        both.chunks(|g, c, ours, theirs| {
+            assert!(ours.encodings().any(|e| e == Encoding::PLAIN));
+            assert_eq!(
+                ours.statistics(),
+                theirs.statistics(),
+                "group {g} column {c}"
+            );
+        });
+        let (ours, theirs) = both.batches();
+        assert_eq!(ours, theirs);
     }
 
     /// Lists of u32 (null lists, empty lists, null items, long lists
@@ -371,9 +345,6 @@ mod tests {
     fn list_columns_read_back_with_parquets_statistics() {
         use arrow_array::builder::{ListBuilder, UInt32Builder};
 
-        let dir = std::env::temp_dir().join(format!("perfq-plain-list-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (ours, theirs) = (dir.join("ours.parquet"), dir.join("theirs.parquet"));
         let columns = [
             Column::new("a", ColumnType::ListU32).nullable().plain(),
             Column::new("b", ColumnType::ListU32)
@@ -416,50 +387,24 @@ mod tests {
             .set_dictionary_enabled(false)
             .set_statistics_enabled(EnabledStatistics::Chunk)
             .set_column_statistics_enabled(
-                parquet::schema::types::ColumnPath::new(vec![
-                    "b".into(),
-                    "list".into(),
-                    "item".into(),
-                ]),
+                ColumnPath::new(vec!["b".into(), "list".into(), "item".into()]),
                 EnabledStatistics::None,
             )
             .build();
-        let mut reference =
-            ArrowWriter::try_new(File::create(&theirs).unwrap(), schema.clone(), Some(props))
-                .unwrap();
-        let mut t = Table::create(&ours, &columns).unwrap();
-        for arrays in &groups {
-            t.push_group(arrays.clone()).unwrap();
-            reference
-                .write(&RecordBatch::try_new(schema.clone(), arrays.clone()).unwrap())
-                .unwrap();
-            reference.flush().unwrap();
-        }
-        t.finish().unwrap();
-        reference.close().unwrap();
-        let (r, s) = (
-            SerializedFileReader::new(File::open(&ours).unwrap()).unwrap(),
-            SerializedFileReader::new(File::open(&theirs).unwrap()).unwrap(),
-        );
-        for g in 0..groups.len() {
-            for c in 0..columns.len() {
-                let (x, y) = (
-                    r.metadata().row_group(g).column(c),
-                    s.metadata().row_group(g).column(c),
-                );
-                assert_eq!(x.num_values(), y.num_values(), "group {g} column {c}");
-                assert_eq!(x.statistics(), y.statistics(), "group {g} column {c}");
-            }
-        }
-        let read = |path| -> Vec<RecordBatch> {
-            ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap())
-                .unwrap()
-                .build()
-                .unwrap()
-                .map(Result::unwrap)
-                .collect()
-        };
-        assert_eq!(read(&ours), read(&theirs));
-        std::fs::remove_dir_all(&dir).unwrap();
+        let both = write_both("plain-list", &columns, &schema, props, &groups);
+        both.chunks(|g, c, ours, theirs| {
+            assert_eq!(
+                ours.num_values(),
+                theirs.num_values(),
+                "group {g} column {c}"
+            );
+            assert_eq!(
+                ours.statistics(),
+                theirs.statistics(),
+                "group {g} column {c}"
+            );
+        });
+        let (ours, theirs) = both.batches();
+        assert_eq!(ours, theirs);
     }
 }

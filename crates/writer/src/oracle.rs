@@ -1,0 +1,102 @@
+//! The oracle of the tests of perfq's own column encoders (`delta`,
+//! `plain`): Parquet's own writer and reader. A test writes the same row
+//! groups with perfq's [`Table`] and with Parquet's `ArrowWriter`, then
+//! compares the chunks' metadata and what both files read back as.
+
+use std::fs::File;
+use std::path::PathBuf;
+
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::SchemaRef;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use parquet::file::metadata::ColumnChunkMetaData;
+use parquet::file::properties::WriterProperties;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+
+use crate::{Column, Table};
+
+/// Two files of the same row groups: perfq's and Parquet's writer's.
+pub(crate) struct Both {
+    dir: PathBuf,
+    ours: PathBuf,
+    theirs: PathBuf,
+    groups: usize,
+    columns: usize,
+}
+
+/// Writes each of `groups` as one row group, with perfq's table of
+/// `columns` and with Parquet's writer of `schema` and `props`, into a
+/// fresh folder named after `test`.
+pub(crate) fn write_both(
+    test: &str,
+    columns: &[Column<'_>],
+    schema: &SchemaRef,
+    props: WriterProperties,
+    groups: &[Vec<ArrayRef>],
+) -> Both {
+    let dir = std::env::temp_dir().join(format!("perfq-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (ours, theirs) = (dir.join("ours.parquet"), dir.join("theirs.parquet"));
+    let mut reference =
+        ArrowWriter::try_new(File::create(&theirs).unwrap(), schema.clone(), Some(props)).unwrap();
+    let mut t = Table::create(&ours, columns).unwrap();
+    for arrays in groups {
+        t.push_group(arrays.clone()).unwrap();
+        reference
+            .write(&RecordBatch::try_new(schema.clone(), arrays.clone()).unwrap())
+            .unwrap();
+        reference.flush().unwrap();
+    }
+    t.finish().unwrap();
+    reference.close().unwrap();
+    Both {
+        dir,
+        ours,
+        theirs,
+        groups: groups.len(),
+        columns: columns.len(),
+    }
+}
+
+impl Both {
+    /// Calls `check` with (group, column, our chunk, their chunk) for
+    /// every chunk.
+    pub(crate) fn chunks(
+        &self,
+        mut check: impl FnMut(usize, usize, &ColumnChunkMetaData, &ColumnChunkMetaData),
+    ) {
+        let open = |p: &PathBuf| SerializedFileReader::new(File::open(p).unwrap()).unwrap();
+        let (r, s) = (open(&self.ours), open(&self.theirs));
+        for g in 0..self.groups {
+            for c in 0..self.columns {
+                check(
+                    g,
+                    c,
+                    r.metadata().row_group(g).column(c),
+                    s.metadata().row_group(g).column(c),
+                );
+            }
+        }
+    }
+
+    /// What the two files read back as: the same row groups, so the
+    /// reader cuts both into the same batches.
+    pub(crate) fn batches(&self) -> (Vec<RecordBatch>, Vec<RecordBatch>) {
+        let read = |p: &PathBuf| -> Vec<RecordBatch> {
+            ParquetRecordBatchReaderBuilder::try_new(File::open(p).unwrap())
+                .unwrap()
+                .build()
+                .unwrap()
+                .map(Result::unwrap)
+                .collect()
+        };
+        (read(&self.ours), read(&self.theirs))
+    }
+}
+
+impl Drop for Both {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
