@@ -1,4 +1,4 @@
-//! The samples table's row group as it fills: a typed builder per column,
+//! The samples table's row group as it fills: a typed vector per column,
 //! in [`SAMPLES`]' order.
 //!
 //! A system-wide capture has hundreds of thousands of samples of 35
@@ -11,33 +11,35 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{ArrayBuilder, PrimitiveBuilder};
 use arrow_array::types::{
     ArrowPrimitiveType, Int32Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
-use arrow_array::ArrayRef;
+use arrow_array::{ArrayRef, PrimitiveArray};
+use arrow_buffer::{BooleanBufferBuilder, NullBuffer, ScalarBuffer};
 
 use crate::convert::samples::Fields;
 use crate::convert::schema::{MEMBER_COLUMNS, SAMPLES};
 use crate::table::{null_column, ColumnType, ROWS_PER_GROUP};
 
-/// A column every row fills.
-struct Full<T: ArrowPrimitiveType>(PrimitiveBuilder<T>);
+/// A column every row fills: its values, in a plain vector (Arrow's
+/// builder costs a few dozen instructions a value, the vector a few;
+/// the samples thread fills ~20 columns a sample).
+struct Full<T: ArrowPrimitiveType>(Vec<T::Native>);
 
 impl<T: ArrowPrimitiveType> Full<T> {
     fn new() -> Self {
-        Full(PrimitiveBuilder::with_capacity(ROWS_PER_GROUP))
+        Full(Vec::with_capacity(ROWS_PER_GROUP))
     }
 
     #[inline]
     fn push(&mut self, v: T::Native) {
-        self.0.append_value(v);
+        self.0.push(v);
     }
 
-    /// The column; the builder starts the next group as large at once.
+    /// The column; the next group starts as large at once.
     fn finish(&mut self) -> ArrayRef {
-        let next = PrimitiveBuilder::with_capacity(ROWS_PER_GROUP);
-        Arc::new(std::mem::replace(&mut self.0, next).finish())
+        let values = std::mem::replace(&mut self.0, Vec::with_capacity(ROWS_PER_GROUP));
+        Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(values), None))
     }
 }
 
@@ -62,42 +64,71 @@ impl Typed for Int32Type {
     const COLUMN: ColumnType = ColumnType::I32;
 }
 
-/// A column rows may leave null: a row without a value costs nothing.
-/// Its builder is made at its first value, and the nulls of the rows
-/// before each value are appended then (and at the end of the group).
+/// A column rows may leave null: a row without a value costs a test.
+/// Values go into a plain vector, made at the first value; the rows
+/// before a value that have none get a default value and a null bit
+/// then (and those after the last value at the end of the group). The
+/// validity bitmap is made at the first such null: a column whose rows
+/// all have values has none.
 struct Sparse<T: Typed> {
-    builder: Option<PrimitiveBuilder<T>>,
+    values: Vec<T::Native>,
+    valid: Option<BooleanBufferBuilder>,
 }
 
 impl<T: Typed> Sparse<T> {
     fn new() -> Self {
-        Sparse { builder: None }
+        Sparse {
+            values: Vec::new(),
+            valid: None,
+        }
     }
 
     /// Gives row `row` (of the group) value `v`, if there is one.
-    #[inline]
+    #[inline(always)]
     fn put(&mut self, row: usize, v: Option<T::Native>) {
-        let Some(v) = v else { return };
-        let b = self
-            .builder
-            .get_or_insert_with(|| PrimitiveBuilder::with_capacity(ROWS_PER_GROUP));
-        if b.len() < row {
-            b.append_nulls(row - b.len());
+        if let Some(v) = v {
+            self.push(row, v);
         }
-        b.append_value(v);
+    }
+
+    #[inline]
+    fn push(&mut self, row: usize, v: T::Native) {
+        if self.values.capacity() == 0 {
+            self.values.reserve(ROWS_PER_GROUP);
+        }
+        if self.values.len() < row {
+            self.nulls_to(row);
+        }
+        if let Some(valid) = &mut self.valid {
+            valid.append(true);
+        }
+        self.values.push(v);
+    }
+
+    /// Nulls for the rows from the last value to `row`.
+    #[cold]
+    fn nulls_to(&mut self, row: usize) {
+        let have = self.values.len();
+        let valid = self.valid.get_or_insert_with(|| {
+            let mut b = BooleanBufferBuilder::new(ROWS_PER_GROUP);
+            b.append_n(have, true);
+            b
+        });
+        valid.append_n(row - have, false);
+        self.values.resize(row, T::Native::default());
     }
 
     /// The column of a group of `rows` rows.
     fn finish(&mut self, rows: usize) -> ArrayRef {
-        match self.builder.take() {
-            Some(mut b) => {
-                if b.len() < rows {
-                    b.append_nulls(rows - b.len());
-                }
-                Arc::new(b.finish())
-            }
-            None => null_column(T::COLUMN, rows),
+        if self.values.is_empty() {
+            return null_column(T::COLUMN, rows);
         }
+        if self.values.len() < rows {
+            self.nulls_to(rows);
+        }
+        let values = std::mem::take(&mut self.values);
+        let nulls = self.valid.take().map(|mut v| NullBuffer::new(v.finish()));
+        Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(values), nulls))
     }
 }
 
