@@ -172,22 +172,11 @@ impl LocationInterner {
         Self::default()
     }
 
-    /// See [`LocationCache::prefetch`].
-    pub fn prefetch(&self, pid: u32, frames: &[FrameLookup]) {
-        self.cache.prefetch(pid, frames);
-    }
-
     /// The id of the location of frame `f` of a sample of process `pid`.
     pub fn intern(&mut self, tracker: &Tracker, pid: u32, f: &FrameLookup) -> u32 {
         let (ids, locations) = (&mut self.ids, &mut self.locations);
         self.cache
             .number(tracker, pid, f, |l| ids.id_in(l, locations))
-    }
-
-    /// The id of location `l`, added if new (branch targets and other
-    /// addresses that are not callchain frames).
-    pub fn intern_location(&mut self, l: Location) -> u32 {
-        self.ids.id_in(l, &mut self.locations)
     }
 
     /// The id of location `l`, if it was interned.
@@ -199,11 +188,6 @@ impl LocationInterner {
     /// The locations, by id.
     pub fn locations(&self) -> &[Location] {
         &self.locations
-    }
-
-    /// The locations, by id, the lookup cache freed.
-    pub fn into_locations(self) -> Vec<Location> {
-        self.locations
     }
 }
 
@@ -268,7 +252,7 @@ mod tests {
         assert_eq!(i.locations().len() as u64, n);
         let pairs: Vec<(u64, u32)> = addrs().zip(first.iter().copied()).collect();
         for &(a, id) in pairs.iter().rev() {
-            i.prefetch(7, &[user(a)]);
+            i.cache.prefetch(7, &[user(a)]);
             assert_eq!(i.intern(&t, 7, &user(a)), id);
         }
         // Another process, the same address: unmapped there.

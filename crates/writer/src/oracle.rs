@@ -60,9 +60,28 @@ pub(crate) fn write_both(
 }
 
 impl Both {
+    /// Asserts that the two files agree: for every chunk `check` (group,
+    /// column, our chunk, theirs) holds and the chunk statistics are
+    /// equal, and both files read back as the same batches.
+    pub(crate) fn agree(
+        &self,
+        mut check: impl FnMut(usize, usize, &ColumnChunkMetaData, &ColumnChunkMetaData),
+    ) {
+        self.chunks(|g, c, ours, theirs| {
+            check(g, c, ours, theirs);
+            assert_eq!(
+                ours.statistics(),
+                theirs.statistics(),
+                "group {g} column {c}"
+            );
+        });
+        let (ours, theirs) = self.batches();
+        assert_eq!(ours, theirs);
+    }
+
     /// Calls `check` with (group, column, our chunk, their chunk) for
     /// every chunk.
-    pub(crate) fn chunks(
+    fn chunks(
         &self,
         mut check: impl FnMut(usize, usize, &ColumnChunkMetaData, &ColumnChunkMetaData),
     ) {
@@ -82,7 +101,7 @@ impl Both {
 
     /// What the two files read back as: the same row groups, so the
     /// reader cuts both into the same batches.
-    pub(crate) fn batches(&self) -> (Vec<RecordBatch>, Vec<RecordBatch>) {
+    fn batches(&self) -> (Vec<RecordBatch>, Vec<RecordBatch>) {
         let read = |p: &PathBuf| -> Vec<RecordBatch> {
             ParquetRecordBatchReaderBuilder::try_new(File::open(p).unwrap())
                 .unwrap()
