@@ -110,17 +110,21 @@ pub(crate) fn deltas<T: DeltaInt>(values: &[T], out: &mut Vec<u8>) {
     uleb128(zigzag(values.first().map_or(0, |v| v.signed())), out);
     // Sign-extends a delta's bits from the type's width.
     let shift = 64 - T::BITS;
-    let signed = |d: u64| ((d << shift) as i64) >> shift;
     let mask = u64::MAX >> shift;
-    let mut deltas = [0u64; BLOCK];
+    // Each delta as a signed number of the type's width, taken once: the
+    // smallest is then a plain minimum, and a delta less it, cut to the
+    // type's width, is the one of the wrapped bits.
+    let mut deltas = [0i64; BLOCK];
     let mut at = 1;
     while at < values.len() {
         let n = BLOCK.min(values.len() - at);
+        // The smallest found in the same pass (`Iterator::min` over the
+        // block after took 8 instructions a value).
+        let mut min = i64::MAX;
         for (j, d) in deltas[..n].iter_mut().enumerate() {
-            *d = values[at + j].wrapping_delta(values[at + j - 1]);
+            *d = ((values[at + j].wrapping_delta(values[at + j - 1]) << shift) as i64) >> shift;
+            min = min.min(*d);
         }
-        // The smallest delta as a signed number of the type's width.
-        let min = deltas[..n].iter().map(|&d| signed(d)).min().unwrap_or(0);
         uleb128(zigzag(min), out);
         let widths_at = out.len();
         out.extend_from_slice(&[0; MINIBLOCKS]);
@@ -130,7 +134,7 @@ pub(crate) fn deltas<T: DeltaInt>(values: &[T], out: &mut Vec<u8>) {
             let mut less = [0u64; MINIBLOCK];
             let mut bits = 0u64;
             for (l, &d) in less.iter_mut().zip(mini) {
-                *l = d.wrapping_sub(min as u64) & mask;
+                *l = (d.wrapping_sub(min) as u64) & mask;
                 bits |= *l;
             }
             let width = u64::BITS - bits.leading_zeros();
@@ -142,35 +146,42 @@ pub(crate) fn deltas<T: DeltaInt>(values: &[T], out: &mut Vec<u8>) {
 }
 
 /// A miniblock's values at `width` bits each (at most 64), from the
-/// lowest bit: `4 * width` bytes.
+/// lowest bit: `4 * width` bytes, made in a buffer of their own and
+/// appended at once (appending word by word checked the vector's
+/// capacity for each).
 fn bit_pack(values: &[u64; MINIBLOCK], width: u32, out: &mut Vec<u8>) {
-    out.reserve(4 * width as usize);
+    let mut packed = [0u8; 4 * 64];
+    let len = 4 * width as usize;
     if width <= 32 {
-        // Four bytes out at a time; a value joins at most 31 bits left.
-        let (mut acc, mut bits) = (0u64, 0u32);
+        // Four bytes at a time; a value joins at most 31 bits left.
+        let (mut acc, mut bits, mut at) = (0u64, 0u32, 0usize);
         for &v in values {
             acc |= v << bits;
             bits += width;
             if bits >= 32 {
-                out.extend_from_slice(&(acc as u32).to_le_bytes());
+                packed[at..at + 4].copy_from_slice(&(acc as u32).to_le_bytes());
+                at += 4;
                 acc >>= 32;
                 bits -= 32;
             }
         }
     } else {
-        let (mut acc, mut bits) = (0u128, 0u32);
+        let (mut acc, mut bits, mut at) = (0u128, 0u32, 0usize);
         for &v in values {
             acc |= u128::from(v) << bits;
             bits += width;
             if bits >= 64 {
-                out.extend_from_slice(&(acc as u64).to_le_bytes());
+                packed[at..at + 8].copy_from_slice(&(acc as u64).to_le_bytes());
+                at += 8;
                 acc >>= 64;
                 bits -= 64;
             }
         }
         // 32 values of an odd width end half way through eight bytes.
-        out.extend_from_slice(&acc.to_le_bytes()[..(bits / 8) as usize]);
+        let rest = (bits / 8) as usize;
+        packed[at..at + rest].copy_from_slice(&acc.to_le_bytes()[..rest]);
     }
+    out.extend_from_slice(&packed[..len]);
 }
 
 fn zigzag(v: i64) -> u64 {

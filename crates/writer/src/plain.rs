@@ -239,14 +239,29 @@ pub(crate) fn integer_chunk<T: PlainInt>(
 ) -> Result<Chunk, ParquetError> {
     let statistics =
         (props.statistics_enabled(descr.path()) != EnabledStatistics::None).then(|| {
-            PlainInt::statistics(
-                values.iter().min().copied(),
-                values.iter().max().copied(),
-                (rows - values.len()) as u64,
-            )
+            let (min, max) = min_max(values).unzip();
+            PlainInt::statistics(min, max, (rows - values.len()) as u64)
         });
     let page = pages::DataPage::top_level(data, encoding, rows);
     pages::chunk(descr, props, None, page, statistics)
+}
+
+/// The smallest and the largest of `values`, in one pass of eight
+/// running pairs (two passes of `Iterator::min` and `max` compared one
+/// value at a time, each waiting for the comparison before).
+fn min_max<T: Copy + Ord>(values: &[T]) -> Option<(T, T)> {
+    let first = *values.first()?;
+    let (mut lo, mut hi) = ([first; 8], [first; 8]);
+    let (chunks, rest) = values.as_chunks::<8>();
+    for chunk in chunks {
+        for ((l, h), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(chunk) {
+            *l = (*l).min(v);
+            *h = (*h).max(v);
+        }
+    }
+    let lo = lo.into_iter().chain(rest.iter().copied()).min()?;
+    let hi = hi.into_iter().chain(rest.iter().copied()).max()?;
+    Some((lo, hi))
 }
 
 #[cfg(test)]

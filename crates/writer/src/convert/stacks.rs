@@ -315,7 +315,13 @@ fn group_columns(
     let ids = UInt32Array::from_iter_values(range.clone().map(|i| i as u32));
     // frame_ids: each sampled stack's frames, leaf first, walking up the
     // callers; null for the others.
-    let mut items: Vec<u32> = Vec::new();
+    // A stack's frames are as many as its depth: the list's items are
+    // allocated once, not grown (and copied) as they are found.
+    let listed: usize = sampled
+        .set_indices()
+        .map(|i| depths.get((start + i) as u32).unwrap_or(1) as usize)
+        .sum();
+    let mut items: Vec<u32> = Vec::with_capacity(listed);
     let mut offsets: Vec<i32> = Vec::with_capacity(group.len() + 1);
     offsets.push(0);
     for (i, is_sampled) in sampled.iter().enumerate() {
@@ -338,10 +344,16 @@ fn group_columns(
     );
     let frames = UInt32Array::from_iter_values(group.iter().map(|l| l[FRAME]));
     let depths = UInt32Array::from_iter_values(range.map(|i| depths.get(i as u32).unwrap_or(1)));
-    let parents: UInt32Array = group
-        .iter()
-        .map(|l| (l[PARENT] != ROOT).then_some(l[PARENT]))
-        .collect();
+    // Made as values and validity bits at once (a builder took a call a
+    // cell); a root stack's value, under its null, is 0.
+    let has_parent = BooleanBuffer::collect_bool(group.len(), |i| group[i][PARENT] != ROOT);
+    let parents = UInt32Array::new(
+        group
+            .iter()
+            .map(|l| if l[PARENT] == ROOT { 0 } else { l[PARENT] })
+            .collect(),
+        Some(NullBuffer::new(has_parent)).filter(|n| n.null_count() > 0),
+    );
     vec![
         Arc::new(ids),
         Arc::new(frame_ids),
