@@ -108,7 +108,8 @@ pub(crate) fn deltas<T: DeltaInt>(values: &[T], out: &mut Vec<u8>) {
     uleb128(MINIBLOCKS as u64, out);
     uleb128(values.len() as u64, out);
     uleb128(zigzag(values.first().map_or(0, |v| v.signed())), out);
-    // Sign-extends a delta's bits from the type's width.
+    // A delta's bits shifted up by `shift` and back sign-extend it from
+    // the type's width; `mask` cuts a 64-bit difference back to it.
     let shift = 64 - T::BITS;
     let mask = u64::MAX >> shift;
     // Each delta as a signed number of the type's width, taken once: the
@@ -118,8 +119,7 @@ pub(crate) fn deltas<T: DeltaInt>(values: &[T], out: &mut Vec<u8>) {
     let mut at = 1;
     while at < values.len() {
         let n = BLOCK.min(values.len() - at);
-        // The smallest found in the same pass (`Iterator::min` over the
-        // block after took 8 instructions a value).
+        // The smallest is found in the same pass, not in a second one.
         let mut min = i64::MAX;
         for (j, d) in deltas[..n].iter_mut().enumerate() {
             *d = ((values[at + j].wrapping_delta(values[at + j - 1]) << shift) as i64) >> shift;
