@@ -34,8 +34,9 @@ const MINIBLOCK: usize = BLOCK / MINIBLOCKS;
 pub(crate) trait DeltaInt: PlainInt + Default {
     /// The value as its physical type reads it, widened.
     fn signed(self) -> i64;
-    /// `self - other`, wrapping around in the type's width, as bits.
-    fn wrapping_delta(self, other: Self) -> u64;
+    /// `self - other`, wrapping around in the type's width, as a signed
+    /// number of that width, widened.
+    fn signed_delta(self, other: Self) -> i64;
     /// The type's width.
     const BITS: u32;
 }
@@ -44,8 +45,8 @@ impl DeltaInt for u32 {
     fn signed(self) -> i64 {
         i64::from(self as i32)
     }
-    fn wrapping_delta(self, other: Self) -> u64 {
-        u64::from(self.wrapping_sub(other))
+    fn signed_delta(self, other: Self) -> i64 {
+        self.wrapping_sub(other).signed()
     }
     const BITS: u32 = 32;
 }
@@ -54,8 +55,8 @@ impl DeltaInt for u64 {
     fn signed(self) -> i64 {
         self as i64
     }
-    fn wrapping_delta(self, other: Self) -> u64 {
-        self.wrapping_sub(other)
+    fn signed_delta(self, other: Self) -> i64 {
+        self.wrapping_sub(other).signed()
     }
     const BITS: u32 = 64;
 }
@@ -108,13 +109,11 @@ pub(crate) fn deltas<T: DeltaInt>(values: &[T], out: &mut Vec<u8>) {
     uleb128(MINIBLOCKS as u64, out);
     uleb128(values.len() as u64, out);
     uleb128(zigzag(values.first().map_or(0, |v| v.signed())), out);
-    // A delta's bits shifted up by `shift` and back sign-extend it from
-    // the type's width; `mask` cuts a 64-bit difference back to it.
-    let shift = 64 - T::BITS;
-    let mask = u64::MAX >> shift;
-    // Each delta as a signed number of the type's width, taken once: the
-    // smallest is then a plain minimum, and a delta less it, cut to the
-    // type's width, is the one of the wrapped bits.
+    // Cuts a 64-bit difference to the type's width.
+    let mask = u64::MAX >> (64 - T::BITS);
+    // Each delta as a signed number of the type's width: the smallest is
+    // then a plain minimum, and a delta less it, cut to the type's width,
+    // is the one of the wrapped bits.
     let mut deltas = [0i64; BLOCK];
     let mut at = 1;
     while at < values.len() {
@@ -122,7 +121,7 @@ pub(crate) fn deltas<T: DeltaInt>(values: &[T], out: &mut Vec<u8>) {
         // The smallest is found in the same pass, not in a second one.
         let mut min = i64::MAX;
         for (j, d) in deltas[..n].iter_mut().enumerate() {
-            *d = ((values[at + j].wrapping_delta(values[at + j - 1]) << shift) as i64) >> shift;
+            *d = values[at + j].signed_delta(values[at + j - 1]);
             min = min.min(*d);
         }
         uleb128(zigzag(min), out);

@@ -313,13 +313,14 @@ fn group_columns(
     let range = start..start + sampled.len();
     let group = links.get(range.clone()).unwrap_or_default();
     let ids = UInt32Array::from_iter_values(range.clone().map(|i| i as u32));
+    let depths = UInt32Array::from_iter_values(range.map(|i| depths.get(i as u32).unwrap_or(1)));
     // frame_ids: each sampled stack's frames, leaf first, walking up the
-    // callers; null for the others.
-    // A stack's frames are as many as its depth: the list's items are
-    // allocated once, not grown (and copied) as they are found.
+    // callers; null for the others. A stack's frames are as many as its
+    // depth: the list's items are allocated once, not grown (and copied)
+    // as they are found.
     let listed: usize = sampled
         .set_indices()
-        .map(|i| depths.get((start + i) as u32).unwrap_or(1) as usize)
+        .map(|i| depths.value(i) as usize)
         .sum();
     let mut items: Vec<u32> = Vec::with_capacity(listed);
     let mut offsets: Vec<i32> = Vec::with_capacity(group.len() + 1);
@@ -343,7 +344,6 @@ fn group_columns(
         (list_nulls.null_count() > 0).then_some(list_nulls),
     );
     let frames = UInt32Array::from_iter_values(group.iter().map(|l| l[FRAME]));
-    let depths = UInt32Array::from_iter_values(range.map(|i| depths.get(i as u32).unwrap_or(1)));
     // Made as values and validity bits at once (a builder took a call a
     // cell); a root stack's value, under its null, is 0.
     let has_parent = BooleanBuffer::collect_bool(group.len(), |i| group[i][PARENT] != ROOT);
