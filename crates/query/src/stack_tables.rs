@@ -20,6 +20,7 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type, SchemaRef, UInt32Type, UInt64Type};
+use perfq_symbolize::IdTable;
 use rayon::slice::ParallelSliceMut;
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -68,7 +69,7 @@ pub(crate) fn keep(
 
     // Every sampled stack's set of functions, interned; a set is its
     // function ids sorted, as `stack_sets` aggregates and sorts them.
-    let mut sets: FxHashMap<Box<[u32]>, u32> = FxHashMap::default();
+    let mut sets = Sets::default();
     let mut set_of_stack: Vec<u32> = Vec::new();
     // Each batch's capture and stack id columns.
     let mut stack_ids: Vec<[ArrayRef; 2]> = Vec::new();
@@ -86,41 +87,31 @@ pub(crate) fn keep(
             .ok_or_else(|| Error::Shape("stacks.frame_ids is not a list".into()))?;
         let frames = cast(lists.values(), &DataType::UInt32)
             .map_err(|e| Error::Shape(format!("stacks.frame_ids: {e}")))?;
-        let frames = frames.as_primitive::<UInt32Type>();
+        let frames = frames.as_primitive::<UInt32Type>().values();
         let offsets = lists.value_offsets();
-        let mut capture: Option<(&str, Option<&Vec<u32>>)> = None;
+        let mut capture: Option<(&str, &[u32])> = None;
         for row in 0..b.num_rows() {
             let name = captures.value(row);
             let map = match capture {
                 Some((c, m)) if c == name => m,
                 _ => {
-                    let m = frame_functions.get(name);
+                    let m = frame_functions.get(name).map_or(&[][..], Vec::as_slice);
                     capture = Some((name, m));
                     m
                 }
             };
             functions_of_stack.clear();
             let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
-            for i in start..end {
-                // A frame without a function row is the `[unknown]`
-                // function 0, as the SQL's COALESCE makes it.
-                let f = map
-                    .and_then(|m| m.get(frames.value(i) as usize))
-                    .copied()
-                    .unwrap_or(0);
-                functions_of_stack.push(f);
-            }
+            // A frame without a function row is the `[unknown]` function
+            // 0, as the SQL's COALESCE makes it.
+            functions_of_stack.extend(
+                frames[start..end]
+                    .iter()
+                    .map(|&f| map.get(f as usize).copied().unwrap_or(0)),
+            );
             functions_of_stack.sort_unstable();
             functions_of_stack.dedup();
-            let next = sets.len() as u32;
-            let set = match sets.get(functions_of_stack.as_slice()) {
-                Some(&s) => s,
-                None => {
-                    sets.insert(functions_of_stack.as_slice().into(), next);
-                    next
-                }
-            };
-            set_of_stack.push(set);
+            set_of_stack.push(sets.intern(&functions_of_stack));
         }
         stack_ids.push([column(&b, "capture")?, column(&b, "stack_id")?]);
         Ok(())
@@ -128,11 +119,11 @@ pub(crate) fn keep(
 
     // Set ids as DENSE_RANK() OVER (ORDER BY functions) numbers them:
     // from 1, in the lists' order (element by element, a prefix first).
-    let mut ordered: Vec<(&[u32], u32)> = sets.iter().map(|(k, &v)| (&**k, v)).collect();
-    ordered.sort_unstable();
+    let mut ordered: Vec<u32> = (0..sets.len()).collect();
+    ordered.par_sort_unstable_by(|&a, &b| sets.get(a).cmp(sets.get(b)));
     let mut rank = vec![0u64; ordered.len()];
-    for (r, (_, interned)) in ordered.iter().enumerate() {
-        rank[*interned as usize] = r as u64 + 1;
+    for (r, &interned) in ordered.iter().enumerate() {
+        rank[interned as usize] = r as u64 + 1;
     }
 
     // stack_sets: each sampled stack's capture and id, as read, and its set.
@@ -156,9 +147,9 @@ pub(crate) fn keep(
     // (Its SQL joins `functions`: a function without a named row there
     // has none.)
     let (mut set_ids, mut ids) = (Vec::new(), Vec::new());
-    for (functions, interned) in &sets {
-        for &f in functions.iter().filter(|&&f| named.contains(f)) {
-            set_ids.push(rank[*interned as usize]);
+    for interned in 0..sets.len() {
+        for &f in sets.get(interned).iter().filter(|&&f| named.contains(f)) {
+            set_ids.push(rank[interned as usize]);
             ids.push(u64::from(f));
         }
     }
@@ -171,6 +162,64 @@ pub(crate) fn keep(
     session.create_view("stack_functions", STACK_FUNCTIONS_FROM_SETS)
 }
 
+/// Distinct sets of function ids (each sorted), numbered from 0 as met:
+/// stored end to end in one `Vec` and found through an [`IdTable`] of
+/// their numbers, not each in an allocation of its own keyed in a map (a
+/// system-wide capture's sampled stacks have hundreds of thousands of
+/// sets, nearly one per stack, and freeing them one by one was a tenth of
+/// the time the sets took).
+#[derive(Default)]
+struct Sets {
+    list: SetList,
+    table: IdTable,
+}
+
+/// The sets' function ids, one set after the other.
+#[derive(Default)]
+struct SetList {
+    ids: Vec<u32>,
+    /// Where each set ends in `ids` (it starts where the one before ends).
+    ends: Vec<usize>,
+}
+
+impl SetList {
+    fn len(&self) -> u32 {
+        self.ends.len() as u32
+    }
+
+    fn get(&self, n: u32) -> &[u32] {
+        let n = n as usize;
+        let start = n.checked_sub(1).map_or(0, |before| self.ends[before]);
+        &self.ids[start..self.ends[n]]
+    }
+}
+
+impl Sets {
+    /// How many sets there are.
+    fn len(&self) -> u32 {
+        self.list.len()
+    }
+
+    /// Set number `n`'s function ids.
+    fn get(&self, n: u32) -> &[u32] {
+        self.list.get(n)
+    }
+
+    /// The number of `set`, stored if new.
+    fn intern(&mut self, set: &[u32]) -> u32 {
+        self.table.find_or_add(
+            IdTable::hash(set),
+            &mut self.list,
+            |list, n| list.get(n) == set,
+            |list| {
+                list.ids.extend_from_slice(set);
+                list.ends.push(list.ids.len());
+                list.len() - 1
+            },
+        )
+    }
+}
+
 /// An address as its hexadecimal text orders: its digits left-aligned,
 /// then their number (where the digits are equal, one text is the
 /// other's prefix: the shorter first).
@@ -179,15 +228,32 @@ fn address_order(a: u64) -> (u64, u32) {
     (a << (4 * (16 - digits)), digits)
 }
 
-/// A frame named by its address, in the capture and DSO it belongs to.
-struct Unnamed<'a> {
-    address: u64,
+/// A frame named by its address, in the capture and DSO it belongs to:
+/// its fields in the order its name sorts by, the address as
+/// [`address_order`] gives it (sorted without working it out again for
+/// each comparison: hundreds of thousands of frames).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Unnamed {
+    /// The address's digits left-aligned, and their number.
+    aligned: u64,
+    digits: u32,
     /// The DSO's name: its number among the unnamed frames' DSO names
-    /// while they are read, then its place in their text order (40 bytes
-    /// a frame rather than 48 with the name itself; millions of them).
+    /// while they are read, then its place in their text order.
     dso: u32,
-    capture: &'a str,
-    frame: usize,
+    /// The capture's number among the frames' captures.
+    capture: u32,
+    frame: u32,
+}
+
+impl Unnamed {
+    fn address(&self) -> u64 {
+        self.aligned >> (4 * (16 - self.digits))
+    }
+
+    /// What the frame's name and DSO are equal by.
+    fn key(&self) -> (u64, u32, u32) {
+        (self.aligned, self.digits, self.dso)
+    }
 }
 
 /// The function ids the `functions` table names (a symbol and a DSO).
@@ -223,10 +289,12 @@ impl Name<'_> {
     fn text<'b>(&'b self, buf: &'b mut String) -> &'b str {
         match self {
             Name::Symbol(s) => s,
-            Name::Address(a) => {
-                use std::fmt::Write;
+            Name::Address(_) => {
                 buf.clear();
-                let _ = write!(buf, "{a:#x}");
+                // (Written as with_text does: core::fmt was a tenth of
+                // the time `functions` took to make.) `0x` and hex
+                // digits are always UTF-8.
+                self.with_text(|t| buf.push_str(std::str::from_utf8(t).unwrap_or_default()));
                 buf
             }
         }
@@ -256,8 +324,25 @@ impl Name<'_> {
             // Digits left-aligned compare as the texts do; where they are
             // equal, one text is the other's prefix: the shorter first.
             (Name::Address(a), Name::Address(b)) => address_order(*a).cmp(&address_order(*b)),
-            _ => self.with_text(|a| other.with_text(|b| a.cmp(b))),
+            (Name::Symbol(s), Name::Address(a)) => symbol_cmp_address(s, *a),
+            (Name::Address(a), Name::Symbol(s)) => symbol_cmp_address(s, *a).reverse(),
+            (Name::Symbol(a), Name::Symbol(b)) => a.cmp(b),
         }
+    }
+}
+
+/// A symbol against an address's text (`0x` and its digits). A symbol
+/// that does not start with `0x` differs from every such text within its
+/// first two bytes, or is a shorter prefix of them: it orders as against
+/// `0x` alone, and only the others need the digits written (the merge of
+/// a system-wide capture's few thousand symbols with its hundreds of
+/// thousands of addresses compares each address with a symbol).
+fn symbol_cmp_address(symbol: &str, address: u64) -> std::cmp::Ordering {
+    let symbol = symbol.as_bytes();
+    if symbol.starts_with(b"0x") {
+        Name::Address(address).with_text(|text| symbol.cmp(text))
+    } else {
+        symbol.cmp(b"0x")
     }
 }
 
@@ -300,13 +385,19 @@ fn native_functions(
     // by name, equal names side by side.
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
     let mut met: FxHashMap<(&str, &str), u32> = FxHashMap::default();
-    let mut named: Vec<(&str, usize, u32)> = Vec::new();
-    let mut unnamed: Vec<Unnamed<'_>> = Vec::with_capacity(rows);
+    // (capture, frame, interned name) of each frame with a symbol.
+    let mut named: Vec<(u32, u32, u32)> = Vec::new();
+    let mut unnamed: Vec<Unnamed> = Vec::with_capacity(rows);
     let mut unnamed_dsos: FxHashMap<&str, u32> = FxHashMap::default();
+    // Captures numbered as met; a batch is mostly one capture's rows, so
+    // the name is looked up only where it changes.
+    let mut captures: Vec<&str> = Vec::new();
+    let mut capture_numbers: FxHashMap<&str, u32> = FxHashMap::default();
     for (c, f, sym, dso, a) in &read {
         let (c, f) = (c.as_string::<i32>(), f.as_primitive::<Int64Type>());
         let (sym, dso) = (sym.as_string_view(), dso.as_string_view());
         let a = a.as_primitive::<UInt64Type>();
+        let mut capture: Option<(&str, u32)> = None;
         for row in 0..c.len() {
             if c.is_null(row) || f.is_null(row) {
                 continue;
@@ -318,19 +409,36 @@ fn native_functions(
             } else {
                 continue;
             };
-            let Ok(frame) = usize::try_from(f.value(row)) else {
+            // Frame ids are u32 in the frames table; one of a caller's
+            // view beyond that has no function (0, `[unknown]`).
+            let Ok(frame) = u32::try_from(f.value(row)) else {
                 continue;
+            };
+            let name = c.value(row);
+            let capture = match capture {
+                Some((n, number)) if n == name => number,
+                _ => {
+                    let next = captures.len() as u32;
+                    let number = *capture_numbers.entry(name).or_insert(next);
+                    if number == next {
+                        captures.push(name);
+                    }
+                    capture = Some((name, number));
+                    number
+                }
             };
             if sym.is_valid(row) {
                 let next = met.len() as u32;
                 let k = *met.entry((sym.value(row), dso)).or_insert(next);
-                named.push((c.value(row), frame, k));
+                named.push((capture, frame, k));
             } else if a.is_valid(row) {
                 let next = unnamed_dsos.len() as u32;
+                let (aligned, digits) = address_order(a.value(row));
                 unnamed.push(Unnamed {
-                    address: a.value(row),
+                    aligned,
+                    digits,
                     dso: *unnamed_dsos.entry(dso).or_insert(next),
-                    capture: c.value(row),
+                    capture,
                     frame,
                 });
             }
@@ -343,7 +451,7 @@ fn native_functions(
         .map(|((s, dso), k)| ((Name::Symbol(s), dso), k))
         .collect();
     symbolic.sort_unstable_by(|((a, x), _), ((b, y), _)| by_text((a, x), (b, y)));
-    let name = |u: &Unnamed<'_>| Name::Address(u.address);
+    let name = |u: &Unnamed| Name::Address(u.address());
     // Sorted as `by_text` orders them, on integers: the address's text
     // order, then the DSO's rank (a few hundred DSO names for hundreds of
     // thousands of frames, which compared as strings were a fifth of a
@@ -358,20 +466,17 @@ fn native_functions(
         u.dso = rank[u.dso as usize];
     }
     let dso_names: Vec<&str> = dso_names.into_iter().map(|(d, _)| d).collect();
-    let dso = |u: &Unnamed<'_>| dso_names[u.dso as usize];
-    unnamed.par_sort_unstable_by_key(|u| (address_order(u.address), u.dso));
+    let dso = |u: &Unnamed| dso_names[u.dso as usize];
+    unnamed.par_sort_unstable();
 
     // Ids in (symbol, DSO) order from 1, as the two sorted lists merge
     // (a name is one function whether a symbol or an address spells it);
     // 0 is `[unknown]`. `ordered` holds each function's name once.
     let mut ordered: Vec<(Name<'_>, &str)> = Vec::with_capacity(symbolic.len() + unnamed.len());
     let mut id_of = vec![0u32; symbolic.len()];
-    let mut by_capture: FxHashMap<String, Vec<u32>> = FxHashMap::default();
-    let mut assign = |capture: &str, frame: usize, id: u32| {
-        let map = match by_capture.get_mut(capture) {
-            Some(m) => m,
-            None => by_capture.entry(capture.to_string()).or_default(),
-        };
+    let mut by_capture: Vec<Vec<u32>> = vec![Vec::new(); captures.len()];
+    let mut assign = |capture: u32, frame: u32, id: u32| {
+        let (map, frame) = (&mut by_capture[capture as usize], frame as usize);
         if map.len() <= frame {
             map.resize(frame + 1, 0);
         }
@@ -379,14 +484,14 @@ fn native_functions(
     };
     let (mut s, mut u) = (symbolic.iter().peekable(), unnamed.iter().peekable());
     loop {
-        // The next name, and if it is an unnamed frame's, its address and
-        // DSO rank: the unnamed frames equal to it are those with both.
+        // The next name, and if it is an unnamed frame's, its key: the
+        // unnamed frames equal to it are those with that key.
         let (next, from_unnamed) = match (s.peek(), u.peek()) {
             (None, None) => break,
             (Some(((n, d), _)), None) => ((*n, *d), None),
-            (None, Some(x)) => ((name(x), dso(x)), Some((x.address, x.dso))),
+            (None, Some(x)) => ((name(x), dso(x)), Some(x.key())),
             (Some(((n, d), _)), Some(x)) => match by_text((n, d), (&name(x), dso(x))) {
-                std::cmp::Ordering::Greater => ((name(x), dso(x)), Some((x.address, x.dso))),
+                std::cmp::Ordering::Greater => ((name(x), dso(x)), Some(x.key())),
                 _ => ((*n, *d), None),
             },
         };
@@ -402,7 +507,7 @@ fn native_functions(
         }
         while let Some(x) = u.peek() {
             let equal = match from_unnamed {
-                Some(key) => (x.address, x.dso) == key,
+                Some(key) => x.key() == key,
                 None => by_text((&name(x), dso(x)), (&next.0, next.1)).is_eq(),
             };
             if !equal {
@@ -416,6 +521,11 @@ fn native_functions(
     for (c, frame, k) in named {
         assign(c, frame, id_of[k as usize]);
     }
+    let by_capture: FxHashMap<String, Vec<u32>> = captures
+        .iter()
+        .map(|c| c.to_string())
+        .zip(by_capture)
+        .collect();
     // The table, rows in id order (the `[unknown]` row last, as the SQL's
     // UNION ALL gives it). As views: a DSO's name is stored once for its
     // functions, not once per function (millions of unresolved addresses
