@@ -43,9 +43,10 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
-/// The views every query may name (`perfq_query::views`), and the
-/// topdown views of the captures whose CPU and events allow them (a
-/// capture without topdown events simply has none). What only some
+/// The standard views the statement reads (`perfq_query::views`: those
+/// it names and the views they read; every one for a statement that
+/// lists them), and the topdown views of the captures whose CPU and
+/// events allow them (a capture without topdown events simply has none). What only some
 /// statements need is prepared for those that name it: the stack tables
 /// computed once and kept (inclusive sums), the topdown plan (a scan of
 /// the samples).
@@ -58,7 +59,7 @@ fn register_views(session: &Session, statement: &str) -> anyhow::Result<()> {
         // aggregations would not all reuse.
         crate::heap::release_free_pages();
     }
-    perfq_query::views::register(session)?;
+    perfq_query::views::register_read_by(session, statement)?;
     if statement.to_ascii_lowercase().contains("topdown_") {
         if let Ok(plans) = topdown::plan(session, None, None) {
             if !plans.sets.is_empty() {

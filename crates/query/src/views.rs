@@ -100,10 +100,15 @@ pub fn keep_stack_tables(session: &Session) -> Result<(), Error> {
 /// too). By the statement's words: a name inside a string literal counts
 /// too, which only costs the time to compute them.
 pub fn reads_stack_tables(statement: &str) -> bool {
+    words(statement).any(|w| STACK_TABLES.contains(&w.as_str()) || w.contains("function_total"))
+}
+
+/// A statement's words (identifiers and keywords), lower-cased.
+fn words(statement: &str) -> impl Iterator<Item = String> + '_ {
     statement
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
         .map(str::to_ascii_lowercase)
-        .any(|w| STACK_TABLES.contains(&w.as_str()) || w.contains("function_total"))
 }
 
 /// Registers every view the session does not have yet (a name already
@@ -113,6 +118,44 @@ pub fn register(session: &Session) -> Result<(), Error> {
         ensure(session, v.name)?;
     }
     Ok(())
+}
+
+/// Registers, as [`register`] does, only the views `statement` reads:
+/// those it names and the views they read. Planning all of them took
+/// 150 ms, most of a simple query's time (each view's plan holds the
+/// plans of the views it reads). A statement that lists the catalog
+/// (`information_schema`, `SHOW`) gets every view, as it would see them.
+pub fn register_read_by(session: &Session, statement: &str) -> Result<(), Error> {
+    for v in read_by(statement) {
+        ensure(session, v.name)?;
+    }
+    Ok(())
+}
+
+/// The views `statement` reads, by their names among its words, each
+/// after the ones it reads.
+fn read_by(statement: &str) -> Vec<&'static View> {
+    let named: rustc_hash::FxHashSet<String> = words(statement).collect();
+    if named.contains("information_schema") || named.contains("show") {
+        return VIEWS.iter().collect();
+    }
+    // A view reads only views before it in VIEWS: from the last back,
+    // each needed view marks those its SQL names.
+    let mut needed: Vec<bool> = VIEWS.iter().map(|v| named.contains(v.name)).collect();
+    for i in (0..VIEWS.len()).rev() {
+        if needed[i] {
+            let reads: rustc_hash::FxHashSet<String> = words(VIEWS[i].sql).collect();
+            for (j, v) in VIEWS[..i].iter().enumerate() {
+                needed[j] |= reads.contains(v.name);
+            }
+        }
+    }
+    VIEWS
+        .iter()
+        .zip(needed)
+        .filter(|(_, n)| *n)
+        .map(|(v, _)| v)
+        .collect()
 }
 
 /// Defines view `name` unless the session has a relation of that name.
@@ -125,7 +168,32 @@ pub(crate) fn ensure(session: &Session, name: &str) -> Result<(), Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::reads_stack_tables;
+    use super::{read_by, reads_stack_tables, VIEWS};
+
+    #[test]
+    fn views_a_statement_reads() {
+        let names = |s: &str| read_by(s).iter().map(|v| v.name).collect::<Vec<_>>();
+        assert_eq!(
+            names("SELECT * FROM Function_Self ORDER BY samples"),
+            ["frame_functions", "sample_symbols", "function_self"]
+        );
+        assert_eq!(names("SELECT COUNT(*) FROM samples"), Vec::<&str>::new());
+        assert_eq!(names("SELECT 1"), Vec::<&str>::new());
+        // function_total reads the stack tables, and they frames' names.
+        let total = names("SELECT * FROM function_total");
+        for v in [
+            "frame_functions",
+            "functions",
+            "stack_sets",
+            "set_functions",
+        ] {
+            assert!(total.contains(&v), "{v} missing from {total:?}");
+        }
+        assert!(!total.contains(&"function_self"));
+        for s in ["SHOW TABLES", "SELECT * FROM information_schema.views"] {
+            assert_eq!(names(s).len(), VIEWS.len(), "{s}");
+        }
+    }
 
     #[test]
     fn statements_that_read_the_stack_tables() {
