@@ -396,6 +396,30 @@ fn capture_chooses_one_of_a_dataset() {
         assert_eq!(one[0]["captures"].as_u64(), Some(1));
         assert_eq!(one[0]["n"], row["n"], "{id}");
     }
+    // Only the chosen capture's files are opened: with every file of the
+    // other one unreadable, its answers are the same.
+    let (keep, other) = (
+        all[0]["capture"].as_str().unwrap(),
+        all[1]["capture"].as_str().unwrap(),
+    );
+    for f in std::fs::read_dir(ds.join(format!("capture={other}"))).unwrap() {
+        std::fs::write(f.unwrap().path(), b"not parquet").unwrap();
+    }
+    let one = json(&perfq(
+        &[
+            "query",
+            ds.to_str().unwrap(),
+            "SELECT COUNT(*) AS n, (SELECT COUNT(*) FROM function_total) AS functions \
+             FROM samples",
+            "--format",
+            "json",
+            "--capture",
+            keep,
+        ],
+        &dir,
+    ));
+    assert_eq!(one[0]["n"], all[0]["n"]);
+    assert!(one[0]["functions"].as_u64() > Some(0));
     let refused = perfq(
         &["query", fp.to_str().unwrap(), "SELECT 1", "--capture", "x"],
         &dir,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
-use datafusion::datasource::listing::ListingOptions;
+use datafusion::datasource::listing::{ListingOptions, ListingTableUrl};
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use crate::Error;
@@ -158,20 +158,39 @@ impl Session {
                     .map_err(|e| Error::query(&context, e))?;
             }
             Some(id) => {
-                // One capture: its folder alone is listed and read, and the
-                // `capture` column the partition would give is a constant
-                // (DataFusion drops a partition folder's `capture=` from
-                // glob matching, so a glob cannot name it).
+                // One capture: the dataset's table with its `capture`
+                // partition, as above, filtered to the capture. The
+                // filter on the partition column is applied by listing
+                // that capture's folder alone (nothing else is read), and
+                // the schema is that of the capture's own file (no other
+                // capture's file is opened). A view adding the id as a
+                // literal column instead made DataFusion see every
+                // grouping by capture as ordered (the column is
+                // constant), and a partial aggregation in that order is
+                // never skipped for too many groups: function_total over
+                // a system-wide capture took 1.4 s, not 1.0 s.
+                let own =
+                    ListingTableUrl::parse(format!("{}/capture={id}/", self.dataset.display()))
+                        .map_err(|e| Error::query(&context, e))?;
+                let schema = self
+                    .runtime
+                    .block_on(options.infer_schema(&self.ctx.state(), &own))
+                    .map_err(|e| Error::query(&context, e))?;
+                let options = options
+                    .with_table_partition_cols(vec![("capture".to_string(), DataType::Utf8)]);
                 let raw = format!("_capture_{table}");
-                let url = format!("{}/capture={id}/", self.dataset.display());
+                let url = format!("{}/", self.dataset.display());
                 self.runtime
-                    .block_on(
-                        self.ctx
-                            .register_listing_table(&raw, &url, options, None, None),
-                    )
+                    .block_on(self.ctx.register_listing_table(
+                        &raw,
+                        &url,
+                        options,
+                        Some(schema),
+                        None,
+                    ))
                     .map_err(|e| Error::query(&context, e))?;
                 self.sql(&format!(
-                    "CREATE VIEW {table} AS SELECT *, CAST('{id}' AS VARCHAR) AS capture FROM {raw}"
+                    "CREATE VIEW {table} AS SELECT * FROM {raw} WHERE capture = '{id}'"
                 ))?;
             }
         }
