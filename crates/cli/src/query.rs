@@ -46,10 +46,10 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
 /// The standard views the statement reads (`perfq_query::views`: those
 /// it names and the views they read; every one for a statement that
 /// lists them), and the topdown views of the captures whose CPU and
-/// events allow them (a capture without topdown events simply has none). What only some
-/// statements need is prepared for those that name it: the stack tables
-/// computed once and kept (inclusive sums), the topdown plan (a scan of
-/// the samples).
+/// events allow them (a capture without topdown events simply has
+/// none). What only some statements need is prepared for those that name
+/// it: the stack tables computed once and kept (inclusive sums), the
+/// topdown plan (a scan of the samples).
 fn register_views(session: &Session, statement: &str) -> anyhow::Result<()> {
     if perfq_query::views::reads_stack_tables(statement) {
         perfq_query::views::keep_stack_tables(session)?;

@@ -5,6 +5,8 @@
 //! only SQL that DataFusion, DuckDB and Spark all read: the same text
 //! runs on each (docs/distributed.md).
 
+use rustc_hash::FxHashSet;
+
 use crate::{Error, Session};
 
 /// One view: its name and its query.
@@ -135,7 +137,7 @@ pub fn register_read_by(session: &Session, statement: &str) -> Result<(), Error>
 /// The views `statement` reads, by their names among its words, each
 /// after the ones it reads.
 fn read_by(statement: &str) -> Vec<&'static View> {
-    let named: rustc_hash::FxHashSet<String> = words(statement).collect();
+    let named: FxHashSet<String> = words(statement).collect();
     if named.contains("information_schema") || named.contains("show") {
         return VIEWS.iter().collect();
     }
@@ -144,7 +146,7 @@ fn read_by(statement: &str) -> Vec<&'static View> {
     let mut needed: Vec<bool> = VIEWS.iter().map(|v| named.contains(v.name)).collect();
     for i in (0..VIEWS.len()).rev() {
         if needed[i] {
-            let reads: rustc_hash::FxHashSet<String> = words(VIEWS[i].sql).collect();
+            let reads: FxHashSet<String> = words(VIEWS[i].sql).collect();
             for (j, v) in VIEWS[..i].iter().enumerate() {
                 needed[j] |= reads.contains(v.name);
             }
@@ -179,7 +181,7 @@ mod tests {
         );
         assert_eq!(names("SELECT COUNT(*) FROM samples"), Vec::<&str>::new());
         assert_eq!(names("SELECT 1"), Vec::<&str>::new());
-        // function_total reads the stack tables, and they frames' names.
+        // function_total reads the stack tables, and they the frames' names.
         let total = names("SELECT * FROM function_total");
         for v in [
             "frame_functions",
