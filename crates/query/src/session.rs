@@ -145,30 +145,18 @@ impl Session {
         let context = format!("registering {table}");
         let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
             .with_file_extension(format!("/{table}.parquet"));
-        match self.only.clone() {
-            None => {
-                let options = options
-                    .with_table_partition_cols(vec![("capture".to_string(), DataType::Utf8)]);
-                let url = format!("{}/", self.dataset.display());
-                self.runtime
-                    .block_on(
-                        self.ctx
-                            .register_listing_table(table, &url, options, None, None),
-                    )
-                    .map_err(|e| Error::query(&context, e))?;
-            }
+        // One capture: the dataset's table filtered to the capture below.
+        // The filter on the partition column is applied by listing that
+        // capture's folder alone (nothing else is read), and the schema
+        // is that of the capture's own file (no other capture's file is
+        // opened). A view adding the id as a literal column instead made
+        // DataFusion see every grouping by capture as ordered (the column
+        // is constant), and a partial aggregation in that order is never
+        // skipped for too many groups: function_total over a system-wide
+        // capture took 1.4 s, not 1.0 s.
+        let (name, schema) = match &self.only {
+            None => (table.to_string(), None),
             Some(id) => {
-                // One capture: the dataset's table with its `capture`
-                // partition, as above, filtered to the capture. The
-                // filter on the partition column is applied by listing
-                // that capture's folder alone (nothing else is read), and
-                // the schema is that of the capture's own file (no other
-                // capture's file is opened). A view adding the id as a
-                // literal column instead made DataFusion see every
-                // grouping by capture as ordered (the column is
-                // constant), and a partial aggregation in that order is
-                // never skipped for too many groups: function_total over
-                // a system-wide capture took 1.4 s, not 1.0 s.
                 let own =
                     ListingTableUrl::parse(format!("{}/capture={id}/", self.dataset.display()))
                         .map_err(|e| Error::query(&context, e))?;
@@ -176,23 +164,22 @@ impl Session {
                     .runtime
                     .block_on(options.infer_schema(&self.ctx.state(), &own))
                     .map_err(|e| Error::query(&context, e))?;
-                let options = options
-                    .with_table_partition_cols(vec![("capture".to_string(), DataType::Utf8)]);
-                let raw = format!("_capture_{table}");
-                let url = format!("{}/", self.dataset.display());
-                self.runtime
-                    .block_on(self.ctx.register_listing_table(
-                        &raw,
-                        &url,
-                        options,
-                        Some(schema),
-                        None,
-                    ))
-                    .map_err(|e| Error::query(&context, e))?;
-                self.sql(&format!(
-                    "CREATE VIEW {table} AS SELECT * FROM {raw} WHERE capture = '{id}'"
-                ))?;
+                (format!("_capture_{table}"), Some(schema))
             }
+        };
+        let options =
+            options.with_table_partition_cols(vec![("capture".to_string(), DataType::Utf8)]);
+        let url = format!("{}/", self.dataset.display());
+        self.runtime
+            .block_on(
+                self.ctx
+                    .register_listing_table(&name, &url, options, schema, None),
+            )
+            .map_err(|e| Error::query(&context, e))?;
+        if let Some(id) = &self.only {
+            self.sql(&format!(
+                "CREATE VIEW {table} AS SELECT * FROM {name} WHERE capture = '{id}'"
+            ))?;
         }
         self.tables.push(table);
         Ok(())
