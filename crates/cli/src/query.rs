@@ -52,7 +52,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
 /// topdown plan (a scan of the samples).
 fn register_views(session: &Session, statement: &str) -> anyhow::Result<()> {
     if perfq_query::views::reads_stack_tables(statement) {
-        perfq_query::views::keep_stack_tables(session)?;
+        perfq_query::views::keep_stack_tables_for(session, statement)?;
         // Computing them read every frame and stack and freed most of
         // it, in blocks glibc keeps: 300 of the 650 MB held after the 4×
         // build capture's stack tables, which the statement's own

@@ -15,6 +15,8 @@
 //! nearly one per stack on a system-wide capture, whose unresolved
 //! addresses are each a function of its own (203 K sets for the 350 K
 //! sampled stacks of `benches/build-capture.sh`'s capture).
+//! `function_total` can be summed from those sets as well
+//! ([`function_total`]).
 
 use std::sync::Arc;
 
@@ -30,10 +32,15 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::columns;
 use crate::{Error, Session};
 
+mod function_total;
+
 /// Frame → function of every capture, as `stack_functions` joins them.
 const FRAME_FUNCTIONS: &str = "SELECT ff.capture AS capture, \
      CAST(ff.frame_id AS BIGINT) AS frame_id, CAST(fn.function_id AS BIGINT) AS function_id \
      FROM frame_functions ff JOIN functions fn ON fn.symbol = ff.symbol AND fn.dso = ff.dso";
+
+/// Each capture's frames' function ids, by frame id (0: none).
+type FrameFunctions = FxHashMap<String, Vec<u32>>;
 
 /// The stacks samples have, with their frames (leaf first).
 const SAMPLED_STACKS: &str =
@@ -54,17 +61,21 @@ const STACK_FUNCTIONS_FROM_SETS: &str = "SELECT ss.capture AS capture, \
 /// by name.
 /// `standard_frames` says that `frame_functions` is the standard view
 /// (not one of the caller's): its names are then worked out here from
-/// `frames`.
+/// `frames`. With `totals`, `function_total` is summed from the same sets
+/// and kept too ([`function_total`]), when `functions` is perfq's own and
+/// the session has no `function_total`.
 pub(crate) fn keep(
     session: &Session,
     standard_frames: bool,
+    totals: bool,
     defs: impl Fn(&str) -> &'static str,
 ) -> Result<(), Error> {
-    let (named, frame_functions) = if session.has_relation("functions")? {
+    let (named, frame_functions, function_rows) = if session.has_relation("functions")? {
         // Defined by the caller: read as it is.
-        (functions(session)?, frame_functions(session)?)
+        (functions(session)?, frame_functions(session)?, None)
     } else {
-        native_functions(session, standard_frames, defs("functions"))?
+        let (named, frames, batch) = native_functions(session, standard_frames, defs("functions"))?;
+        (named, frames, Some(batch))
     };
     // Defined by its SQL for now, so that the others' definitions can be
     // planned (for their column types); replaced at the end.
@@ -120,6 +131,8 @@ pub(crate) fn keep(
         Ok(())
     })?;
 
+    drop(frame_functions);
+
     // Set ids as DENSE_RANK() OVER (ORDER BY functions) numbers them:
     // from 1, in the lists' order (element by element, a prefix first).
     let mut ordered: Vec<u32> = (0..sets.len()).collect();
@@ -133,14 +146,14 @@ pub(crate) fn keep(
     let schema = session.schema_of(defs("stack_sets"))?;
     let mut out = Vec::with_capacity(stack_ids.len());
     let mut at = 0;
-    for [capture, stack_id] in stack_ids {
+    for [capture, stack_id] in &stack_ids {
         let rows = stack_id.len();
         let ids: UInt64Array = set_of_stack[at..at + rows]
             .iter()
             .map(|&s| rank[s as usize])
             .collect();
         at += rows;
-        let columns = [capture, stack_id, Arc::new(ids) as ArrayRef];
+        let columns = [capture.clone(), stack_id.clone(), Arc::new(ids) as ArrayRef];
         out.push(typed(&schema, &columns)?);
     }
     session.keep_batches("stack_sets", schema, out)?;
@@ -162,7 +175,23 @@ pub(crate) fn keep(
     ];
     let batch = typed(&schema, &columns)?;
     session.keep_batches("set_functions", schema, vec![batch])?;
-    session.create_view("stack_functions", STACK_FUNCTIONS_FROM_SETS)
+    session.create_view("stack_functions", STACK_FUNCTIONS_FROM_SETS)?;
+
+    // function_total from the same sets, when the functions are perfq's
+    // own (their rows in id order) and the session has no such relation.
+    if let (true, Named::Ranked { last }, Some(batch)) = (totals, &named, &function_rows) {
+        if !session.has_relation("function_total")? {
+            let stacks = function_total::StackSets {
+                ids: &stack_ids,
+                set_of_stack: &set_of_stack,
+                sets: &sets,
+            };
+            let functions = function_total::Functions { last: *last, batch };
+            // (When it cannot, the view stays the SQL.)
+            function_total::keep(session, stacks, functions, defs("function_total"))?;
+        }
+    }
+    Ok(())
 }
 
 /// Distinct sets of function ids (each sorted), numbered from 0 as met:
@@ -363,7 +392,7 @@ fn native_functions(
     session: &Session,
     standard_frames: bool,
     sql: &str,
-) -> Result<(Named, FxHashMap<String, Vec<u32>>), Error> {
+) -> Result<(Named, FrameFunctions, RecordBatch), Error> {
     let batches = session.sql(if standard_frames {
         "SELECT capture, CAST(frame_id AS BIGINT) AS frame_id, symbol, dso, \
          COALESCE(dso_offset, address) AS a FROM frames WHERE inline_depth = 0"
@@ -550,10 +579,10 @@ fn native_functions(
         Arc::new(dsos.finish()),
     ];
     let batch = typed(&schema, &columns)?;
-    session.keep_batches("functions", schema, vec![batch])?;
+    session.keep_batches("functions", schema, vec![batch.clone()])?;
     let last = u32::try_from(n)
         .map_err(|_| Error::Shape(format!("{n} functions: more than ids can number")))?;
-    Ok((Named::Ranked { last }, by_capture))
+    Ok((Named::Ranked { last }, by_capture, batch))
 }
 
 /// The function ids a `functions` table of the caller's names.
@@ -574,7 +603,7 @@ fn functions(session: &Session) -> Result<Named, Error> {
 }
 
 /// Per capture, each frame id's function id (0 where there is none).
-fn frame_functions(session: &Session) -> Result<FxHashMap<String, Vec<u32>>, Error> {
+fn frame_functions(session: &Session) -> Result<FrameFunctions, Error> {
     let mut by_capture: FxHashMap<String, Vec<u32>> = FxHashMap::default();
     for b in session.sql(FRAME_FUNCTIONS)? {
         let captures = columns::cast(&b, "capture", &DataType::Utf8)?;

@@ -77,6 +77,20 @@ const UNNESTED_STACK_FRAMES: &str = "SELECT capture, stack_id, \
 /// tables or views, those are left as they are and the others are
 /// computed by their SQL.
 pub fn keep_stack_tables(session: &Session) -> Result<(), Error> {
+    keep(session, false)
+}
+
+/// [`keep_stack_tables`] for `statement`: when it names `function_total`,
+/// that view's rows are computed from the stack tables too and kept under
+/// its name (the rows of its SQL, which a test holds equal; summed over a
+/// system-wide capture's half-million functions without DataFusion's
+/// joins, a third of the query's time) — unless the session has a
+/// `function_total` or a `functions` of its own.
+pub fn keep_stack_tables_for(session: &Session, statement: &str) -> Result<(), Error> {
+    keep(session, words(statement).any(|w| w == "function_total"))
+}
+
+fn keep(session: &Session, totals: bool) -> Result<(), Error> {
     let standard_frames = !session.has_relation("frame_functions")?;
     ensure(session, "frame_functions")?;
     if !session.has_relation("stack_frames")? {
@@ -92,7 +106,9 @@ pub fn keep_stack_tables(session: &Session) -> Result<(), Error> {
             session.create_table_once(name, sql(name).unwrap_or_default())?;
         }
     } else {
-        crate::stack_tables::keep(session, standard_frames, |n| sql(n).unwrap_or_default())?;
+        crate::stack_tables::keep(session, standard_frames, totals, |n| {
+            sql(n).unwrap_or_default()
+        })?;
     }
     Ok(())
 }

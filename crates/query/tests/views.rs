@@ -238,6 +238,34 @@ fn stack_frames_unnested_as_walked() {
     perfq_query::views::register(&kept).unwrap();
     let total = |s: &Session| all_rows(s, "function_total");
     assert_eq!(total(&kept), total(&walked));
+    // For a statement that names it, function_total too is perfq's own
+    // sum over the stack tables: the same rows, typed as its SQL.
+    let summed = Session::open(&dataset).unwrap();
+    let statement = "SELECT * FROM function_total";
+    perfq_query::views::keep_stack_tables_for(&summed, statement).unwrap();
+    let explained = summed.sql(&format!("EXPLAIN {statement}")).unwrap();
+    let explained = perfq_query::arrow::util::pretty::pretty_format_batches(&explained)
+        .unwrap()
+        .to_string();
+    assert!(
+        explained.contains("StreamingTableExec") && !explained.contains("HashJoinExec"),
+        "function_total is not perfq's sum: {explained}"
+    );
+    let types = |s: &Session| {
+        let (schema, _) = s.query(statement).unwrap();
+        let f = schema.fields().iter();
+        f.map(|f| (f.name().clone(), f.data_type().clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(types(&summed), types(&walked));
+    let (a, b) = (total(&summed), total(&walked));
+    assert!(a.len() > 1_000, "{} function_total rows", a.len());
+    assert!(
+        a == b,
+        "function_total: {} rows summed, {} by its SQL",
+        a.len(),
+        b.len()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

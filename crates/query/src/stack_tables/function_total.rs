@@ -1,0 +1,476 @@
+//! `function_total` from the stack tables perfq keeps: the rows of its
+//! SQL definition (`sql/function_total.sql`; a test holds them equal),
+//! summed here instead of by DataFusion's joins and groupings. Those pair
+//! every sample with its stack's set, then every (capture, event, set)
+//! group with each function of the set: on a system-wide capture a row
+//! per sample and over a million set–function rows grouped into half a
+//! million functions, a third of a second of the inclusive query. Here it
+//! is a lookup per sample and a sum per set–function pair.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, Int64Array, RecordBatch, StringArray, UInt32Array, UInt64Array,
+};
+use datafusion::arrow::buffer::{BooleanBuffer, NullBuffer};
+use datafusion::arrow::compute::take;
+use datafusion::arrow::datatypes::{DataType, SchemaRef, UInt32Type, UInt64Type};
+use datafusion::catalog::streaming::StreamingTable;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::streaming::PartitionStream;
+use rustc_hash::FxHashMap;
+
+use super::{typed, Sets};
+use crate::{columns, Error, Session};
+
+/// What the SQL's `samples ⋈ stack_sets` reads of each sample (a sample
+/// without a stack joins no set).
+const SAMPLES: &str =
+    "SELECT capture, event_id, stack_id, period FROM samples WHERE stack_id IS NOT NULL";
+
+/// The sampled stacks' sets, as the stack tables found them.
+pub(super) struct StackSets<'a> {
+    /// Each batch of sampled stacks: its capture and stack id columns.
+    pub(super) ids: &'a [[ArrayRef; 2]],
+    /// The set (its number in `sets`) of each of those stacks, in order.
+    pub(super) set_of_stack: &'a [u32],
+    pub(super) sets: &'a Sets,
+}
+
+/// The functions table as perfq makes it: ids 1 to `last` in row order,
+/// then `[unknown]` (id 0).
+pub(super) struct Functions<'a> {
+    pub(super) last: u32,
+    pub(super) batch: &'a RecordBatch,
+}
+
+/// A group's `COUNT(*)` and `SUM(period)`, wrapping as DataFusion's sums
+/// do. (Every period is there: see [`keep`].)
+#[derive(Clone, Copy, Default)]
+struct Sum {
+    samples: i64,
+    period: u64,
+}
+
+impl Sum {
+    fn add(&mut self, samples: i64, period: u64) {
+        self.samples = self.samples.wrapping_add(samples);
+        self.period = self.period.wrapping_add(period);
+    }
+}
+
+/// Captures numbered as met, looked up by name only where it changes
+/// (a batch is mostly one capture's rows).
+#[derive(Default)]
+struct Captures {
+    names: Vec<String>,
+    numbers: FxHashMap<String, u32>,
+    last: Option<u32>,
+}
+
+impl Captures {
+    /// The number of capture `name`; with `add`, a new one is numbered,
+    /// otherwise `None`.
+    fn number(&mut self, name: &str, add: bool) -> Option<u32> {
+        if let Some(n) = self.last.filter(|&n| self.names[n as usize] == name) {
+            return Some(n);
+        }
+        let n = match self.numbers.get(name) {
+            Some(&n) => n,
+            None if add => {
+                let n = self.names.len() as u32;
+                self.names.push(name.to_string());
+                self.numbers.insert(name.to_string(), n);
+                n
+            }
+            None => return None,
+        };
+        self.last = Some(n);
+        Some(n)
+    }
+}
+
+/// Each sampled stack's set, by stack id, in a few bytes per stack of the
+/// capture: a bit per stack id (whether it is sampled), the sampled ones
+/// counted up to each 64 ids, and the sets of the sampled stacks in id
+/// order. A lookup reads three small arrays (a system-wide capture has
+/// 16 M stacks, one in twelve sampled: an array indexed by stack id took
+/// 65 MB).
+#[derive(Default)]
+struct SetIndex {
+    sampled: Vec<u64>,
+    /// Sampled stacks before each word of `sampled`.
+    before: Vec<u32>,
+    /// The sets, by rank among the sampled stacks.
+    sets: Vec<u32>,
+}
+
+impl SetIndex {
+    /// Marks stack `id` sampled (before [`SetIndex::rank_all`]).
+    fn mark(&mut self, id: usize) {
+        let word = id / 64;
+        if self.sampled.len() <= word {
+            self.sampled.resize(word + 1, 0);
+        }
+        self.sampled[word] |= 1 << (id % 64);
+    }
+
+    /// Counts the marked stacks, for [`SetIndex::rank`].
+    fn rank_all(&mut self) {
+        let mut n = 0u32;
+        self.before = self
+            .sampled
+            .iter()
+            .map(|w| {
+                let at = n;
+                n += w.count_ones();
+                at
+            })
+            .collect();
+        self.sets = vec![NO_SET; n as usize];
+    }
+
+    /// Stack `id`'s place among the sampled stacks, if it is one.
+    fn rank(&self, id: usize) -> Option<usize> {
+        let (word, bit) = (id / 64, id % 64);
+        let w = *self.sampled.get(word)?;
+        if w & (1 << bit) == 0 {
+            return None;
+        }
+        let below = (w & ((1u64 << bit) - 1)).count_ones();
+        Some((self.before[word] + below) as usize)
+    }
+
+    fn set(&self, id: usize) -> Option<u32> {
+        let set = *self.sets.get(self.rank(id)?)?;
+        (set != NO_SET).then_some(set)
+    }
+}
+
+/// "No set" in [`SetIndex::sets`].
+const NO_SET: u32 = u32::MAX;
+
+/// A (capture number, event) pair, which `function_total` sums by.
+type Pair = (u32, Option<u64>);
+
+/// A pair's samples: each one's set and period.
+type PairSamples = Vec<(u32, u64)>;
+
+/// The pairs in the order met, and each one's samples.
+type ByPair = (Vec<Pair>, Vec<PairSamples>);
+
+/// Computes `function_total` (its SQL `sql`) and keeps it in the session
+/// under that name, typed as its SQL plans it. Returns whether it did: a
+/// sample without a period (none perfq writes; `SUM` would skip it) leaves
+/// the view to the SQL.
+///
+/// Sums go into arrays indexed by set and by function id rather than
+/// hash tables keyed by (capture, event, set or function): a sample's
+/// lookups are then one load each, where a probe of a table of hundreds
+/// of thousands of groups was a cache miss or two (slower than
+/// DataFusion's aggregation on two cores). One (capture, event) pair is
+/// summed at a time, in arrays reused for the next. The rows are kept by
+/// number and named as the table is read ([`Totals`]).
+pub(super) fn keep(
+    session: &Session,
+    stacks: StackSets<'_>,
+    functions: Functions<'_>,
+    sql: &str,
+) -> Result<bool, Error> {
+    let mut captures = Captures::default();
+    let index = set_index(&stacks, &mut captures)?;
+    let Some((pairs, by_pair)) = samples_by_pair(session, &index, &mut captures)? else {
+        return Ok(false);
+    };
+    drop(index);
+
+    // Per pair: COUNT(*) and SUM(period) by set, then summed again by
+    // function over each set's functions that the functions table names
+    // (the SQL's join with set_functions, which has only those).
+    let mut by_set = vec![Sum::default(); stacks.sets.len() as usize];
+    let mut by_function = vec![Sum::default(); functions.last as usize + 1];
+    let (mut sets_met, mut functions_met) = (Vec::new(), Vec::new());
+    let mut rows = Rows::default();
+    for (pair, samples) in by_pair.into_iter().enumerate() {
+        for (set, period) in samples {
+            let sum = &mut by_set[set as usize];
+            if sum.samples == 0 {
+                sets_met.push(set);
+            }
+            sum.add(1, period);
+        }
+        for set in sets_met.drain(..) {
+            let sum = std::mem::take(&mut by_set[set as usize]);
+            for &f in stacks.sets.get(set) {
+                if let Some(total) = by_function.get_mut(f as usize) {
+                    if total.samples == 0 {
+                        functions_met.push(f);
+                    }
+                    total.add(sum.samples, sum.period);
+                }
+            }
+        }
+        for f in functions_met.drain(..) {
+            let sum = std::mem::take(&mut by_function[f as usize]);
+            rows.pairs.push(pair as u32);
+            // Id f is row f - 1 of the functions table, and id 0
+            // (`[unknown]`) its last row.
+            rows.functions
+                .push(f.checked_sub(1).unwrap_or(functions.last));
+            rows.samples.push(sum.samples);
+            rows.periods.push(sum.period);
+        }
+    }
+    drop((by_set, by_function));
+
+    let schema = session.schema_of(sql)?;
+    let symbol = named(functions.batch, "symbol")?;
+    let dso = named(functions.batch, "dso")?;
+    let (pair_captures, events): (Vec<u32>, Vec<Option<u64>>) = pairs.into_iter().unzip();
+    let totals = Arc::new(Totals {
+        schema: schema.clone(),
+        captures: StringArray::from_iter_values(&captures.names),
+        pair_captures: UInt32Array::from(pair_captures),
+        pair_events: UInt64Array::from(events),
+        symbol,
+        dso,
+        rows,
+    });
+    // A partition per core, each a run of the rows.
+    let parts = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let len = totals.rows.samples.len();
+    let step = len.div_ceil(parts).max(1);
+    let partitions: Vec<Arc<dyn PartitionStream>> = (0..len.max(1))
+        .step_by(step)
+        .map(|start| {
+            Arc::new(Part {
+                totals: totals.clone(),
+                start,
+                end: (start + step).min(len),
+            }) as Arc<dyn PartitionStream>
+        })
+        .collect();
+    let table = StreamingTable::try_new(schema, partitions)
+        .map_err(|e| Error::query("keeping function_total", e))?;
+    session
+        .context()
+        .register_table("function_total", Arc::new(table))
+        .map_err(|e| Error::query("keeping function_total", e))?;
+    Ok(true)
+}
+
+/// Column `name` of the functions table.
+fn named(functions: &RecordBatch, name: &str) -> Result<ArrayRef, Error> {
+    functions
+        .column_by_name(name)
+        .cloned()
+        .ok_or_else(|| Error::Shape(format!("functions has no {name}")))
+}
+
+/// Each capture's sampled stacks' sets, by stack id.
+fn set_index(stacks: &StackSets<'_>, captures: &mut Captures) -> Result<Vec<SetIndex>, Error> {
+    let mut index: Vec<SetIndex> = Vec::new();
+    // The sampled stacks marked, then (once counted) their sets placed.
+    for pass in [0, 1] {
+        let mut at = 0;
+        for [capture, stack_id] in stacks.ids {
+            let capture = datafusion::arrow::compute::cast(capture, &DataType::Utf8)
+                .map_err(|e| Error::Shape(format!("stacks.capture: {e}")))?;
+            let capture = capture.as_string::<i32>();
+            let ids = datafusion::arrow::compute::cast(stack_id, &DataType::UInt64)
+                .map_err(|e| Error::Shape(format!("stacks.stack_id: {e}")))?;
+            let ids = ids.as_primitive::<UInt64Type>();
+            for row in 0..ids.len() {
+                let set = stacks.set_of_stack.get(at + row).copied();
+                let Some(set) = set.filter(|_| capture.is_valid(row) && ids.is_valid(row)) else {
+                    continue;
+                };
+                let (Some(c), Ok(id)) = (
+                    captures.number(capture.value(row), pass == 0),
+                    usize::try_from(ids.value(row)),
+                ) else {
+                    continue;
+                };
+                if index.len() <= c as usize {
+                    index.resize_with(c as usize + 1, SetIndex::default);
+                }
+                let index = &mut index[c as usize];
+                match (pass, index.rank(id)) {
+                    (0, _) => index.mark(id),
+                    (_, Some(r)) => index.sets[r] = set,
+                    _ => {}
+                }
+            }
+            at += ids.len();
+        }
+        if pass == 0 {
+            index.iter_mut().for_each(SetIndex::rank_all);
+        }
+    }
+    Ok(index)
+}
+
+/// Each sample with a set, as its set and period, grouped by (capture,
+/// event) pair; the pairs in the order met. `None` if a sample has no
+/// period.
+fn samples_by_pair(
+    session: &Session,
+    index: &[SetIndex],
+    captures: &mut Captures,
+) -> Result<Option<ByPair>, Error> {
+    let mut numbers: FxHashMap<Pair, usize> = FxHashMap::default();
+    let mut pairs: Vec<Pair> = Vec::new();
+    let mut by_pair: Vec<PairSamples> = Vec::new();
+    let mut complete = true;
+    session.for_each_batch(SAMPLES, |b| {
+        let capture = columns::cast(&b, "capture", &DataType::Utf8)?;
+        let capture = capture.as_string::<i32>();
+        let event = columns::cast(&b, "event_id", &DataType::UInt64)?;
+        let event = event.as_primitive::<UInt64Type>();
+        let stack = columns::cast(&b, "stack_id", &DataType::UInt64)?;
+        let stack = stack.as_primitive::<UInt64Type>();
+        let period = columns::cast(&b, "period", &DataType::UInt64)?;
+        let period = period.as_primitive::<UInt64Type>();
+        let mut last: Option<(Pair, usize)> = None;
+        for row in 0..b.num_rows() {
+            if capture.is_null(row) || stack.is_null(row) {
+                continue;
+            }
+            // A capture or stack without a set joins nothing.
+            let Some(c) = captures.number(capture.value(row), false) else {
+                continue;
+            };
+            let set = index
+                .get(c as usize)
+                .and_then(|index| index.set(usize::try_from(stack.value(row)).ok()?));
+            let Some(set) = set else { continue };
+            complete &= period.is_valid(row);
+            let key = (c, event.is_valid(row).then(|| event.value(row)));
+            let pair = match last {
+                Some((k, p)) if k == key => p,
+                _ => {
+                    let next = pairs.len();
+                    let p = *numbers.entry(key).or_insert(next);
+                    if p == next {
+                        pairs.push(key);
+                        by_pair.push(Vec::new());
+                    }
+                    last = Some((key, p));
+                    p
+                }
+            };
+            by_pair[pair].push((set, period.value(row)));
+        }
+        Ok(())
+    })?;
+    Ok(complete.then_some((pairs, by_pair)))
+}
+
+/// `function_total`'s rows by number: each one's (capture, event) pair,
+/// its function's row in the functions table and its sums.
+#[derive(Debug, Default)]
+struct Rows {
+    pairs: Vec<u32>,
+    functions: Vec<u32>,
+    samples: Vec<i64>,
+    periods: Vec<u64>,
+}
+
+/// `function_total` as kept: its rows by number, named a batch at a time
+/// as they are read. Made whole, the names of a system-wide capture's
+/// millions of rows (its capture's id, a function's symbol and DSO) took
+/// 150 MB more than the numbers.
+#[derive(Debug)]
+struct Totals {
+    schema: SchemaRef,
+    /// The captures' names, by number.
+    captures: StringArray,
+    /// Each pair's capture number and event.
+    pair_captures: UInt32Array,
+    pair_events: UInt64Array,
+    /// The functions table's symbol and DSO columns.
+    symbol: ArrayRef,
+    dso: ArrayRef,
+    rows: Rows,
+}
+
+impl Totals {
+    /// Rows `start..end` as a batch of the table's schema.
+    fn batch(&self, start: usize, end: usize) -> datafusion::error::Result<RecordBatch> {
+        let r = &self.rows;
+        let pairs = UInt32Array::from(r.pairs[start..end].to_vec());
+        let functions = UInt32Array::from(r.functions[start..end].to_vec());
+        let capture_numbers = take(&self.pair_captures, &pairs, None)?;
+        let columns = [
+            take(
+                &self.captures,
+                capture_numbers.as_primitive::<UInt32Type>(),
+                None,
+            )?,
+            take(&self.pair_events, &pairs, None)?,
+            take(&self.symbol, &functions, None)?,
+            take(&self.dso, &functions, None)?,
+            Arc::new(Int64Array::from(r.samples[start..end].to_vec())) as ArrayRef,
+            Arc::new(UInt64Array::new(
+                r.periods[start..end].to_vec().into(),
+                Some(NullBuffer::new(BooleanBuffer::new_set(end - start))),
+            )),
+        ];
+        typed(&self.schema, &columns)
+            .map_err(|e| datafusion::error::DataFusionError::External(e.into()))
+    }
+}
+
+/// A run of [`Totals`]' rows, read as one partition of the table.
+#[derive(Debug)]
+struct Part {
+    totals: Arc<Totals>,
+    start: usize,
+    end: usize,
+}
+
+impl PartitionStream for Part {
+    fn schema(&self) -> &SchemaRef {
+        &self.totals.schema
+    }
+
+    fn execute(&self, ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
+        let rows = ctx.session_config().batch_size().max(1);
+        let (totals, end) = (self.totals.clone(), self.end);
+        let batches = (self.start..end)
+            .step_by(rows)
+            .map(move |at| totals.batch(at, (at + rows).min(end)));
+        Box::pin(RecordBatchStreamAdapter::new(
+            self.totals.schema.clone(),
+            futures::stream::iter(batches),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SetIndex;
+
+    /// Ranks and sets of sampled stacks across words, and none for the
+    /// others or past the end.
+    #[test]
+    fn set_index_finds_sampled_stacks() {
+        let sampled = [0usize, 1, 63, 64, 65, 200, 1_000];
+        let mut index = SetIndex::default();
+        for &id in &sampled {
+            index.mark(id);
+        }
+        index.rank_all();
+        for (rank, &id) in sampled.iter().enumerate() {
+            assert_eq!(index.rank(id), Some(rank), "stack {id}");
+            index.sets[rank] = 10 * id as u32;
+        }
+        for &id in &sampled {
+            assert_eq!(index.set(id), Some(10 * id as u32));
+        }
+        for id in [2, 62, 66, 199, 999, 1_001, 1 << 20] {
+            assert_eq!(index.set(id), None, "stack {id}");
+        }
+    }
+}
