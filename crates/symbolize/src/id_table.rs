@@ -131,6 +131,16 @@ impl IdTable {
         }
     }
 
+    /// Asks the processor for the slot a lookup of `hash` reads first, so
+    /// that lookups of keys known ahead wait for memory together rather
+    /// than in turn. Only a hint: lookups are the same without it.
+    #[inline]
+    pub fn prefetch(&self, hash: KeyHash) {
+        if let Some(slot) = self.slots.get(self.home(hash)) {
+            prefetch_line(slot);
+        }
+    }
+
     /// The id of `key` among `keys` (indexed by id), pushed onto them if
     /// new: the common case of [`IdTable::find_or_add`], keys in one `Vec`.
     pub fn id_in<K: std::hash::Hash + Eq + Copy>(&mut self, key: K, keys: &mut Vec<K>) -> u32 {
@@ -168,6 +178,22 @@ fn pack(hash: KeyHash, id: u32) -> u64 {
     // keys in memory, fewer than that.
     debug_assert!(id != u32::MAX);
     u64::from(hash.0) << 32 | u64::from(id)
+}
+
+/// Asks for the cache line holding `t` (a hint; nothing on processors
+/// without a prefetch instruction perfq uses).
+#[inline]
+pub(crate) fn prefetch_line<T>(t: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: SSE is part of x86_64's baseline, so the instruction
+        // exists; a prefetch neither reads nor writes memory the program
+        // sees, and the address is that of a live reference anyway.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((t as *const T).cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = t;
 }
 
 #[cfg(test)]

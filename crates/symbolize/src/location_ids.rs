@@ -9,7 +9,7 @@
 //! each location found to another thread and number it there (perfq's
 //! conversion does, by ticket).
 
-use crate::id_table::IdTable;
+use crate::id_table::{prefetch_line, IdTable};
 use crate::tracker::{in_kernel_space, space_of, FrameLookup, Location, Tracker, KERNEL_SPACE};
 
 /// Sets of [`LocationCache`]: 2^17 sets of two entries, 8 MiB (the hash
@@ -189,22 +189,6 @@ impl LocationInterner {
     pub fn locations(&self) -> &[Location] {
         &self.locations
     }
-}
-
-/// Asks for the cache line holding `t` (a hint; nothing on processors
-/// without a prefetch instruction perfq uses).
-#[inline]
-fn prefetch_line<T>(t: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: SSE is part of x86_64's baseline, so the instruction
-        // exists; a prefetch neither reads nor writes memory the program
-        // sees, and the address is that of a live reference anyway.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((t as *const T).cast::<i8>()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = t;
 }
 
 #[cfg(test)]
