@@ -107,16 +107,21 @@ struct SetIndex {
 }
 
 impl SetIndex {
-    /// Marks stack `id` sampled (before [`SetIndex::rank_all`]).
-    fn mark(&mut self, id: usize) {
+    /// Marks stack `id` sampled (before [`SetIndex::rank_all`]); false if
+    /// it was already.
+    fn mark(&mut self, id: usize) -> bool {
         let word = id / 64;
         if self.sampled.len() <= word {
             self.sampled.resize(word + 1, 0);
         }
-        self.sampled[word] |= 1 << (id % 64);
+        let bit = 1 << (id % 64);
+        let new = self.sampled[word] & bit == 0;
+        self.sampled[word] |= bit;
+        new
     }
 
-    /// Counts the marked stacks, for [`SetIndex::rank`].
+    /// Counts the marked stacks, for [`SetIndex::rank`] (which finds none
+    /// before).
     fn rank_all(&mut self) {
         let mut n = 0u32;
         self.before = self
@@ -139,7 +144,7 @@ impl SetIndex {
             return None;
         }
         let below = (w & ((1u64 << bit) - 1)).count_ones();
-        Some((self.before[word] + below) as usize)
+        Some((self.before.get(word)? + below) as usize)
     }
 
     fn set(&self, id: usize) -> Option<u32> {
@@ -150,6 +155,13 @@ impl SetIndex {
 
 /// "No set" in [`SetIndex::sets`].
 const NO_SET: u32 = u32::MAX;
+
+/// Stack ids [`set_index`] takes: up to this many per sampled stack, plus
+/// [`ID_SLACK`] (the index then costs at most 32 bytes a sampled stack,
+/// and 2 MB). A system-wide capture has about twelve stacks per sampled
+/// one; a table with ids beyond is summed by the SQL instead.
+const ID_SPREAD: usize = 256;
+const ID_SLACK: usize = 1 << 24;
 
 /// A (capture number, event) pair, which `function_total` sums by.
 type Pair = (u32, Option<u64>);
@@ -162,8 +174,8 @@ type ByPair = (Vec<Pair>, Vec<PairSamples>);
 
 /// Computes `function_total` (its SQL `sql`) and keeps it in the session
 /// under that name, typed as its SQL plans it. Returns whether it did: a
-/// sample without a period (none perfq writes; `SUM` would skip it) leaves
-/// the view to the SQL.
+/// sample without a period (none perfq writes; `SUM` would skip it), or
+/// stack ids far beyond the stacks' count, leave the view to the SQL.
 ///
 /// Sums go into arrays indexed by set and by function id rather than
 /// hash tables keyed by (capture, event, set or function): a sample's
@@ -179,7 +191,9 @@ pub(super) fn keep(
     sql: &str,
 ) -> Result<bool, Error> {
     let mut captures = Captures::default();
-    let index = set_index(&stacks, &mut captures)?;
+    let Some(index) = set_index(&stacks, &mut captures)? else {
+        return Ok(false);
+    };
     let Some((pairs, by_pair)) = samples_by_pair(session, &index, &mut captures)? else {
         return Ok(false);
     };
@@ -269,7 +283,18 @@ fn named(functions: &RecordBatch, name: &str) -> Result<ArrayRef, Error> {
 }
 
 /// Each capture's sampled stacks' sets, by stack id.
-fn set_index(stacks: &StackSets<'_>, captures: &mut Captures) -> Result<Vec<SetIndex>, Error> {
+/// `None` for a stacks table perfq does not write, which the SQL sums
+/// instead: a stack id listed twice (the SQL's join then counts its
+/// samples twice), or far beyond the sampled stacks' count (perfq numbers
+/// stacks from 0, a sampled one in every few: the index would be mostly
+/// empty words).
+fn set_index(
+    stacks: &StackSets<'_>,
+    captures: &mut Captures,
+) -> Result<Option<Vec<SetIndex>>, Error> {
+    let largest = ID_SPREAD
+        .saturating_mul(stacks.set_of_stack.len())
+        .saturating_add(ID_SLACK);
     let mut index: Vec<SetIndex> = Vec::new();
     // The sampled stacks marked, then (once counted) their sets placed.
     for pass in [0, 1] {
@@ -286,20 +311,25 @@ fn set_index(stacks: &StackSets<'_>, captures: &mut Captures) -> Result<Vec<SetI
                 let Some(set) = set.filter(|_| capture.is_valid(row) && ids.is_valid(row)) else {
                     continue;
                 };
-                let (Some(c), Ok(id)) = (
-                    captures.number(capture.value(row), pass == 0),
-                    usize::try_from(ids.value(row)),
-                ) else {
+                let Ok(id) = usize::try_from(ids.value(row)) else {
+                    return Ok(None);
+                };
+                if id > largest {
+                    return Ok(None);
+                }
+                let Some(c) = captures.number(capture.value(row), pass == 0) else {
                     continue;
                 };
                 if index.len() <= c as usize {
                     index.resize_with(c as usize + 1, SetIndex::default);
                 }
                 let index = &mut index[c as usize];
-                match (pass, index.rank(id)) {
-                    (0, _) => index.mark(id),
-                    (_, Some(r)) => index.sets[r] = set,
-                    _ => {}
+                if pass == 0 {
+                    if !index.mark(id) {
+                        return Ok(None);
+                    }
+                } else if let Some(r) = index.rank(id) {
+                    index.sets[r] = set;
                 }
             }
             at += ids.len();
@@ -308,7 +338,7 @@ fn set_index(stacks: &StackSets<'_>, captures: &mut Captures) -> Result<Vec<SetI
             index.iter_mut().for_each(SetIndex::rank_all);
         }
     }
-    Ok(index)
+    Ok(Some(index))
 }
 
 /// Each sample with a set, as its set and period, grouped by (capture,
@@ -450,7 +480,40 @@ impl PartitionStream for Part {
 
 #[cfg(test)]
 mod tests {
-    use super::SetIndex;
+    use std::sync::Arc;
+
+    use datafusion::arrow::array::{ArrayRef, StringArray, UInt64Array};
+
+    use super::{set_index, Captures, SetIndex, StackSets};
+    use crate::stack_tables::Sets;
+
+    /// The index of stacks given as (capture, stack id, set) rows.
+    fn index_of(rows: &[(&str, u64, u32)]) -> Option<Vec<SetIndex>> {
+        let captures: StringArray = rows.iter().map(|r| Some(r.0)).collect();
+        let ids = UInt64Array::from_iter_values(rows.iter().map(|r| r.1));
+        let sets: Vec<u32> = rows.iter().map(|r| r.2).collect();
+        let columns = [[Arc::new(captures) as ArrayRef, Arc::new(ids) as ArrayRef]];
+        let stacks = StackSets {
+            ids: &columns,
+            set_of_stack: &sets,
+            sets: &Sets::default(),
+        };
+        set_index(&stacks, &mut Captures::default()).unwrap()
+    }
+
+    /// Each capture's stacks found by id; a stack id listed twice, or one
+    /// far beyond the stacks' count (no table perfq writes), leaves the
+    /// sums to the SQL.
+    #[test]
+    fn set_index_of_stacks_tables() {
+        let index = index_of(&[("a", 5, 1), ("b", 5, 2), ("a", 9, 3)]).unwrap();
+        assert_eq!(index[0].set(5), Some(1));
+        assert_eq!(index[1].set(5), Some(2));
+        assert_eq!(index[0].set(9), Some(3));
+        assert_eq!(index[0].set(6), None);
+        assert!(index_of(&[("a", 9, 3), ("a", 9, 3)]).is_none());
+        assert!(index_of(&[("a", 1 << 40, 1)]).is_none());
+    }
 
     /// Ranks and sets of sampled stacks across words, and none for the
     /// others or past the end.
@@ -459,7 +522,7 @@ mod tests {
         let sampled = [0usize, 1, 63, 64, 65, 200, 1_000];
         let mut index = SetIndex::default();
         for &id in &sampled {
-            index.mark(id);
+            assert!(index.mark(id));
         }
         index.rank_all();
         for (rank, &id) in sampled.iter().enumerate() {
