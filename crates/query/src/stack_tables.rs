@@ -70,12 +70,11 @@ pub(crate) fn keep(
     totals: bool,
     defs: impl Fn(&str) -> &'static str,
 ) -> Result<(), Error> {
-    let (named, frame_functions, function_rows) = if session.has_relation("functions")? {
+    let (named, frame_functions) = if session.has_relation("functions")? {
         // Defined by the caller: read as it is.
-        (functions(session)?, frame_functions(session)?, None)
+        (functions(session)?, frame_functions(session)?)
     } else {
-        let (named, frames, batch) = native_functions(session, standard_frames, defs("functions"))?;
-        (named, frames, Some(batch))
+        native_functions(session, standard_frames, defs("functions"))?
     };
     // Defined by its SQL for now, so that the others' definitions can be
     // planned (for their column types); replaced at the end.
@@ -179,15 +178,17 @@ pub(crate) fn keep(
 
     // function_total from the same sets, when the functions are perfq's
     // own (their rows in id order) and the session has no such relation.
-    if let (true, Named::Ranked { last }, Some(batch)) = (totals, &named, &function_rows) {
+    if let (true, Named::Ranked { last, rows }) = (totals, &named) {
         if !session.has_relation("function_total")? {
             let stacks = function_total::StackSets {
                 ids: &stack_ids,
                 set_of_stack: &set_of_stack,
                 sets: &sets,
             };
-            let functions = function_total::Functions { last: *last, batch };
-            // (When it cannot, the view stays the SQL.)
+            let functions = function_total::Functions {
+                last: *last,
+                batch: rows,
+            };
             function_total::keep(session, stacks, functions, defs("function_total"))?;
         }
     }
@@ -291,8 +292,8 @@ impl Unnamed {
 /// The function ids the `functions` table names (a symbol and a DSO).
 enum Named {
     /// Ids 0 (`[unknown]`) to `last`: the `functions` table as perfq
-    /// makes it.
-    Ranked { last: u32 },
+    /// makes it, its `rows` (ids 1 to `last` in order, then id 0).
+    Ranked { last: u32, rows: RecordBatch },
     /// A `functions` table of the caller's.
     Listed(FxHashSet<u32>),
 }
@@ -300,7 +301,7 @@ enum Named {
 impl Named {
     fn contains(&self, id: u32) -> bool {
         match self {
-            Named::Ranked { last } => id <= *last,
+            Named::Ranked { last, .. } => id <= *last,
             Named::Listed(ids) => ids.contains(&id),
         }
     }
@@ -392,7 +393,7 @@ fn native_functions(
     session: &Session,
     standard_frames: bool,
     sql: &str,
-) -> Result<(Named, FrameFunctions, RecordBatch), Error> {
+) -> Result<(Named, FrameFunctions), Error> {
     let batches = session.sql(if standard_frames {
         "SELECT capture, CAST(frame_id AS BIGINT) AS frame_id, symbol, dso, \
          COALESCE(dso_offset, address) AS a FROM frames WHERE inline_depth = 0"
@@ -582,7 +583,7 @@ fn native_functions(
     session.keep_batches("functions", schema, vec![batch.clone()])?;
     let last = u32::try_from(n)
         .map_err(|_| Error::Shape(format!("{n} functions: more than ids can number")))?;
-    Ok((Named::Ranked { last }, by_capture, batch))
+    Ok((Named::Ranked { last, rows: batch }, by_capture))
 }
 
 /// The function ids a `functions` table of the caller's names.

@@ -173,9 +173,9 @@ type PairSamples = Vec<(u32, u64)>;
 type ByPair = (Vec<Pair>, Vec<PairSamples>);
 
 /// Computes `function_total` (its SQL `sql`) and keeps it in the session
-/// under that name, typed as its SQL plans it. Returns whether it did: a
-/// sample without a period (none perfq writes; `SUM` would skip it), or
-/// stack ids far beyond the stacks' count, leave the view to the SQL.
+/// under that name, typed as its SQL plans it. A sample without a period
+/// (none perfq writes; `SUM` would skip it), or a stacks table perfq does
+/// not write ([`set_index`]), leaves the view to its SQL: nothing is kept.
 ///
 /// Sums go into arrays indexed by set and by function id rather than
 /// hash tables keyed by (capture, event, set or function): a sample's
@@ -189,13 +189,13 @@ pub(super) fn keep(
     stacks: StackSets<'_>,
     functions: Functions<'_>,
     sql: &str,
-) -> Result<bool, Error> {
+) -> Result<(), Error> {
     let mut captures = Captures::default();
     let Some(index) = set_index(&stacks, &mut captures)? else {
-        return Ok(false);
+        return Ok(());
     };
     let Some((pairs, by_pair)) = samples_by_pair(session, &index, &mut captures)? else {
-        return Ok(false);
+        return Ok(());
     };
     drop(index);
 
@@ -271,7 +271,7 @@ pub(super) fn keep(
         .context()
         .register_table("function_total", Arc::new(table))
         .map_err(|e| Error::query("keeping function_total", e))?;
-    Ok(true)
+    Ok(())
 }
 
 /// Column `name` of the functions table.
