@@ -8,6 +8,7 @@ mod diff;
 mod dump;
 mod flamegraph;
 mod heap;
+mod huge_pages;
 mod info;
 mod input;
 mod jsonw;
@@ -24,6 +25,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+
+/// Large blocks on huge pages: see [`huge_pages`].
+#[global_allocator]
+static ALLOCATOR: huge_pages::HugePageBlocks = huge_pages::HugePageBlocks;
 
 /// Turn perf.data captures into answers.
 #[derive(Parser)]
