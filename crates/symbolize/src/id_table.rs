@@ -183,7 +183,7 @@ fn pack(hash: KeyHash, id: u32) -> u64 {
 /// Asks for the cache line holding `t` (a hint; nothing on processors
 /// without a prefetch instruction perfq uses).
 #[inline]
-pub(crate) fn prefetch_line<T>(t: &T) {
+pub fn prefetch_line<T>(t: &T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};

@@ -13,7 +13,7 @@
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread;
 
-use perfq_symbolize::{IdTable, Location};
+use perfq_symbolize::{prefetch_line, IdTable, KeyHash, Location};
 
 /// A location as a report counts it: where it is, the address it shows
 /// while unresolved (callchain entries), and whether its inlining levels
@@ -101,21 +101,38 @@ pub(super) fn with_location_ids<R>(read: impl FnOnce(&mut Tickets) -> R) -> (R, 
 /// `report --children` 9.2–9.5 → 8.4–8.7 s; 16 MB was slower again).
 const RECENT: usize = 1 << 17;
 
+/// How many keys ahead the interning thread asks for the lines a key's
+/// lookup reads first.
+const AHEAD: usize = 8;
+
 /// The interning thread: every key of every batch, in order.
 ///
 /// Most keys recur (a system-wide capture's 18 M frames hold 3.6 M
 /// locations), and many of them soon: a direct-mapped cache of the keys
 /// met last, small enough to stay in the CPU's caches, answers those
 /// without the table's two cache misses (its slot, then the key compared
-/// in `keys`).
+/// in `keys`). The keys of a batch are known before it is interned: the
+/// cache slot and the table slot of the key [`AHEAD`] places on are asked
+/// for while this one is looked up, so that their misses overlap (the
+/// table's even though most keys are then found in the cache). On the
+/// build capture this thread, which bounds the read, took 0.35–0.37 s of
+/// CPU instead of 0.59–0.62 s, its read ending at ~0.5 instead of
+/// ~0.65 s; with the cache slot alone, 0.47–0.60 s.
 fn intern(batches: Receiver<Vec<LocKey>>, give_back: SyncSender<Vec<LocKey>>) -> LocationIds {
     let mut table = IdTable::new();
     let mut keys: Vec<LocKey> = Vec::new();
     let mut ticket_ids: Vec<u32> = Vec::new();
     let mut recent: Vec<Option<(LocKey, u32)>> = vec![None; RECENT];
+    let mut hashes: Vec<KeyHash> = Vec::new();
     for mut batch in batches {
-        ticket_ids.extend(batch.drain(..).map(|key| {
-            let hash = IdTable::hash(key);
+        hashes.clear();
+        hashes.extend(batch.iter().map(IdTable::hash));
+        let mut ahead = hashes.iter().skip(AHEAD);
+        ticket_ids.extend(batch.drain(..).zip(&hashes).map(|(key, &hash)| {
+            if let Some(&h) = ahead.next() {
+                prefetch_line(&recent[h.bits() as usize & (RECENT - 1)]);
+                table.prefetch(h);
+            }
             let slot = &mut recent[hash.bits() as usize & (RECENT - 1)];
             match slot {
                 Some((k, id)) if *k == key => *id,
