@@ -7,9 +7,11 @@
 //! `report --children`'s per-stack sums. With 4 KiB pages each of their
 //! pages costs a page fault when first written (190,000 faults converting
 //! the 4× capture) and most of their lookups a TLB miss. Where the kernel
-//! gives huge pages only to memory that asks (`madvise` mode, the usual
-//! default), blocks of [`LARGE`] and more ask: the 4× conversion then
-//! takes 65,000 faults and ~3% less CPU (docs/benchmarks.md). glibc can
+//! gives huge pages only to memory that asks (`madvise` mode, the default
+//! of many distributions), blocks of [`LARGE`] and more ask: the 4×
+//! conversion then takes 65,000 faults, and 1–3% less CPU in alternating
+//! runs (docs/benchmarks.md, session 33; the kernel now zeroes 2 MiB
+//! pages, so the gain is in TLB misses, not in system time). glibc can
 //! do the same (`glibc.malloc.hugetlb=1`), but only as a tunable read
 //! when the process starts.
 //!
