@@ -25,6 +25,7 @@ pub struct Options {
     pub jobs: usize,
     pub force: bool,
     pub symbols: Option<Config>,
+    pub stack_memory: Option<u64>,
     pub format: QueryFormat,
 }
 
@@ -36,6 +37,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         convert: convert::Options {
             force: opt.force,
             symbols: opt.symbols.clone(),
+            stack_memory: opt.stack_memory,
         },
     };
     let outcomes = batch::run(&opt.inputs, &opt.output, &bopt, &bar)?;

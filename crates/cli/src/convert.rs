@@ -18,6 +18,7 @@ pub struct Options {
     pub output: PathBuf,
     pub force: bool,
     pub symbols: Option<Config>,
+    pub stack_memory: Option<u64>,
 }
 
 pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
@@ -26,6 +27,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         convert: convert::Options {
             force: opt.force,
             symbols: opt.symbols.clone(),
+            stack_memory: opt.stack_memory,
         },
     };
     let bar = crate::progress::Bar::new();

@@ -148,6 +148,7 @@ fn converted(file: &Path, dataset: &Path, symbols: &Config) -> anyhow::Result<St
         convert: convert::Options {
             force: false,
             symbols: Some(symbols.clone()),
+            stack_memory: None,
         },
     };
     let bar = crate::progress::Bar::new();

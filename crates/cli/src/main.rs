@@ -17,6 +17,7 @@ mod progress;
 mod query;
 mod report;
 mod sideband;
+mod size;
 mod symbols;
 mod topdown;
 
@@ -79,6 +80,13 @@ enum Command {
         /// Store addresses only: no binaries, kallsyms or DWARF are read.
         #[arg(long)]
         no_symbols: bool,
+        /// Keep at most about this much stack tree in memory (e.g. 256M):
+        /// past it, the stacks so far are written and interning starts
+        /// afresh, so memory stays flat however long the capture, and a
+        /// stack met on both sides of a cut gets two ids (docs/schema.md).
+        /// Default: no limit, each distinct stack once.
+        #[arg(long, value_name = "SIZE", value_parser = size::parse)]
+        stack_memory: Option<u64>,
         #[command(flatten)]
         sources: symbols::SymbolSources,
     },
@@ -231,6 +239,13 @@ enum Command {
         /// Store addresses only: no binaries, kallsyms or DWARF are read.
         #[arg(long)]
         no_symbols: bool,
+        /// Keep at most about this much stack tree in memory (e.g. 256M):
+        /// past it, the stacks so far are written and interning starts
+        /// afresh, so memory stays flat however long the capture, and a
+        /// stack met on both sides of a cut gets two ids (docs/schema.md).
+        /// Default: no limit, each distinct stack once.
+        #[arg(long, value_name = "SIZE", value_parser = size::parse)]
+        stack_memory: Option<u64>,
         /// Format of the summary table.
         #[arg(long, value_enum, default_value_t = output::QueryFormat::Table)]
         format: output::QueryFormat,
@@ -302,6 +317,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             output,
             force,
             no_symbols,
+            stack_memory,
             sources,
         } => {
             let sources = sources.resolve()?;
@@ -309,6 +325,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 files,
                 output,
                 force,
+                stack_memory,
                 symbols: (!no_symbols).then(|| sources.config(true)),
             };
             convert::run(&opt, &mut out)?
@@ -422,6 +439,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             jobs,
             force,
             no_symbols,
+            stack_memory,
             format,
             sources,
         } => {
@@ -435,6 +453,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 ),
                 force,
                 symbols: (!no_symbols).then(|| sources.config(true)),
+                stack_memory,
                 format,
             };
             batch::run(&opt, &mut out)?

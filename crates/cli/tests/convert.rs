@@ -751,3 +751,113 @@ fn damaged_captures_convert_up_to_the_damage() {
     assert!(err.is_some_and(|e| e.contains(&format!("{at:#x}"))));
     std::fs::remove_dir_all(&tmp).ok();
 }
+
+/// Each sample's frames (leaf first), in row order, from a capture
+/// folder's samples and stacks tables; and how many stacks it has.
+fn sample_frames(dir: &Path) -> (Vec<Option<Vec<u32>>>, usize) {
+    let mut frames_of: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    let mut stacks = 0;
+    for b in read(&dir.join("stacks.parquet")) {
+        let ids = col::<UInt32Array>(&b, "stack_id");
+        let lists = col::<ListArray>(&b, "frame_ids");
+        stacks += b.num_rows();
+        for i in (0..b.num_rows()).filter(|&i| !lists.is_null(i)) {
+            let list = lists.value(i);
+            let items = list.as_any().downcast_ref::<UInt32Array>().expect("u32");
+            frames_of.insert(ids.value(i), items.values().to_vec());
+        }
+    }
+    let mut samples = Vec::new();
+    for b in read(&dir.join("samples.parquet")) {
+        let ids = col::<UInt32Array>(&b, "stack_id");
+        for i in 0..b.num_rows() {
+            samples.push((!ids.is_null(i)).then(|| {
+                let id = ids.value(i);
+                frames_of
+                    .get(&id)
+                    .cloned()
+                    .unwrap_or_else(|| panic!("stack {id} unlisted"))
+            }));
+        }
+    }
+    (samples, stacks)
+}
+
+/// `--stack-memory` cuts the stack tree into segments: every sample keeps
+/// its frames, the other tables are the same, and per-function totals and
+/// the flame graph come out the same as without a limit.
+#[test]
+fn stack_memory_limit_keeps_every_sample_and_result() {
+    for name in ["fp.data", "dwarf.data", "multi.data"] {
+        let file = common::testdata(name);
+        let whole = common::scratch("stack-memory", &format!("{name}-whole"));
+        let cut = common::scratch("stack-memory", &format!("{name}-cut"));
+        for (out, extra) in [(&whole, &[][..]), (&cut, &["--stack-memory", "2K"][..])] {
+            let o = convert(&[&file], out, extra);
+            assert!(
+                o.status.success(),
+                "{name}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        let (a, b) = (capture_dir(&whole), capture_dir(&cut));
+        let (whole_frames, whole_stacks) = sample_frames(&a);
+        let (cut_frames, cut_stacks) = sample_frames(&b);
+        assert!(
+            whole_frames.iter().any(Option::is_some),
+            "{name}: no stacks"
+        );
+        assert_eq!(
+            whole_frames, cut_frames,
+            "{name}: a sample's frames changed"
+        );
+        assert!(
+            cut_stacks > whole_stacks,
+            "{name}: {cut_stacks} stacks in segments of 128, {whole_stacks} whole"
+        );
+        for table in [
+            "frames.parquet",
+            "dsos.parquet",
+            "threads.parquet",
+            "events.parquet",
+        ] {
+            assert_eq!(
+                std::fs::read(a.join(table)).expect("table"),
+                std::fs::read(b.join(table)).expect("table"),
+                "{name}: {table} differs"
+            );
+        }
+        for args in [
+            &[
+                "query",
+                "",
+                "SELECT * FROM function_total ORDER BY event_id, symbol, dso",
+                "--format",
+                "csv",
+            ][..],
+            &[
+                "query",
+                "",
+                "SELECT * FROM function_self ORDER BY event_id, symbol, dso",
+                "--format",
+                "csv",
+            ][..],
+            &["flamegraph", "", "--folded"][..],
+        ] {
+            let run = |ds: &Path| {
+                let mut args = args.to_vec();
+                args[1] = ds.to_str().expect("path");
+                let o = common::perfq(&args);
+                assert!(
+                    o.status.success(),
+                    "{args:?}: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                o.stdout
+            };
+            let (x, y) = (run(&whole), run(&cut));
+            assert!(!x.is_empty());
+            assert!(x == y, "{name}: {args:?} differs");
+        }
+    }
+}

@@ -37,6 +37,7 @@ fn views_answer_as_run_does() {
     let copt = perfq_writer::convert::Options {
         force: false,
         symbols: Some(perfq_symbolize::Config::default()),
+        stack_memory: None,
     };
     perfq_writer::convert::convert(&file, &dataset, &copt, &mut |_, _| {}).unwrap();
 
@@ -162,6 +163,7 @@ fn stack_frames_unnested_as_walked() {
     let copt = perfq_writer::convert::Options {
         force: false,
         symbols: Some(perfq_symbolize::Config::default()),
+        stack_memory: None,
     };
     let mut files: Vec<PathBuf> = ["fp.data", "multi.data", "dwarf.data"]
         .iter()

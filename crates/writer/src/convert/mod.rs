@@ -43,6 +43,12 @@ pub struct Options {
     /// stores `--call-graph dwarf` samples' recorded kernel chain only,
     /// as there are no binaries to unwind the user stack with).
     pub symbols: Option<Config>,
+    /// At most about this many bytes of stack tree while converting; past
+    /// it the stacks so far are written and interning starts afresh, so
+    /// that memory stays flat however long the capture (a stack met on
+    /// both sides of a cut then has two ids). `None`: no limit, each
+    /// distinct stack once.
+    pub stack_memory: Option<u64>,
 }
 
 /// What a conversion wrote.
@@ -107,7 +113,7 @@ pub fn convert(
         w => w?,
     };
     let events = capture.events();
-    let mut tables = SampleTables::create(&w, events)?;
+    let mut tables = SampleTables::create(&w, events, opt.stack_memory)?;
     let mut sideband = Sideband::create(&w)?;
     let mut warmer = symbolizer.clone().map(Warmer::start);
     let mut unwinder = StackUnwinder::new(capture.meta().arch.as_deref());

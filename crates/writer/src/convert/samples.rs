@@ -68,12 +68,19 @@ pub(crate) struct SampleRow<'a> {
 }
 
 impl SampleTables {
-    pub(crate) fn create(w: &CaptureWriter, events: &Events) -> Result<SampleTables, Error> {
+    /// The tables of `w`'s samples; `stack_memory` bounds the stack tree
+    /// (see [`Stacks::limited`]).
+    pub(crate) fn create(
+        w: &CaptureWriter,
+        events: &Events,
+        stack_memory: Option<u64>,
+    ) -> Result<SampleTables, Error> {
         Ok(SampleTables {
             rows: RowsThread::start(
                 w.table("samples", SAMPLES)?,
                 w.table("branches", BRANCHES)?,
                 w.table("stacks", STACKS)?,
+                Stacks::limited(stack_memory),
             )?,
             read_values: w.table("read_values", READ_VALUES)?,
             raw: w.table("raw", RAW)?,
@@ -329,7 +336,12 @@ fn join(thread: &mut Option<JoinHandle<Result<(), Error>>>) -> Result<(), Error>
 }
 
 impl RowsThread {
-    fn start(samples: Table, branches: Table, stacks: Table) -> Result<RowsThread, Error> {
+    fn start(
+        samples: Table,
+        branches: Table,
+        stacks: Table,
+        tree: Stacks,
+    ) -> Result<RowsThread, Error> {
         let (tx, rx) = sync_channel::<Batch>(BATCHES_IN_FLIGHT);
         let (done_tx, done) = channel::<Batch>();
         let (located_tx, located) = sync_channel::<Vec<Location>>(1);
@@ -340,7 +352,7 @@ impl RowsThread {
         };
         let thread = std::thread::Builder::new()
             .name("samples".into())
-            .spawn(move || write_rows(rx, done_tx, located_tx, tables))
+            .spawn(move || write_rows(rx, done_tx, located_tx, tables, tree))
             .map_err(|e| Error::Arrow(format!("starting the samples thread: {e}")))?;
         Ok(RowsThread {
             batch: Batch::new(),
@@ -426,9 +438,9 @@ fn write_rows(
     done: Sender<Batch>,
     located: SyncSender<Vec<Location>>,
     mut tables: RowTables,
+    mut stacks: Stacks,
 ) -> Result<(), Error> {
     let mut ids = TicketIds::default();
-    let mut stacks = Stacks::default();
     let mut group = SampleColumns::new();
     for mut b in rx {
         ids.add(&b.locations);
@@ -444,6 +456,9 @@ fn write_rows(
             members = rest;
             f.leaf_frame = f.leaf_frame.map(|t| ids.id(t));
             let stack_id = stacks.intern(f.chain_tid, frames);
+            if stacks.full() {
+                stacks.cut(&mut tables.stacks)?;
+            }
             group.push(f, stack_id, mine);
             if group.is_full() {
                 tables.samples.push_group(group.finish())?;

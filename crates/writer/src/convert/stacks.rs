@@ -2,6 +2,13 @@
 //! leaf frame and the stack of its callers). Per thread, the part of a
 //! callchain shared with the thread's previous sample is not looked up
 //! again: deep stacks cost only their changed frames.
+//!
+//! The tree grows with a capture's distinct stacks, which on system-wide
+//! captures grow with its length (most samples of deep, varied code make
+//! new ones). Given a limit ([`Stacks::limited`]), the tree is written
+//! whenever it reaches it and interning starts afresh: memory stays flat,
+//! and a stack met on both sides of such a cut gets two ids (see
+//! docs/schema.md, "Stacks interned in segments").
 
 use std::sync::Arc;
 
@@ -70,6 +77,11 @@ const RECENT_LIMIT: usize = 1 << 16;
 
 /// The stacks of a capture.
 pub(crate) struct Stacks {
+    /// Ids of the stacks already written (earlier segments): the id of
+    /// `nodes[i]` is `base + i`.
+    base: u32,
+    /// Stacks held at most before [`Stacks::cut`] writes them.
+    limit: usize,
     /// (leaf frame, caller stack or [`ROOT`]) → stack id, for the callees
     /// of callers with more than [`LIST_LIMIT`] of them.
     wide: FxHashMap<(u32, u32), u32>,
@@ -91,6 +103,8 @@ pub(crate) struct Stacks {
 impl Default for Stacks {
     fn default() -> Self {
         Stacks {
+            base: 0,
+            limit: usize::MAX,
             wide: FxHashMap::default(),
             nodes: Vec::new(),
             sampled: BooleanBufferBuilder::new(0),
@@ -101,6 +115,21 @@ impl Default for Stacks {
 }
 
 impl Stacks {
+    /// Stacks that hold at most about `bytes` of tree (16 bytes a stack)
+    /// before they are written and interning starts afresh; `None` for no
+    /// limit (each distinct stack once).
+    pub(crate) fn limited(bytes: Option<u64>) -> Stacks {
+        let limit = bytes.map_or(usize::MAX, |b| {
+            usize::try_from(b / size_of::<Node>() as u64)
+                .unwrap_or(usize::MAX)
+                .max(1)
+        });
+        Stacks {
+            limit,
+            ..Stacks::default()
+        }
+    }
+
     /// The stack id of a sample of thread `tid` whose frames (location
     /// ids, root first) are `frames`; `None` for a sample without frames.
     /// Stacks are frames only: the same frames in two processes are one
@@ -131,7 +160,29 @@ impl Stacks {
             self.sampled.set_bit(parent as usize, true);
         }
         self.recent.insert(tid, r);
-        Some(parent)
+        Some(self.base.saturating_add(parent))
+    }
+
+    /// Whether the tree has reached its limit: [`Stacks::cut`] it before
+    /// the next sample.
+    pub(crate) fn full(&self) -> bool {
+        self.nodes.len() >= self.limit
+    }
+
+    /// Writes the stacks so far into `t` and starts a new segment: the
+    /// stacks interned from now on get ids after theirs, and none is
+    /// looked up again (a stack met again gets a new id). The vectors keep
+    /// their room for the next segment, which the limit bounds.
+    pub(crate) fn cut(&mut self, t: &mut Table) -> Result<(), Error> {
+        let held = self.nodes.len();
+        self.wide.clear();
+        self.recent.clear();
+        self.roots.fill(NONE);
+        let nodes = std::mem::replace(&mut self.nodes, Vec::with_capacity(held));
+        let sampled = std::mem::replace(&mut self.sampled, BooleanBufferBuilder::new(held));
+        write_segment(t, self.base, nodes, sampled)?;
+        self.base = self.base.saturating_add(held as u32);
+        Ok(())
     }
 
     /// The stack of `frame` called from stack `parent` (or a root stack),
@@ -225,23 +276,34 @@ impl Stacks {
         // table's buffers grow.
         drop(self.wide);
         drop(self.recent);
-        let mut sampled = self.sampled;
-        let sampled = sampled.finish();
-        let depths = Depths::of(&self.nodes);
-        let links = frames_and_callers(self.nodes);
-        let (links, _) = links.as_chunks::<2>();
-        // `push` grows `nodes` and `sampled` together: equally long.
-        for start in (0..links.len()).step_by(ROWS_PER_GROUP) {
-            let len = ROWS_PER_GROUP.min(links.len() - start);
-            t.push_group(group_columns(
-                links,
-                &depths,
-                start,
-                sampled.slice(start, len),
-            ))?;
-        }
+        write_segment(&mut t, self.base, self.nodes, self.sampled)?;
         t.finish()
     }
+}
+
+/// Writes the stacks of `nodes`, whose ids start at `base`, into `t`.
+fn write_segment(
+    t: &mut Table,
+    base: u32,
+    nodes: Vec<Node>,
+    mut sampled: BooleanBufferBuilder,
+) -> Result<(), Error> {
+    let sampled = sampled.finish();
+    let depths = Depths::of(&nodes);
+    let links = frames_and_callers(nodes);
+    let (links, _) = links.as_chunks::<2>();
+    // `push` grows `nodes` and `sampled` together: equally long.
+    for start in (0..links.len()).step_by(ROWS_PER_GROUP) {
+        let len = ROWS_PER_GROUP.min(links.len() - start);
+        t.push_group(group_columns(
+            links,
+            &depths,
+            base,
+            start,
+            sampled.slice(start, len),
+        ))?;
+    }
+    Ok(())
 }
 
 // `frames_and_callers` moves these two words to the front of each node.
@@ -303,16 +365,18 @@ impl Depths {
 
 /// The stacks table's columns for the stacks from `start` on, as many as
 /// `sampled` (whether each has samples) has bits, from each stack's
-/// [leaf frame, caller] in `links` and its depth.
+/// [leaf frame, caller] in `links` and its depth; ids (of stacks and
+/// callers) start at `base`.
 fn group_columns(
     links: &[[u32; 2]],
     depths: &Depths,
+    base: u32,
     start: usize,
     sampled: BooleanBuffer,
 ) -> Vec<ArrayRef> {
     let range = start..start + sampled.len();
     let group = links.get(range.clone()).unwrap_or_default();
-    let ids = UInt32Array::from_iter_values(range.clone().map(|i| i as u32));
+    let ids = UInt32Array::from_iter_values(range.clone().map(|i| base.saturating_add(i as u32)));
     let depths = UInt32Array::from_iter_values(range.map(|i| depths.get(i as u32).unwrap_or(1)));
     // frame_ids: each sampled stack's frames, leaf first, walking up the
     // callers; null for the others. A stack's frames are as many as its
@@ -350,7 +414,10 @@ fn group_columns(
     let parents = UInt32Array::new(
         group
             .iter()
-            .map(|l| if l[PARENT] == ROOT { 0 } else { l[PARENT] })
+            .map(|l| match l[PARENT] {
+                ROOT => 0,
+                p => base.saturating_add(p),
+            })
             .collect(),
         Some(NullBuffer::new(has_parent)).filter(|n| n.null_count() > 0),
     );
@@ -423,6 +490,88 @@ mod tests {
         }
         assert_eq!(s.nodes.len(), plain.len());
         assert!(!s.wide.is_empty(), "some callers had many callees");
+    }
+
+    /// With a limit, the tree is cut into segments as it fills: every
+    /// sample's stack id still names its frames (through the callers and
+    /// in `frame_ids`) in the table written, ids are dense across the
+    /// cuts, callers are in the same segment, and depths hold.
+    #[test]
+    fn segments_keep_every_stack_whole() {
+        use arrow_array::cast::AsArray;
+        use arrow_array::types::UInt32Type;
+        use arrow_array::Array;
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+        let limit = 300;
+        let mut s = Stacks::limited(Some(limit as u64 * size_of::<Node>() as u64));
+        let dir = std::env::temp_dir().join(format!("perfq-segments-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("stacks.parquet");
+        let mut t = Table::create(&path, STACKS).unwrap();
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+        let mut samples = Vec::new();
+        let mut cuts = 0;
+        for _ in 0..5_000 {
+            let depth = 1 + (next() % 15) as usize;
+            let frames: Vec<u32> = (0..depth)
+                .map(|d| (next() % (2 + 3 * d as u64 * d as u64)) as u32)
+                .collect();
+            let id = s.intern((next() % 4) as u32, &frames).unwrap();
+            samples.push((id, frames));
+            if s.full() {
+                s.cut(&mut t).unwrap();
+                cuts += 1;
+            }
+            assert!(s.nodes.len() < limit);
+        }
+        s.write(t).unwrap();
+        /// A row read back: frame, caller, depth, frame_ids.
+        type Row = (u32, Option<u32>, u32, Option<Vec<u32>>);
+        let mut rows: Vec<Row> = Vec::new();
+        let file = std::fs::File::open(&path).unwrap();
+        for batch in ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap()
+        {
+            let b = batch.unwrap();
+            let col = |i: usize| b.column(i).as_primitive::<UInt32Type>().clone();
+            let (ids, frames, depths, parents) = (col(0), col(2), col(3), col(4));
+            let lists = b.column(1).as_list::<i32>();
+            for r in 0..b.num_rows() {
+                assert_eq!(ids.value(r) as usize, rows.len(), "ids dense across cuts");
+                let list = (!lists.is_null(r)).then(|| {
+                    lists
+                        .value(r)
+                        .as_primitive::<UInt32Type>()
+                        .values()
+                        .to_vec()
+                });
+                let parent = (!parents.is_null(r)).then(|| parents.value(r));
+                rows.push((frames.value(r), parent, depths.value(r), list));
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(cuts >= 5, "{cuts} cuts");
+        for (id, frames) in &samples {
+            let leaf_first: Vec<u32> = frames.iter().rev().copied().collect();
+            let (_, _, depth, list) = &rows[*id as usize];
+            assert_eq!(list.as_ref(), Some(&leaf_first), "stack {id}");
+            assert_eq!(*depth as usize, frames.len());
+            let mut walked = Vec::new();
+            let mut at = Some(*id);
+            while let Some(i) = at {
+                let (frame, parent, _, _) = &rows[i as usize];
+                assert!(
+                    parent.is_none_or(|p| p < i && i - p < limit as u32 + 15),
+                    "caller in segment"
+                );
+                walked.push(*frame);
+                at = *parent;
+            }
+            assert_eq!(walked, leaf_first);
+        }
     }
 
     /// Depths past two bytes' range are kept exactly: a chain of 70,000
