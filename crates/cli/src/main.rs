@@ -80,11 +80,11 @@ enum Command {
         /// Store addresses only: no binaries, kallsyms or DWARF are read.
         #[arg(long)]
         no_symbols: bool,
-        /// Keep at most about this much stack tree in memory (e.g. 256M):
-        /// past it, the stacks so far are written and interning starts
-        /// afresh, so memory stays flat however long the capture, and a
-        /// stack met on both sides of a cut gets two ids (docs/schema.md).
-        /// Default: no limit, each distinct stack once.
+        /// Keep at most about this much of stacks and distinct frames in
+        /// memory (e.g. 256M): past it, those so far are written and
+        /// interning starts afresh, so memory stays flat however long the
+        /// capture, and a stack or frame met on both sides of a cut is
+        /// stored twice (docs/schema.md). Default: no limit, each once.
         #[arg(long, value_name = "SIZE", value_parser = size::parse)]
         stack_memory: Option<u64>,
         #[command(flatten)]
@@ -239,11 +239,11 @@ enum Command {
         /// Store addresses only: no binaries, kallsyms or DWARF are read.
         #[arg(long)]
         no_symbols: bool,
-        /// Keep at most about this much stack tree in memory (e.g. 256M):
-        /// past it, the stacks so far are written and interning starts
-        /// afresh, so memory stays flat however long the capture, and a
-        /// stack met on both sides of a cut gets two ids (docs/schema.md).
-        /// Default: no limit, each distinct stack once.
+        /// Keep at most about this much of stacks and distinct frames in
+        /// memory (e.g. 256M): past it, those so far are written and
+        /// interning starts afresh, so memory stays flat however long the
+        /// capture, and a stack or frame met on both sides of a cut is
+        /// stored twice (docs/schema.md). Default: no limit, each once.
         #[arg(long, value_name = "SIZE", value_parser = size::parse)]
         stack_memory: Option<u64>,
         /// Format of the summary table.

@@ -367,8 +367,20 @@ impl Symbolizer {
     /// kallsyms, as perf's `kallsyms__delta`. Module addresses are looked
     /// up as they are.
     pub fn resolve_all(&self, tracker: &Tracker, locations: &[Location]) -> Resolutions {
-        let dsos = tracker.dsos();
-        let kernel_delta = match (tracker.kernel_ref(), self.kallsyms()) {
+        self.resolve_in(tracker.dsos(), tracker.kernel_ref(), locations)
+    }
+
+    /// [`Symbolizer::resolve_all`] given the tracker's DSOs and kernel
+    /// reference symbol ([`Tracker::kernel_ref`]) rather than the tracker:
+    /// for locations resolved on another thread while the tracker goes on
+    /// taking in records.
+    pub fn resolve_in(
+        &self,
+        dsos: &Dsos,
+        kernel_ref: Option<(&str, u64)>,
+        locations: &[Location],
+    ) -> Resolutions {
+        let kernel_delta = match (kernel_ref, self.kallsyms()) {
             (Some((name, recorded)), Some(k)) => k
                 .ref_address(name)
                 .map_or(0, |now| now.wrapping_sub(recorded)),

@@ -2,11 +2,15 @@
 //! (callchain frames and branch endpoints), outermost function first.
 
 use std::borrow::Cow;
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use arrow_array::builder::{UInt16Builder, UInt32Builder, UInt64Builder};
 use arrow_array::ArrayRef;
-use perfq_symbolize::{DsoId, DsoKind, InlineFrame, Location, Resolutions, Resolved, Tracker};
+use perfq_symbolize::{
+    DsoId, DsoKind, Dsos, InlineFrame, Location, Resolutions, Resolved, Symbolizer,
+};
 
 use crate::convert::schema::FRAMES;
 use crate::dictionary::{Text, TextDictionary};
@@ -34,16 +38,163 @@ struct DsoText<'a> {
     short_name: String,
 }
 
-/// Writes the frames of `locations` (by id), with what symbolization
-/// found for each in `resolved` (empty without symbols).
-pub(crate) fn write(
-    w: &CaptureWriter,
-    tracker: &Tracker,
+/// The frames table, written a segment of locations at a time (all of
+/// them at once unless the stacks are cut into segments, see
+/// `Stacks::cut`).
+pub(crate) struct Frames {
+    /// Where the locations' names come from (`None`: addresses only).
+    symbolizer: Option<Arc<Symbolizer>>,
+    t: Table,
+    /// The id of the next location written.
+    next: usize,
+}
+
+impl Frames {
+    pub(crate) fn create(
+        w: &CaptureWriter,
+        symbolizer: Option<Arc<Symbolizer>>,
+    ) -> Result<Frames, Error> {
+        Ok(Frames {
+            symbolizer,
+            t: w.table("frames", FRAMES)?,
+            next: 0,
+        })
+    }
+
+    /// Symbolizes `locations` (the next ids, in order; in `dsos`, with the
+    /// kernel reference symbol `kernel_ref`) and writes their frames.
+    /// Gives back them and their resolutions, to be dropped when
+    /// convenient.
+    pub(crate) fn write(
+        &mut self,
+        dsos: &Dsos,
+        kernel_ref: Option<(&str, u64)>,
+        locations: Vec<Location>,
+    ) -> Result<(Vec<Location>, Resolutions), Error> {
+        let resolved = match &self.symbolizer {
+            Some(s) => s.resolve_in(dsos, kernel_ref, &locations),
+            None => Resolutions::default(),
+        };
+        write(&mut self.t, self.next, dsos, &locations, &resolved)?;
+        self.next += locations.len();
+        Ok((locations, resolved))
+    }
+
+    pub(crate) fn finish(self) -> Result<(), Error> {
+        self.t.finish()
+    }
+}
+
+/// A segment of locations for [`FramesThread`], with the DSOs and kernel
+/// reference as of its cut.
+struct Segment {
+    locations: Vec<Location>,
+    dsos: Dsos,
+    kernel_ref: Option<(String, u64)>,
+}
+
+/// [`Frames`], written on a thread of its own once there are segments:
+/// the segments of locations cut while the capture is read (see
+/// `Stacks::cut`) are symbolized and written there, while the reading
+/// thread, which every other one waits for, goes on. Without segments
+/// there is no thread.
+pub(crate) struct FramesThread {
+    /// The table until the first segment, when it moves to the thread.
+    here: Option<Frames>,
+    tx: Option<SyncSender<Segment>>,
+    thread: Option<JoinHandle<Result<Frames, Error>>>,
+}
+
+impl FramesThread {
+    pub(crate) fn new(frames: Frames) -> FramesThread {
+        FramesThread {
+            here: Some(frames),
+            tx: None,
+            thread: None,
+        }
+    }
+
+    /// Starts the thread, handing it the table.
+    fn start(&mut self) -> Result<(), Error> {
+        let Some(frames) = self.here.take() else {
+            return Ok(());
+        };
+        // One segment waits at most: a reading thread ahead of the
+        // symbolizing waits rather than piling segments up in memory.
+        let (tx, rx) = sync_channel::<Segment>(1);
+        let thread = std::thread::Builder::new()
+            .name("frames".into())
+            .spawn(move || {
+                let mut frames = frames;
+                for s in rx {
+                    let kernel_ref = s.kernel_ref.as_ref().map(|(n, a)| (n.as_str(), *a));
+                    frames.write(&s.dsos, kernel_ref, s.locations)?;
+                }
+                Ok(frames)
+            })
+            .map_err(|e| Error::Arrow(format!("starting the frames thread: {e}")))?;
+        self.tx = Some(tx);
+        self.thread = Some(thread);
+        Ok(())
+    }
+
+    /// Hands over a segment's `locations`, the next ids, in `dsos`.
+    pub(crate) fn write(
+        &mut self,
+        dsos: &Dsos,
+        kernel_ref: Option<(&str, u64)>,
+        locations: Vec<Location>,
+    ) -> Result<(), Error> {
+        self.start()?;
+        let segment = Segment {
+            locations,
+            dsos: dsos.clone(),
+            kernel_ref: kernel_ref.map(|(n, a)| (n.to_owned(), a)),
+        };
+        if self.tx.as_ref().is_some_and(|tx| tx.send(segment).is_ok()) {
+            return Ok(());
+        }
+        // The thread stopped: its error says why.
+        self.join().map(drop)
+    }
+
+    /// Waits for the segments handed over to be written; gives back the
+    /// table, to write the rest on.
+    pub(crate) fn finish(mut self) -> Result<Frames, Error> {
+        match self.here.take() {
+            Some(frames) => Ok(frames),
+            None => self.join(),
+        }
+    }
+
+    fn join(&mut self) -> Result<Frames, Error> {
+        self.tx = None;
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(Error::Arrow("the frames thread panicked".into())),
+            None => Err(Error::Arrow("the frames thread stopped early".into())),
+        }
+    }
+}
+
+impl Drop for FramesThread {
+    /// An abandoned conversion still waits for the thread.
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Writes the frames of `locations`, whose ids start at `first`.
+fn write(
+    t: &mut Table,
+    first: usize,
+    dsos: &Dsos,
     locations: &[Location],
     resolved: &Resolutions,
 ) -> Result<(), Error> {
-    let mut t = w.table("frames", FRAMES)?;
-    let dsos = tracker.dsos();
     let text: Vec<DsoText<'_>> = dsos
         .iter()
         .map(|(_, d)| DsoText {
@@ -96,14 +247,14 @@ pub(crate) fn write(
         let inlined = r.map_or(&[][..], |r| &r.inlined[..]);
         let levels = (inlined.iter().rev().map(Some)).chain(inlined.is_empty().then_some(None));
         for (depth, f) in levels.enumerate() {
-            group.push(&row, i, depth, dso, res, f);
-            group.send_if_full(&mut t)?;
+            group.push(&row, first + i, depth, dso, res, f);
+            group.send_if_full(t)?;
         }
     }
     if group.rows > 0 {
         t.push_group(group.finish())?;
     }
-    t.finish()
+    Ok(())
 }
 
 /// One row group of the frames table being filled, a builder per column

@@ -5,7 +5,10 @@
 //! tables as they come; only the interned stacks and locations (and the
 //! distinct data_src values) are kept until the end, when the locations
 //! are symbolized, each DSO once, in parallel, and the frames, stacks,
-//! DSOs, events and capture tables are written.
+//! DSOs, events and capture tables are written. Under a memory limit
+//! (`Options::stack_memory`) the stacks and locations are instead written
+//! whenever they reach it, the locations symbolized then, as the capture
+//! is still being read.
 
 mod data_src;
 mod dsos;
@@ -22,14 +25,15 @@ mod warm;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use perfq_reader::{Capture, RecordType, ReleaseBehind};
+use perfq_reader::{Capture, Mode, RecordType, ReleaseBehind};
 use perfq_symbolize::{
-    leaf_lookup, push_chain_lookups, Config, FrameLookup, LocationCache, RecentChains, Resolutions,
+    leaf_lookup, push_chain_lookups, Config, FrameLookup, LocationCache, RecentChains,
     StackUnwinder, Symbolizer, Tracker,
 };
 
 use crate::{CaptureWriter, Error};
-use samples::{SampleRow, SampleTables};
+use frames::{Frames, FramesThread};
+use samples::{SampleRow, SampleTables, Segments};
 use sideband::Sideband;
 use tickets::Tickets;
 use warm::Warmer;
@@ -43,11 +47,12 @@ pub struct Options {
     /// stores `--call-graph dwarf` samples' recorded kernel chain only,
     /// as there are no binaries to unwind the user stack with).
     pub symbols: Option<Config>,
-    /// At most about this many bytes of stack tree while converting; past
-    /// it the stacks so far are written and interning starts afresh, so
-    /// that memory stays flat however long the capture (a stack met on
-    /// both sides of a cut then has two ids). `None`: no limit, each
-    /// distinct stack once.
+    /// At most about this many bytes of stack tree and distinct locations
+    /// while converting; past it the stacks and locations so far are
+    /// written and interning starts afresh, so that memory stays flat
+    /// however long the capture (a stack or location met on both sides of
+    /// a cut then has two ids). `None`: no limit, each distinct stack and
+    /// location once.
     pub stack_memory: Option<u64>,
 }
 
@@ -113,7 +118,12 @@ pub fn convert(
         w => w?,
     };
     let events = capture.events();
-    let mut tables = SampleTables::create(&w, events, opt.stack_memory)?;
+    let segments = opt.stack_memory.map(|bytes| Segments {
+        bytes,
+        locations: capture.header().mode == Mode::File,
+    });
+    let mut frames_table = FramesThread::new(Frames::create(&w, symbolizer.clone())?);
+    let mut tables = SampleTables::create(&w, events, segments)?;
     let mut sideband = Sideband::create(&w)?;
     let mut warmer = symbolizer.clone().map(Warmer::start);
     let mut unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
@@ -222,6 +232,11 @@ pub fn convert(
             branch_frames: &branch_frames,
         };
         tables.push(events, &s, row, &mut tickets)?;
+        if segments.is_some() {
+            if let Some(segment) = tables.segment() {
+                frames_table.write(tracker.dsos(), tracker.kernel_ref(), segment)?;
+            }
+        }
     }
     progress(capture.file_len(), capture.file_len());
     let samples = tables.count;
@@ -230,16 +245,18 @@ pub fn convert(
     // this one symbolizes and writes the frames.
     let mut pending = tables.finish(&mut tickets)?;
     sideband.finish()?;
-    let locations = pending.locations()?;
-
-    if let Some(w) = warmer {
-        w.finish();
-    }
-    let resolved = match symbolizer.as_deref() {
-        Some(s) => s.resolve_all(&tracker, &locations),
-        None => Resolutions::default(),
-    };
-    frames::write(&w, &tracker, &locations, &resolved)?;
+    // The rest of the locations are symbolized here, once the segments
+    // handed over are written.
+    let mut frames_table = frames_table.finish()?;
+    let mut kept = None;
+    pending.locations(|locations| {
+        if let Some(w) = warmer.take() {
+            w.finish();
+        }
+        kept = Some(frames_table.write(tracker.dsos(), tracker.kernel_ref(), locations)?);
+        Ok(())
+    })?;
+    frames_table.finish()?;
     dsos::write(&w, &tracker, symbolizer.as_deref())?;
     pending.wait()?;
     let mut values: Vec<u64> = data_src_values.into_iter().collect();
@@ -271,9 +288,7 @@ pub fn convert(
     // What was read before an error is kept; the error is reported.
     let dir = w.finish()?;
     drop(records);
-    drop_in_background((
-        capture, tracker, symbolizer, locations, resolved, chains, cache,
-    ));
+    drop_in_background((capture, tracker, symbolizer, kept, chains, cache));
     Ok(Conversion::Written(Converted {
         dir,
         samples,

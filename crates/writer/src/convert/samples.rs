@@ -34,6 +34,32 @@ use crate::{CaptureWriter, Error, Table};
 
 /// Samples a batch carries to the samples thread.
 const BATCH: usize = 4096;
+
+/// How a location counts against a memory limit: the location (24
+/// bytes), its slot in the id table, and its resolution and frames rows
+/// when its segment is written.
+const LOCATION_BYTES: usize = 64;
+
+/// A limit on the memory the stack tree and the distinct locations hold:
+/// past it, both are written and interning starts afresh (see
+/// `Stacks::cut`, `TicketIds::cut`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Segments {
+    /// The limit.
+    pub(crate) bytes: u64,
+    /// Whether the locations are cut too (else only the stacks count and
+    /// are cut): not for a pipe-mode capture, whose build ids come at its
+    /// end, after which alone its locations can be symbolized.
+    pub(crate) locations: bool,
+}
+
+/// Locations the samples thread hands back to be symbolized and written,
+/// ids in order: a segment's as it is cut, then the last segment's once
+/// every batch is in.
+pub(crate) enum Located {
+    Segment(Vec<Location>),
+    Last(Vec<Location>),
+}
 /// Batches under way at most (memory stays bounded whatever the capture).
 const BATCHES_IN_FLIGHT: usize = 4;
 
@@ -68,19 +94,19 @@ pub(crate) struct SampleRow<'a> {
 }
 
 impl SampleTables {
-    /// The tables of `w`'s samples; `stack_memory` bounds the stack tree
-    /// (see [`Stacks::limited`]).
+    /// The tables of `w`'s samples; `segments` bounds the memory of the
+    /// stacks and locations.
     pub(crate) fn create(
         w: &CaptureWriter,
         events: &Events,
-        stack_memory: Option<u64>,
+        segments: Option<Segments>,
     ) -> Result<SampleTables, Error> {
         Ok(SampleTables {
             rows: RowsThread::start(
                 w.table("samples", SAMPLES)?,
                 w.table("branches", BRANCHES)?,
                 w.table("stacks", STACKS)?,
-                Stacks::limited(stack_memory),
+                segments,
             )?,
             read_values: w.table("read_values", READ_VALUES)?,
             raw: w.table("raw", RAW)?,
@@ -90,6 +116,16 @@ impl SampleTables {
             data_src: FxHashSet::default(),
             count: 0,
         })
+    }
+
+    /// The locations of a segment the samples thread has cut, if one is
+    /// waiting: to be symbolized and written now.
+    pub(crate) fn segment(&mut self) -> Option<Vec<Location>> {
+        match self.rows.locations.as_ref()?.try_recv() {
+            Ok(Located::Segment(l)) => Some(l),
+            // The last comes only after `finish`.
+            Ok(Located::Last(_)) | Err(_) => None,
+        }
     }
 
     /// Writes sample `s`, whose tickets were taken from `tickets`.
@@ -286,9 +322,9 @@ struct RowsThread {
     /// Batches the samples thread is done with, to fill again: the same
     /// few buffers go round instead of new ones (and new pages) per batch.
     done: Receiver<Batch>,
-    /// Where the samples thread sends the locations when the last batch
-    /// is in; handed to [`Pending`].
-    locations: Option<Receiver<Vec<Location>>>,
+    /// Where the samples thread sends the locations of each segment, and
+    /// the last ones when the last batch is in; handed to [`Pending`].
+    locations: Option<Receiver<Located>>,
     thread: Option<JoinHandle<Result<(), Error>>>,
 }
 
@@ -296,20 +332,30 @@ struct RowsThread {
 pub(crate) struct Pending {
     thread: Option<JoinHandle<Result<(), Error>>>,
     /// The distinct locations, by id, once every ticket is interned.
-    locations: Receiver<Vec<Location>>,
+    locations: Receiver<Located>,
 }
 
 impl Pending {
-    /// The capture's distinct locations, by id: ready as soon as the
-    /// samples thread has taken in the last batch (it then goes on writing
-    /// the samples and stacks).
-    pub(crate) fn locations(&mut self) -> Result<Vec<Location>, Error> {
-        match self.locations.recv() {
-            Ok(l) => Ok(l),
-            // The thread ended without them: its error says why.
-            Err(_) => Err(join(&mut self.thread)
-                .err()
-                .unwrap_or_else(|| Error::Arrow("the samples thread stopped early".into()))),
+    /// The capture's distinct locations not yet taken with
+    /// [`SampleTables::segment`], by id: those of the segments still
+    /// waiting, then the last ones, ready as soon as the samples thread
+    /// has taken in the last batch (it then goes on writing the samples
+    /// and stacks). Each set goes to `each` in order.
+    pub(crate) fn locations(
+        &mut self,
+        mut each: impl FnMut(Vec<Location>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        loop {
+            match self.locations.recv() {
+                Ok(Located::Segment(l)) => each(l)?,
+                Ok(Located::Last(l)) => return each(l),
+                // The thread ended without them: its error says why.
+                Err(_) => {
+                    return Err(join(&mut self.thread).err().unwrap_or_else(|| {
+                        Error::Arrow("the samples thread stopped early".into())
+                    }))
+                }
+            }
         }
     }
 
@@ -340,11 +386,14 @@ impl RowsThread {
         samples: Table,
         branches: Table,
         stacks: Table,
-        tree: Stacks,
+        segments: Option<Segments>,
     ) -> Result<RowsThread, Error> {
         let (tx, rx) = sync_channel::<Batch>(BATCHES_IN_FLIGHT);
         let (done_tx, done) = channel::<Batch>();
-        let (located_tx, located) = sync_channel::<Vec<Location>>(1);
+        // Not bounded: the samples thread must never wait for the reading
+        // thread, which may be waiting to send it a batch. The reading
+        // thread takes each segment within a few thousand samples.
+        let (located_tx, located) = channel::<Located>();
         let tables = RowTables {
             samples,
             branches,
@@ -352,7 +401,7 @@ impl RowsThread {
         };
         let thread = std::thread::Builder::new()
             .name("samples".into())
-            .spawn(move || write_rows(rx, done_tx, located_tx, tables, tree))
+            .spawn(move || write_rows(rx, done_tx, located_tx, tables, segments))
             .map_err(|e| Error::Arrow(format!("starting the samples thread: {e}")))?;
         Ok(RowsThread {
             batch: Batch::new(),
@@ -432,15 +481,18 @@ struct RowTables {
 }
 
 /// The samples thread: locations given ids, stacks interned, rows written;
-/// then the locations sent back, and the stacks written.
+/// then the locations sent back, and the stacks written. Under a limit
+/// (`segments`), the stacks are written and the locations sent back
+/// whenever they reach it.
 fn write_rows(
     rx: Receiver<Batch>,
     done: Sender<Batch>,
-    located: SyncSender<Vec<Location>>,
+    located: Sender<Located>,
     mut tables: RowTables,
-    mut stacks: Stacks,
+    segments: Option<Segments>,
 ) -> Result<(), Error> {
     let mut ids = TicketIds::default();
+    let mut stacks = Stacks::default();
     let mut group = SampleColumns::new();
     for mut b in rx {
         ids.add(&b.locations);
@@ -456,8 +508,23 @@ fn write_rows(
             members = rest;
             f.leaf_frame = f.leaf_frame.map(|t| ids.id(t));
             let stack_id = stacks.intern(f.chain_tid, frames);
-            if stacks.full() {
-                stacks.cut(&mut tables.stacks)?;
+            if let Some(limit) = segments {
+                let locations = match limit.locations {
+                    true => ids.segment_len() * LOCATION_BYTES,
+                    false => 0,
+                };
+                if (stacks.bytes() + locations) as u64 >= limit.bytes {
+                    stacks.cut(&mut tables.stacks)?;
+                    // Ids given before stay valid: this batch's rows and
+                    // the reading thread's cached tickets may still
+                    // name locations of the segment cut.
+                    if limit.locations {
+                        let segment = ids.cut();
+                        if !segment.is_empty() {
+                            let _ = located.send(Located::Segment(segment));
+                        }
+                    }
+                }
             }
             group.push(f, stack_id, mine);
             if group.is_full() {
@@ -474,7 +541,7 @@ fn write_rows(
     // The reading thread waits for these to symbolize while this one
     // finishes the samples and writes the stacks. It may have stopped
     // early on an error: then nobody waits.
-    let _ = located.send(ids.into_locations());
+    let _ = located.send(Located::Last(ids.into_locations()));
     if !group.is_empty() {
         tables.samples.push_group(group.finish())?;
     }

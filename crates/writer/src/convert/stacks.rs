@@ -5,10 +5,10 @@
 //!
 //! The tree grows with a capture's distinct stacks, which on system-wide
 //! captures grow with its length (most samples of deep, varied code make
-//! new ones). Given a limit ([`Stacks::limited`]), the tree is written
-//! whenever it reaches it and interning starts afresh: memory stays flat,
-//! and a stack met on both sides of such a cut gets two ids (see
-//! docs/schema.md, "Stacks interned in segments").
+//! new ones). Under a memory limit the tree is written whenever it
+//! reaches it ([`Stacks::cut`]) and interning starts afresh: memory stays
+//! flat, and a stack met on both sides of such a cut gets two ids (see
+//! docs/schema.md, "Stacks and frames interned in segments").
 
 use std::sync::Arc;
 
@@ -80,8 +80,6 @@ pub(crate) struct Stacks {
     /// Ids of the stacks already written (earlier segments): the id of
     /// `nodes[i]` is `base + i`.
     base: u32,
-    /// Stacks held at most before [`Stacks::cut`] writes them.
-    limit: usize,
     /// (leaf frame, caller stack or [`ROOT`]) → stack id, for the callees
     /// of callers with more than [`LIST_LIMIT`] of them.
     wide: FxHashMap<(u32, u32), u32>,
@@ -104,7 +102,6 @@ impl Default for Stacks {
     fn default() -> Self {
         Stacks {
             base: 0,
-            limit: usize::MAX,
             wide: FxHashMap::default(),
             nodes: Vec::new(),
             sampled: BooleanBufferBuilder::new(0),
@@ -115,21 +112,6 @@ impl Default for Stacks {
 }
 
 impl Stacks {
-    /// Stacks that hold at most about `bytes` of tree (16 bytes a stack)
-    /// before they are written and interning starts afresh; `None` for no
-    /// limit (each distinct stack once).
-    pub(crate) fn limited(bytes: Option<u64>) -> Stacks {
-        let limit = bytes.map_or(usize::MAX, |b| {
-            usize::try_from(b / size_of::<Node>() as u64)
-                .unwrap_or(usize::MAX)
-                .max(1)
-        });
-        Stacks {
-            limit,
-            ..Stacks::default()
-        }
-    }
-
     /// The stack id of a sample of thread `tid` whose frames (location
     /// ids, root first) are `frames`; `None` for a sample without frames.
     /// Stacks are frames only: the same frames in two processes are one
@@ -163,16 +145,17 @@ impl Stacks {
         Some(self.base.saturating_add(parent))
     }
 
-    /// Whether the tree has reached its limit: [`Stacks::cut`] it before
-    /// the next sample.
-    pub(crate) fn full(&self) -> bool {
-        self.nodes.len() >= self.limit
+    /// The memory the tree holds since the last cut, as counted against
+    /// a limit: 16 bytes a stack (its index and the callee tables add a
+    /// little).
+    pub(crate) fn bytes(&self) -> usize {
+        self.nodes.len() * size_of::<Node>()
     }
 
     /// Writes the stacks so far into `t` and starts a new segment: the
     /// stacks interned from now on get ids after theirs, and none is
     /// looked up again (a stack met again gets a new id). The vectors keep
-    /// their room for the next segment, which the limit bounds.
+    /// their room for the next segment, which the caller's limit bounds.
     pub(crate) fn cut(&mut self, t: &mut Table) -> Result<(), Error> {
         let held = self.nodes.len();
         self.wide.clear();
@@ -504,7 +487,7 @@ mod tests {
         use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
         let limit = 300;
-        let mut s = Stacks::limited(Some(limit as u64 * size_of::<Node>() as u64));
+        let mut s = Stacks::default();
         let dir = std::env::temp_dir().join(format!("perfq-segments-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("stacks.parquet");
@@ -519,7 +502,7 @@ mod tests {
                 .collect();
             let id = s.intern((next() % 4) as u32, &frames).unwrap();
             samples.push((id, frames));
-            if s.full() {
+            if s.bytes() >= limit * size_of::<Node>() {
                 s.cut(&mut t).unwrap();
                 cuts += 1;
             }

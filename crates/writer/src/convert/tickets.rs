@@ -80,7 +80,10 @@ impl Tickets {
 #[derive(Default)]
 pub(crate) struct TicketIds {
     table: IdTable,
-    /// The distinct locations, by id.
+    /// Ids given before `locations`' first (earlier segments, see
+    /// [`TicketIds::cut`]).
+    base: u32,
+    /// The distinct locations of this segment, by id less `base`.
     locations: Vec<Location>,
     /// By ticket: its location's id.
     ids: Vec<u32>,
@@ -107,7 +110,7 @@ impl TicketIds {
                 self.table.prefetch(ahead);
             }
             let id = self.table.id_in_hashed(hash, l, &mut self.locations);
-            self.ids.push(id);
+            self.ids.push(self.base.saturating_add(id));
         }
     }
 
@@ -120,7 +123,24 @@ impl TicketIds {
         self.ids.get(t as usize).copied().unwrap_or(u32::MAX)
     }
 
-    /// The distinct locations, by id.
+    /// The locations of this segment (ids from the last cut's on, in
+    /// order), and a new segment: locations added from now on get ids
+    /// after theirs, and none is looked up again (a location met again
+    /// gets a new id). Tickets handed over before keep their ids.
+    pub(crate) fn cut(&mut self) -> Vec<Location> {
+        let segment = std::mem::take(&mut self.locations);
+        self.table = IdTable::default();
+        self.base = self.base.saturating_add(segment.len() as u32);
+        segment
+    }
+
+    /// Locations in this segment so far.
+    pub(crate) fn segment_len(&self) -> usize {
+        self.locations.len()
+    }
+
+    /// The distinct locations of the last segment, by id less the ids
+    /// cut before.
     pub(crate) fn into_locations(self) -> Vec<Location> {
         self.locations
     }
@@ -154,6 +174,41 @@ mod tests {
             assert_eq!(ids.id(t), (a % 700) as u32);
         }
         assert_eq!(ids.into_locations(), (0..700).map(loc).collect::<Vec<_>>());
+    }
+
+    /// After a cut, new locations (and ones met before it) get ids after
+    /// the cut's; tickets given before it keep theirs.
+    #[test]
+    fn cuts_number_on_and_keep_earlier_tickets() {
+        let loc = |a: u64| Location::Unmapped { addr: a };
+        let mut tickets = Tickets::default();
+        let mut ids = TicketIds::default();
+        let mut batch = Vec::new();
+        let early = [
+            tickets.ticket(loc(1)),
+            tickets.ticket(loc(2)),
+            tickets.ticket(loc(1)),
+        ];
+        tickets.hand_over(&mut batch);
+        ids.add(&batch);
+        assert_eq!(early.map(|t| ids.id(t)), [0, 1, 0]);
+        assert_eq!(ids.segment_len(), 2);
+        assert_eq!(ids.cut(), vec![loc(1), loc(2)]);
+        assert_eq!(ids.segment_len(), 0);
+        let late = [
+            tickets.ticket(loc(2)),
+            tickets.ticket(loc(3)),
+            tickets.ticket(loc(2)),
+        ];
+        tickets.hand_over(&mut batch);
+        ids.add(&batch);
+        assert_eq!(late.map(|t| ids.id(t)), [2, 3, 2]);
+        assert_eq!(
+            early.map(|t| ids.id(t)),
+            [0, 1, 0],
+            "earlier tickets keep their ids"
+        );
+        assert_eq!(ids.into_locations(), vec![loc(2), loc(3)]);
     }
 
     /// `fresh` gives each found location once, also across a hand-over.
