@@ -243,7 +243,8 @@ enum Command {
         /// memory (e.g. 256M): past it, those so far are written and
         /// interning starts afresh, so memory stays flat however long the
         /// capture, and a stack or frame met on both sides of a cut is
-        /// stored twice (docs/schema.md). Default: no limit, each once.
+        /// stored twice (docs/schema.md). Each capture converted at once has
+        /// its own. Default: no limit, each once.
         #[arg(long, value_name = "SIZE", value_parser = size::parse)]
         stack_memory: Option<u64>,
         /// Format of the summary table.

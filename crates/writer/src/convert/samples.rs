@@ -35,6 +35,9 @@ use crate::{CaptureWriter, Error, Table};
 /// Samples a batch carries to the samples thread.
 const BATCH: usize = 4096;
 
+/// Batches under way at most (memory stays bounded whatever the capture).
+const BATCHES_IN_FLIGHT: usize = 4;
+
 /// How a location counts against a memory limit: the location (24
 /// bytes), its slot in the id table, and its resolution and frames rows
 /// when its segment is written.
@@ -60,8 +63,6 @@ pub(crate) enum Located {
     Segment(Vec<Location>),
     Last(Vec<Location>),
 }
-/// Batches under way at most (memory stays bounded whatever the capture).
-const BATCHES_IN_FLIGHT: usize = 4;
 
 pub(crate) struct SampleTables {
     rows: RowsThread,
