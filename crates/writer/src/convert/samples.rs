@@ -515,7 +515,6 @@ fn write_rows(
                     false => 0,
                 };
                 if (stacks.bytes() + locations) as u64 >= limit.bytes {
-                    stacks.cut(&mut tables.stacks)?;
                     // Ids given before stay valid: this batch's rows and
                     // the reading thread's cached tickets may still
                     // name locations of the segment cut.
@@ -525,6 +524,7 @@ fn write_rows(
                             let _ = located.send(Located::Segment(segment));
                         }
                     }
+                    stacks.cut(&mut tables.stacks, ids.first_id())?;
                 }
             }
             group.push(f, stack_id, mine);

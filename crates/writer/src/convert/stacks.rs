@@ -68,8 +68,9 @@ struct Recent {
     nodes: Vec<u32>,
 }
 
-/// Leaf frames below this have their root stack in [`Stacks::roots`]
-/// (at most 256 MB of index); any others in [`Stacks::wide`].
+/// Leaf frames less than this past [`Stacks::first_frame`] have their
+/// root stack in [`Stacks::roots`] (at most 256 MB of index); any others
+/// in [`Stacks::wide`].
 const DENSE_FRAMES: usize = 1 << 26;
 
 /// Threads remembered at most; past it they are forgotten (a cache).
@@ -94,6 +95,10 @@ pub(crate) struct Stacks {
     /// of their own by (frame, root) they cost two or three cache misses
     /// each, a third of interning's time; here one.
     roots: Vec<u32>,
+    /// The location id `roots` starts at: the first of the segment's own
+    /// locations (see [`Stacks::cut`]), so that the index stays as large
+    /// as one segment's locations however many came before.
+    first_frame: u32,
     /// By thread id.
     recent: FxHashMap<u32, Recent>,
 }
@@ -106,6 +111,7 @@ impl Default for Stacks {
             nodes: Vec::new(),
             sampled: BooleanBufferBuilder::new(0),
             roots: Vec::new(),
+            first_frame: 0,
             recent: FxHashMap::default(),
         }
     }
@@ -155,12 +161,16 @@ impl Stacks {
     /// Writes the stacks so far into `t` and starts a new segment: the
     /// stacks interned from now on get ids after theirs, and none is
     /// looked up again (a stack met again gets a new id). The vectors keep
-    /// their room for the next segment, which the caller's limit bounds.
-    pub(crate) fn cut(&mut self, t: &mut Table) -> Result<(), Error> {
+    /// their room for the next segment, which the caller's limit bounds;
+    /// the root index starts again at `first_frame`, the first location id
+    /// the next segment gives (frames before it, of locations met earlier,
+    /// find their root stacks in the table).
+    pub(crate) fn cut(&mut self, t: &mut Table, first_frame: u32) -> Result<(), Error> {
         let held = self.nodes.len();
         self.wide.clear();
         self.recent.clear();
-        self.roots.fill(NONE);
+        self.roots = Vec::new();
+        self.first_frame = first_frame;
         let nodes = std::mem::replace(&mut self.nodes, Vec::with_capacity(held));
         let sampled = std::mem::replace(&mut self.sampled, BooleanBufferBuilder::new(held));
         write_segment(t, self.base, nodes, sampled)?;
@@ -218,10 +228,11 @@ impl Stacks {
 
     /// The root stack of `frame`, made if new.
     fn root(&mut self, frame: u32) -> u32 {
-        let at = frame as usize;
+        let at = frame.wrapping_sub(self.first_frame) as usize;
         if at >= DENSE_FRAMES {
-            // Not a location id of any capture this side of 64 M
-            // locations: the table, so that the index stays small.
+            // A location of an earlier segment, or not a location id of
+            // any capture this side of 64 M locations: the table, so that
+            // the index stays small.
             return self.wide_callee(ROOT, frame);
         }
         if let Some(&id) = self.roots.get(at).filter(|&&id| id != NONE) {
@@ -503,7 +514,9 @@ mod tests {
             let id = s.intern((next() % 4) as u32, &frames).unwrap();
             samples.push((id, frames));
             if s.bytes() >= limit * size_of::<Node>() {
-                s.cut(&mut t).unwrap();
+                // Root frames of every id, old and new, as when the
+                // locations are cut too.
+                s.cut(&mut t, (next() % 60) as u32).unwrap();
                 cuts += 1;
             }
             assert!(s.nodes.len() < limit);

@@ -134,6 +134,11 @@ impl TicketIds {
         segment
     }
 
+    /// The id the segment's first location gets.
+    pub(crate) fn first_id(&self) -> u32 {
+        self.base
+    }
+
     /// Locations in this segment so far.
     pub(crate) fn segment_len(&self) -> usize {
         self.locations.len()
@@ -195,6 +200,7 @@ mod tests {
         assert_eq!(ids.segment_len(), 2);
         assert_eq!(ids.cut(), vec![loc(1), loc(2)]);
         assert_eq!(ids.segment_len(), 0);
+        assert_eq!(ids.first_id(), 2);
         let late = [
             tickets.ticket(loc(2)),
             tickets.ticket(loc(3)),
