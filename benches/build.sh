@@ -7,6 +7,9 @@
 #   perfq report                vs  perf report --stdio --no-children --sort dso,sym
 #   perfq report --children     vs  perf report --stdio --children --sort dso,sym -g none
 #   perfq query DATASET "top 20 of function_total"   (no perf equivalent)
+# and, with STACK_MEMORY=SIZE (e.g. 16M), also
+#   perfq convert --stack-memory SIZE   vs  perf script > /dev/null
+# (memory bounded in capture length: docs/schema.md).
 # Prints a markdown table for docs/benchmarks.md.
 #   sh benches/build.sh         # PERFQ names perfq (default: the dist build;
 #                               # PERFQ_PROFILE=release for the release one)
@@ -44,6 +47,11 @@ for f in build-fp build-dwarf build-fp-4x; do
     echo "| **$f.data** | | | |"
     row "convert vs perf script $noinline" "$PERFQ convert --force -o $out $data" \
         "perf script $noinline -i $data > /dev/null"
+    if [ -n "${STACK_MEMORY:-}" ]; then
+        row "convert --stack-memory $STACK_MEMORY vs perf script $noinline" \
+            "$PERFQ convert --force --stack-memory $STACK_MEMORY -o $out $data" \
+            "perf script $noinline -i $data > /dev/null"
+    fi
     row "report vs perf report --no-children $noinline" "$PERFQ report $data > /dev/null" \
         "perf report $noinline -i $data --stdio --no-children --sort dso,sym > /dev/null"
     row "report --children vs perf report --children -g none $noinline" "$PERFQ report --children $data > /dev/null" \
