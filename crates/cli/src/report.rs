@@ -65,6 +65,7 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
             sort: opt.sort.into(),
             event: opt.event.clone(),
             symbols: opt.symbols.clone(),
+            pass_memory: None,
         },
         &mut |done, total| {
             bar.update(done, total);
@@ -130,12 +131,18 @@ fn write_lines(
 
 /// The total period of the row's event: what its percentages are of.
 fn total_of(report: &Report, row: &Row) -> u64 {
-    report.events.get(row.event).map_or(0, |e| e.period)
+    report
+        .events
+        .get(row.event as usize)
+        .map_or(0, |e| e.period)
 }
 
 /// The name of the row's event.
 fn event_name<'a>(report: &'a Report, row: &Row) -> &'a str {
-    report.events.get(row.event).map_or("", |e| &e.name)
+    report
+        .events
+        .get(row.event as usize)
+        .map_or("", |e| &e.name)
 }
 
 /// `value` right-aligned in `width` characters (ASCII: numbers), as
@@ -174,7 +181,7 @@ fn json_rows(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Re
         }
         let t = total_of(report, r);
         let mut o = json!({
-            "event": event_name(report, r), "dso": &*r.dso, "symbol": r.symbol.to_string(),
+            "event": event_name(report, r), "dso": report.dso(r), "symbol": report.symbol(r).to_string(),
             "samples": r.samples, "period": r.period,
             "self_percent": pct(r.period, t),
             "unresolved_samples": r.unresolved_samples,
@@ -184,7 +191,7 @@ fn json_rows(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Re
             o["total_period"] = json!(r.total_period);
             o["total_percent"] = json!(pct(r.total_period, t));
         }
-        if let Some(why) = r.unresolved {
+        if let Some(why) = report.unresolved_reason(r) {
             o["unresolved"] = json!(why);
         }
         let _ = write!(line, "{o}");
@@ -210,8 +217,8 @@ fn csv_rows(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Res
             line,
             "{},{},{},{},{},{:.4}",
             q(event_name(report, r)),
-            q(&r.dso),
-            q(&r.symbol.to_string()),
+            q(report.dso(r)),
+            q(&report.symbol(r).to_string()),
             r.samples,
             r.period,
             pct(r.period, t)
@@ -225,7 +232,7 @@ fn csv_rows(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Res
                 pct(r.total_period, t)
             );
         }
-        let _ = writeln!(line, ",{}", r.unresolved.unwrap_or(""));
+        let _ = writeln!(line, ",{}", report.unresolved_reason(r).unwrap_or(""));
     })?;
     Ok(())
 }
@@ -235,7 +242,7 @@ fn table(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Result
         if previous.is_none_or(|p| p.event != r.event) {
             let (n, p) = report
                 .events
-                .get(r.event)
+                .get(r.event as usize)
                 .map_or((0, 0), |e| (e.samples, e.period));
             let _ = writeln!(
                 line,
@@ -274,11 +281,12 @@ fn table(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Result
         line.push(' ');
         padded(line, 14, format_args!("{}", r.period));
         line.push_str("  ");
-        line.push_str(&r.dso);
-        let width = r.dso.chars().count();
+        let dso = report.dso(r);
+        line.push_str(dso);
+        let width = dso.chars().count();
         line.extend(std::iter::repeat_n(' ', 24usize.saturating_sub(width)));
-        let _ = write!(line, " {}", r.symbol);
-        if let Some(why) = r.unresolved {
+        let _ = write!(line, " {}", report.symbol(r));
+        if let Some(why) = report.unresolved_reason(r) {
             let _ = write!(line, "  ({why})");
         }
         line.push('\n');

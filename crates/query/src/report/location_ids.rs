@@ -27,19 +27,30 @@ const BATCH: usize = 1 << 14;
 /// on their way back): ~3 MB.
 const IN_FLIGHT: usize = 4;
 
+/// What the reading thread hands the interning thread.
+enum Handed {
+    /// The next keys, in ticket order.
+    Keys(Vec<LocKey>),
+    /// The end of a pass: the ids so far are sent back, and numbering
+    /// starts again from ticket 0 and id 0.
+    Cut,
+}
+
 /// The reading side: hands keys to the interning thread.
 pub(super) struct Tickets {
     batch: Vec<LocKey>,
-    /// Keys handed over before `batch`.
+    /// Keys handed over before `batch` in this pass.
     handed: u32,
-    to_ids: SyncSender<Vec<LocKey>>,
+    to_ids: SyncSender<Handed>,
     /// Batches the interning thread emptied, to fill again.
     spare: Receiver<Vec<LocKey>>,
+    /// Each pass's ids, when it is cut.
+    passes: Receiver<LocationIds>,
 }
 
 impl Tickets {
-    /// The ticket of `key`: the number of keys handed over before it.
-    /// [`LocationIds::ticket_ids`] gives its id.
+    /// The ticket of `key`: the number of keys handed over before it in
+    /// this pass. [`LocationIds::ticket_ids`] gives its id.
     #[inline]
     pub(super) fn push(&mut self, key: LocKey) -> u32 {
         let ticket = self.handed + self.batch.len() as u32;
@@ -50,7 +61,30 @@ impl Tickets {
         ticket
     }
 
+    /// Tickets given in this pass.
+    pub(super) fn len(&self) -> usize {
+        self.handed as usize + self.batch.len()
+    }
+
+    /// Ends the pass: returns its ids once the interning thread has
+    /// numbered every key handed over, and starts the next pass's tickets
+    /// and ids from 0.
+    pub(super) fn cut(&mut self) -> LocationIds {
+        self.hand_over();
+        self.handed = 0;
+        let ids = match self.to_ids.send(Handed::Cut) {
+            Ok(()) => self.passes.recv().ok(),
+            Err(_) => None,
+        };
+        // Only a panic ends the interning thread early; it is raised
+        // again when the thread is joined.
+        ids.unwrap_or_else(|| panic!("the location-numbering thread stopped"))
+    }
+
     fn hand_over(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
         let next = self
             .spare
             .try_recv()
@@ -59,11 +93,12 @@ impl Tickets {
         self.handed += full.len() as u32;
         // The receiver lives until the senders are gone unless its thread
         // panicked, which `with_location_ids` reports when joining it.
-        let _ = self.to_ids.send(full);
+        let _ = self.to_ids.send(Handed::Keys(full));
     }
 }
 
-/// What the interning thread made.
+/// What the interning thread made of one pass.
+#[derive(Default)]
 pub(super) struct LocationIds {
     /// The distinct keys, by id.
     pub keys: Vec<LocKey>,
@@ -72,17 +107,20 @@ pub(super) struct LocationIds {
 }
 
 /// Runs `read` on this thread, interning the keys it hands over on
-/// another; returns what `read` returned and the ids.
+/// another; returns what `read` returned and the ids of the last pass
+/// (of all keys, if `read` never cuts).
 pub(super) fn with_location_ids<R>(read: impl FnOnce(&mut Tickets) -> R) -> (R, LocationIds) {
-    let (to_ids, batches) = sync_channel::<Vec<LocKey>>(IN_FLIGHT);
+    let (to_ids, batches) = sync_channel::<Handed>(IN_FLIGHT);
     let (give_back, spare) = sync_channel::<Vec<LocKey>>(IN_FLIGHT);
+    let (pass_done, passes) = sync_channel::<LocationIds>(1);
     thread::scope(|s| {
-        let interner = s.spawn(move || intern(batches, give_back));
+        let interner = s.spawn(move || intern(batches, give_back, pass_done));
         let mut tickets = Tickets {
             batch: Vec::with_capacity(BATCH),
             handed: 0,
             to_ids,
             spare,
+            passes,
         };
         let r = read(&mut tickets);
         tickets.hand_over();
@@ -118,16 +156,36 @@ const AHEAD: usize = 8;
 /// build capture this thread, which bounds the read, took 0.35–0.37 s of
 /// CPU instead of 0.59–0.62 s, its read ending at ~0.5 instead of
 /// ~0.65 s; with the cache slot alone, 0.47–0.60 s.
-fn intern(batches: Receiver<Vec<LocKey>>, give_back: SyncSender<Vec<LocKey>>) -> LocationIds {
+fn intern(
+    batches: Receiver<Handed>,
+    give_back: SyncSender<Vec<LocKey>>,
+    pass_done: SyncSender<LocationIds>,
+) -> LocationIds {
     let mut table = IdTable::new();
-    let mut keys: Vec<LocKey> = Vec::new();
-    let mut ticket_ids: Vec<u32> = Vec::new();
-    let mut recent: Vec<Option<(LocKey, u32)>> = vec![None; RECENT];
+    let mut ids = LocationIds::default();
+    // Each slot: a key, its id and the pass it was met in (a cut makes
+    // every slot stale without a write to each).
+    let mut recent: Vec<Option<(LocKey, u32, u32)>> = vec![None; RECENT];
+    let mut pass = 0u32;
     let mut hashes: Vec<KeyHash> = Vec::new();
-    for mut batch in batches {
+    for handed in batches {
+        let mut batch = match handed {
+            Handed::Keys(batch) => batch,
+            Handed::Cut => {
+                // The next pass numbers from 0: nothing of this one is
+                // found again.
+                table = IdTable::new();
+                pass = pass.wrapping_add(1);
+                if pass_done.send(std::mem::take(&mut ids)).is_err() {
+                    break;
+                }
+                continue;
+            }
+        };
         hashes.clear();
         hashes.extend(batch.iter().map(IdTable::hash));
         let mut ahead = hashes.iter().skip(AHEAD);
+        let LocationIds { keys, ticket_ids } = &mut ids;
         ticket_ids.extend(batch.drain(..).zip(&hashes).map(|(key, &hash)| {
             if let Some(&h) = ahead.next() {
                 prefetch_line(&recent[h.bits() as usize & (RECENT - 1)]);
@@ -135,10 +193,10 @@ fn intern(batches: Receiver<Vec<LocKey>>, give_back: SyncSender<Vec<LocKey>>) ->
             }
             let slot = &mut recent[hash.bits() as usize & (RECENT - 1)];
             match slot {
-                Some((k, id)) if *k == key => *id,
+                Some((k, id, p)) if *p == pass && *k == key => *id,
                 _ => {
-                    let id = table.id_in_hashed(hash, key, &mut keys);
-                    *slot = Some((key, id));
+                    let id = table.id_in_hashed(hash, key, keys);
+                    *slot = Some((key, id, pass));
                     id
                 }
             }
@@ -147,7 +205,7 @@ fn intern(batches: Receiver<Vec<LocKey>>, give_back: SyncSender<Vec<LocKey>>) ->
         // enough are waiting.
         let _ = give_back.try_send(batch);
     }
-    LocationIds { keys, ticket_ids }
+    ids
 }
 
 #[cfg(test)]
@@ -165,6 +223,33 @@ mod tests {
             let id = ids.ticket_ids[ticket as usize];
             assert_eq!(id as usize, a % 40_000);
             assert_eq!(ids.keys[id as usize], key(a as u64));
+        }
+    }
+
+    #[test]
+    fn each_pass_numbers_from_zero() {
+        let key = |a: u64| (Location::Unmapped { addr: a % 30_000 }, None, false);
+        let mut passes = Vec::new();
+        let (_, last) = with_location_ids(|t| {
+            for pass in 0..3u64 {
+                let tickets: Vec<u32> = (0..50_000u64).map(|a| t.push(key(a + pass))).collect();
+                assert_eq!(t.len(), 50_000);
+                if pass < 2 {
+                    passes.push((pass, tickets, t.cut()));
+                    assert_eq!(t.len(), 0);
+                }
+            }
+        });
+        assert_eq!(last.ticket_ids.len(), 50_000);
+        assert_eq!(last.keys.first(), Some(&key(2)));
+        for (pass, tickets, ids) in passes {
+            assert_eq!(tickets, (0..50_000u32).collect::<Vec<_>>());
+            assert_eq!(ids.keys.len(), 30_000);
+            for (a, &ticket) in tickets.iter().enumerate() {
+                let id = ids.ticket_ids[ticket as usize];
+                assert_eq!(ids.keys[id as usize], key(a as u64 + pass));
+                assert_eq!(id as usize, a % 30_000);
+            }
         }
     }
 }

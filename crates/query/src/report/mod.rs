@@ -30,8 +30,9 @@
 //!
 //! let r = report::run("perf.data".as_ref(), &Options { children: true, ..Options::default() })?;
 //! for row in &r.rows {
-//!     let event = &r.events[row.event];
-//!     println!("{} {} {} {} of {}", event.name, row.dso, row.symbol, row.total_period, event.period);
+//!     let event = &r.events[row.event as usize];
+//!     let (dso, symbol) = (r.dso(row), r.symbol(row));
+//!     println!("{} {dso} {symbol} {} of {}", event.name, row.total_period, event.period);
 //! }
 //! # Ok::<(), perfq_query::Error>(())
 //! ```
@@ -89,6 +90,12 @@ pub struct Options {
     pub event: Option<String>,
     /// Where symbols come from.
     pub symbols: Config,
+    /// Bytes of frames looked up and samples a pass of the read holds at
+    /// most (each frame 8 bytes, each sample 24), bounding what a report
+    /// holds whatever the capture's length; `None`: 16 MiB. The rows are
+    /// the same for any value: each pass's locations are resolved and its
+    /// samples summed before the next pass is read.
+    pub pass_memory: Option<u64>,
 }
 
 /// One event of the capture and what was delivered for it.
@@ -103,24 +110,16 @@ pub struct EventTotal {
     pub period: u64,
 }
 
-/// One row: an event's samples of one function (or DSO, or symbol).
+/// One row: an event's samples of one function (or DSO, or symbol). Its
+/// names are the report's ([`Report::dso`], [`Report::symbol`]): a
+/// system-wide capture has millions of rows (every unresolved address is
+/// one), each kept in 64 bytes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Row {
     /// → [`Report::events`].
-    pub event: usize,
-    /// The DSO's short name, `[unknown]` for an address nothing maps
-    /// (empty with [`SortKey::Sym`]); shared by the DSO's rows (millions
-    /// of `[unknown]` rows on a system-wide capture).
-    pub dso: Arc<str>,
-    /// The symbol; unresolved, the address, which it shows as perf prints
-    /// it (empty with [`SortKey::Dso`]). Shared with the rows of the other
-    /// events, and an address is formatted only when shown: a system-wide
-    /// capture has millions of such rows.
-    pub symbol: Symbol,
-    /// Why the symbol is unresolved ([`perfq_symbolize::Unresolved::name`]);
-    /// never given for DSO rows, which may mix resolved and unresolved
-    /// addresses.
-    pub unresolved: Option<&'static str>,
+    pub event: u32,
+    /// The row's (DSO, symbol) in the report's keys.
+    key: u32,
     /// Samples whose own address is in it (Self).
     pub samples: u64,
     /// The sum of their periods.
@@ -132,6 +131,8 @@ pub struct Row {
     pub total_period: u64,
     /// Own samples whose symbol could not be resolved.
     pub unresolved_samples: u64,
+    /// The first bytes of the symbol's text, by which rows are sorted.
+    text: TextPrefix,
 }
 
 /// The report of one capture.
@@ -152,12 +153,45 @@ pub struct Report {
     /// What stopped reading before the end of the file, if anything (the
     /// rows count what was read before it).
     pub error: Option<perfq_reader::Error>,
+    /// The rows' names.
+    keys: RowKeys,
+    /// By key: why its first location met is unresolved.
+    key_reason: Vec<Option<Unresolved>>,
+    sort: SortKey,
 }
 
 impl Report {
     /// Samples delivered, all events together.
     pub fn samples(&self) -> u64 {
         self.events.iter().map(|e| e.samples).sum()
+    }
+
+    /// The row's DSO: its short name, `[unknown]` for an address nothing
+    /// maps (empty with [`SortKey::Sym`]).
+    pub fn dso(&self, row: &Row) -> &str {
+        self.keys.dso(row.key as usize)
+    }
+
+    /// The row's symbol; unresolved, the address, which it shows as perf
+    /// prints it (empty with [`SortKey::Dso`]). Names are shared with the
+    /// rows of the other events, and an address is formatted only when
+    /// shown.
+    pub fn symbol(&self, row: &Row) -> Symbol {
+        self.keys.symbol(row.key as usize)
+    }
+
+    /// Why the row's symbol is unresolved
+    /// ([`perfq_symbolize::Unresolved::name`]); never given for DSO rows,
+    /// which may mix resolved and unresolved addresses.
+    pub fn unresolved_reason(&self, row: &Row) -> Option<&'static str> {
+        match self.sort {
+            SortKey::Dso => None,
+            _ => self
+                .key_reason
+                .get(row.key as usize)?
+                .as_ref()
+                .map(|r| r.name()),
+        }
     }
 }
 
@@ -207,6 +241,14 @@ pub fn run_with_progress(
 ) -> Result<Report, Error> {
     let capture = Capture::open(path)?;
     let events = capture.events();
+    if let Some(name) = &opt.event {
+        if !events.list().iter().any(|e| &e.name == name) {
+            return Err(Error::NoEvent {
+                name: name.clone(),
+                path: PathBuf::from(path),
+            });
+        }
+    }
     let mut tracker = Tracker::new(&capture);
     // Unique locations, numbered on a second thread (`location_ids`): the
     // read hands each over as a `LocKey` and keeps its ticket. Unresolved,
@@ -216,30 +258,30 @@ pub fn run_with_progress(
     // chain entries carry the address to show. Frames perf unwound from a
     // DWARF user stack also count every function inlined at their address
     // ("name (inlined)"): those are expanded.
-    // Per delivered (event, period) sample: its own location (a ticket
-    // until the read ends, then an id) and, for --children, its
-    // callchain as the leaf-most ticket of the tree of callchain tickets
-    // (`chain_tree`).
-    let mut samples: Vec<Sample> = Vec::new();
-    let mut tree = ChainTree::default();
-    // By thread: its previous callchain.
-    let mut recent = RecentChains::default();
+    //
+    // The read goes in passes ([`Pass`]) of at most `pass_memory` bytes
+    // of tickets and samples: each pass's locations are resolved, its
+    // samples added to the sums and everything else of it dropped before
+    // the next pass reads on, so that memory follows the rows reported,
+    // not the capture's length.
+    let pass_memory = opt.pass_memory.unwrap_or(PASS_MEMORY);
+    let mut pass = Pass::default();
+    let mut sums = Sums::new(opt, events.list());
     let mut deltas = ReadDeltas::new();
     let mut members: Vec<MemberDelta> = Vec::new();
     let mut undecoded = 0u64;
     let mut error = None;
-    let symbolizer = Symbolizer::new(
+    let mut symbolizer = Symbolizer::new(
         &opt.symbols,
         tracker.kernel_build_id(),
         capture.meta().os_release.as_deref(),
     );
     // User stacks recorded with --call-graph dwarf are unwound (x86_64).
     let mut unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
-    let mut any_expanded = false;
     let mut lookups: Vec<FrameLookup> = Vec::new();
     let mut records = capture.records_by_time();
     let mut release = ReleaseBehind::default();
-    let ((), LocationIds { keys, ticket_ids }) = with_location_ids(|tickets| loop {
+    let ((), last) = with_location_ids(|tickets| loop {
         if let Some(done) = records.progress() {
             progress(done, capture.file_len());
         }
@@ -281,16 +323,19 @@ pub fn run_with_progress(
             // keep their locations; only the others are looked up.
             let tid = s.tid.unwrap_or(pid);
             let mut new = 0;
-            let ids = recent.locate(&tracker, pid, tid, &lookups, flags_of, |f| {
-                // Looked up here, numbered on the interning thread: a
-                // cache of lookups was slower than the lookups it saved.
-                let expand = flags_of(f) & EXPAND != 0;
-                any_expanded |= expand;
-                let l = tracker.locate(pid, f.lookup, f.kernel);
-                new += 1;
-                tickets.push((l, Some(f.addr), expand))
-            });
-            chain = tree.chain(ids, new);
+            let any_expanded = &mut pass.any_expanded;
+            let ids = pass
+                .recent
+                .locate(&tracker, pid, tid, &lookups, flags_of, |f| {
+                    // Looked up here, numbered on the interning thread: a
+                    // cache of lookups was slower than the lookups it saved.
+                    let expand = flags_of(f) & EXPAND != 0;
+                    *any_expanded |= expand;
+                    let l = tracker.locate(pid, f.lookup, f.kernel);
+                    new += 1;
+                    tickets.push((l, Some(f.addr), expand))
+                });
+            chain = pass.tree.chain(ids, new);
         }
         // perf splits a sample-read sample into one sample per member with
         // its delta as period, dropping zero deltas.
@@ -300,7 +345,7 @@ pub fn run_with_progress(
             for m in &members {
                 if let (Some(e), Some(d)) = (m.event, m.delta) {
                     if d != 0 {
-                        samples.push(Sample {
+                        pass.samples.push(Sample {
                             event: e.0 as u32,
                             leaf,
                             chain,
@@ -313,315 +358,429 @@ pub fn run_with_progress(
             let period = s
                 .period
                 .unwrap_or_else(|| events.get(ev).map_or(1, |e| e.attr.sample_period_or_freq));
-            samples.push(Sample {
+            pass.samples.push(Sample {
                 event: ev.0 as u32,
                 leaf,
                 chain,
                 period,
             });
         }
+        if pass.bytes(tickets.len()) >= pass_memory {
+            let ids = tickets.cut();
+            sums.add(std::mem::take(&mut pass), ids, &mut symbolizer, &tracker);
+        }
     });
     progress(capture.file_len(), capture.file_len());
-    // The read's lookup maps are done with: their memory (a few hundred
-    // bytes per location on system-wide captures) goes before resolving
-    // and summing need theirs.
-    drop((recent, lookups, unwinder));
-    // Samples' own tickets become location ids; callchain tickets stay
-    // (the tree's nodes), looked up in `ticket_ids` when summing.
-    samples
-        .par_iter_mut()
-        .for_each(|s| s.leaf = ticket_ids[s.leaf as usize]);
-    let ticket_ids = if opt.children {
-        ticket_ids
-    } else {
-        drop(ticket_ids);
-        Vec::new()
-    };
-    // Vectors grown by doubling give back their slack before the
-    // resolutions are made.
-    samples.shrink_to_fit();
-    tree.shrink_to_fit();
-    let mut symbolizer = symbolizer;
-    symbolizer.set_inline(any_expanded);
-    // Locations are resolved a slice at a time, each slice's resolutions
-    // (over 100 bytes per location) dropped once its row keys are taken:
-    // the keys hold the names from then on (shared, not copied: an `Arc`
-    // of the DSO's and the symbol's names).
-    let sort = opt.sort;
-    let n = keys.len();
-    // By location: the id of its row key (rows are dense per event), why
-    // it is unresolved, and for frames whose inlining levels count, the
-    // levels' names (`None`: the function itself).
-    let mut row_keys = RowKeys::new();
-    let mut loc_key: Vec<u32> = Vec::with_capacity(n);
-    let mut loc_reason: Vec<Option<Unresolved>> = Vec::with_capacity(n);
-    let mut levels: Vec<InlineLevels> = Vec::new();
-    // Each slice's row keys are taken while the next slice is resolved
-    // (one core each: taking keys is a hash probe per location, resolving
-    // is spread over DSOs).
-    let slices: Vec<&[LocKey]> = keys.chunks(RESOLVE_SLICE).collect();
-    let resolve = |slice: &[LocKey]| {
-        let locations: Vec<Location> = slice.iter().map(|k| k.0).collect();
-        symbolizer.resolve_all(&tracker, &locations)
-    };
-    let mut next = slices.first().map(|s| resolve(s));
-    for (c, slice) in slices.iter().enumerate() {
-        let Some(resolved) = next.take() else { break };
-        let take_keys = || {
-            // Locations no mapping contains (most of a system-wide
-            // capture's) differ only in their address: their resolution is
-            // not made one by one, only their key.
-            let unmapped = resolved.unmapped(0);
-            for (i, r) in resolved.iter_placed().enumerate() {
-                let loc = c * RESOLVE_SLICE + i;
-                let (_, show, expand) = slice[i];
-                let r = match r {
-                    Placed::Mapped(r) => r,
-                    Placed::Unmapped(addr) => {
-                        let (dso, sym) = row_key(&unmapped.dso, None, addr, show, sort);
-                        loc_key.push(row_keys.id(dso, sym, loc));
-                        loc_reason.push(unmapped.reason.clone());
-                        continue;
-                    }
-                };
-                let (dso, sym) = row_key(&r.dso, r.symbol.as_ref(), r.addr, show, sort);
-                loc_key.push(row_keys.id(dso, sym, loc));
-                loc_reason.push(r.reason.clone());
-                if expand && !r.inlined.is_empty() && r.symbol.is_some() {
-                    // perf's `append_inlines` names each level; where the
-                    // DWARF name is the symbol's (and per DSO, always) it is
-                    // the function's own row.
-                    let names = r.inlined.iter().map(|f| {
-                        let name = f.function.as_deref().unwrap_or("??");
-                        (Some(name) != r.symbol.as_deref() && sort != SortKey::Dso)
-                            .then(|| Arc::from(name))
-                    });
-                    let dso = (sort != SortKey::Sym).then(|| r.dso.clone());
-                    levels.push(InlineLevels {
-                        loc: loc as u32,
-                        dso,
-                        names: names.collect(),
-                    });
-                }
-            }
-        };
-        next = rayon::join(|| slices.get(c + 1).map(|s| resolve(s)), take_keys).0;
-    }
-    drop(slices);
-    drop(keys);
-    // The keys a callchain entry counts for: its own, or for expanded
-    // frames one per inlining level ("name (inlined)"), numbered after
-    // every location's own key.
-    let mut chain_key_start: Vec<u32> = Vec::with_capacity(n + 1);
-    let mut chain_keys: Vec<u32> = Vec::with_capacity(n);
-    let mut levels = levels.into_iter().peekable();
-    for (loc, &own) in loc_key.iter().enumerate() {
-        chain_key_start.push(chain_keys.len() as u32);
-        match levels.next_if(|l| l.loc as usize == loc) {
-            None => chain_keys.push(own),
-            Some(InlineLevels { dso, names, .. }) => {
-                for name in names {
-                    chain_keys.push(match name {
-                        None => own,
-                        Some(name) => row_keys.id(dso.as_ref(), KeySym::Inlined(&name), loc),
-                    });
-                }
-            }
-        }
-    }
-    chain_key_start.push(chain_keys.len() as u32);
-    let mut keys = row_keys;
-    // Why each key's first location is unresolved: all the rows still
-    // need of the resolutions.
-    let key_reason: Vec<Option<Unresolved>> = keys
-        .done_numbering()
-        .iter()
-        .map(|&l| loc_reason[l as usize].clone())
-        .collect();
-
-    let wanted = |e: usize| -> bool {
-        match &opt.event {
-            Some(name) => events.list().get(e).is_some_and(|ev| &ev.name == name),
-            None => true,
-        }
-    };
-    if let Some(name) = &opt.event {
-        if !events.list().iter().any(|e| &e.name == name) {
-            return Err(Error::NoEvent {
-                name: name.clone(),
-                path: PathBuf::from(path),
-            });
-        }
-    }
-    // Sums are kept per (key, event) for the events samples have only: a
-    // system-wide capture's dummy event has none, and with millions of
-    // keys (every garbage frame-pointer address is one) a slot per event
-    // of the capture doubled the largest vector of the report.
-    let mut sampled = vec![false; events.len()];
-    for smp in &samples {
-        if let Some(s) = sampled.get_mut(smp.event as usize) {
-            *s = true;
-        }
-    }
-    // In event order, as rows are ordered by event.
-    let event_of_slot: Vec<usize> = (0..events.len())
-        .filter(|&e| sampled[e] && wanted(e))
-        .collect();
-    let mut slot_of_event: Vec<Option<u32>> = vec![None; events.len()];
-    for (slot, &e) in event_of_slot.iter().enumerate() {
-        slot_of_event[e] = Some(slot as u32);
-    }
-    let nev = event_of_slot.len().max(1);
-    let mut totals: Vec<EventTotal> = events
-        .list()
-        .iter()
-        .map(|e| EventTotal {
-            name: e.name.clone(),
-            ..EventTotal::default()
-        })
-        .collect();
-    let mut unresolved: BTreeMap<&'static str, u64> = BTreeMap::new();
-    let mut acc: Vec<Acc> = vec![Acc::default(); keys.len() * nev];
-    // Self sums per sample; for --children each sample also becomes a
-    // group of one (in place), for the sums over the tree.
-    let groups: Vec<Group> = samples
-        .into_iter()
-        .filter_map(|smp| {
-            let e = smp.event as usize;
-            let slot = slot_of_event.get(e).copied().flatten()?;
-            let t = totals.get_mut(e)?;
-            t.samples += 1;
-            t.period += smp.period;
-            let own = loc_key[smp.leaf as usize];
-            let a = &mut acc[own as usize * nev + slot as usize];
-            a.samples += 1;
-            a.period += smp.period;
-            if let Some(why) = &loc_reason[smp.leaf as usize] {
-                a.unresolved_samples += 1;
-                *unresolved.entry(why.name()).or_default() += 1;
-            }
-            opt.children.then_some(Group {
-                chain: smp.chain,
-                own,
-                slot,
-                samples: 1,
-                period: smp.period,
-            })
-        })
-        .collect();
-    if opt.children {
-        // The sample's own entry and every callchain entry: a callchain
-        // ticket's keys are its location's.
-        let keys_of = |ticket: u32| {
-            let keys = ticket_ids.get(ticket as usize).and_then(|&l| {
-                let a = *chain_key_start.get(l as usize)? as usize;
-                let b = *chain_key_start.get(l as usize + 1)? as usize;
-                chain_keys.get(a..b)
-            });
-            keys.unwrap_or_default()
-        };
-        total_sums(groups, &tree, keys.len(), keys_of, |k, slot, n, p| {
-            let a = &mut acc[k * nev + slot];
-            a.total_samples += n;
-            a.total_period += p;
-        });
-    } else {
-        // Empty, but holding the samples' memory (collected in place):
-        // freed before the rows are made, as `total_sums` frees it.
-        drop(groups);
-    }
-    drop((tree, ticket_ids, chain_keys, chain_key_start, loc_key));
-    // Rows are ordered by their sums and keys, then given their strings:
-    // hundreds of thousands of rows are not copied around while sorting.
-    // Each carries the first bytes of its symbol's text, so that rows of
-    // equal sums (most of a system-wide capture's millions, one sample
-    // each) are mostly told apart without reading their keys, scattered
-    // over hundreds of megabytes; the index last keeps equal rows in key
-    // order.
-    let mut order: Vec<OrderRow> = acc
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| a.period > 0 || a.total_period > 0 || a.samples > 0)
-        .map(|(i, a)| {
-            let k = if opt.children {
-                a.total_period
-            } else {
-                a.period
-            };
-            OrderRow {
-                event: event_of_slot[i % nev] as u32,
-                index: i as u32,
-                sort_period: k,
-                period: a.period,
-                text: keys.sym(i / nev).text_prefix(),
-            }
-        })
-        .collect();
-    // Sorting and naming the rows run on every core (they are a fifth of
-    // `--children` on a system-wide capture's 600 K rows). The index
-    // makes every comparison total: the order is the same however split.
-    order.par_sort_unstable_by(|a, b| {
-        a.event
-            .cmp(&b.event)
-            .then(b.sort_period.cmp(&a.sort_period))
-            .then(b.period.cmp(&a.period))
-            .then(a.text.cmp(&b.text))
-            .then_with(|| {
-                keys.sym(a.index as usize / nev)
-                    .cmp_text(&keys.sym(b.index as usize / nev))
-            })
-            .then(a.index.cmp(&b.index))
-    });
-    let rows: Vec<Row> = order
-        .par_iter()
-        .map(|&OrderRow { index: i, .. }| {
-            let (k, e) = (i as usize / nev, event_of_slot[i as usize % nev]);
-            let a = &acc[i as usize];
-            Row {
-                event: e,
-                dso: keys.dso(k).clone(),
-                symbol: keys.symbol(k),
-                // A DSO-only row may mix resolved and unresolved
-                // locations: it carries a count, not a reason.
-                unresolved: match opt.sort {
-                    SortKey::Dso => None,
-                    _ => key_reason[k].as_ref().map(|r| r.name()),
-                },
-                samples: a.samples,
-                period: a.period,
-                total_samples: a.total_samples,
-                total_period: a.total_period,
-                unresolved_samples: a.unresolved_samples,
-            }
-        })
-        .collect();
-    Ok(Report {
-        events: totals,
-        rows,
-        unresolved,
-        notes: symbolizer.notes(),
-        undecoded,
-        error: error.map(|e| e.with_path(path)),
-    })
+    // The read's lookup buffers are done with: their memory goes before
+    // resolving and summing need theirs.
+    drop((lookups, unwinder));
+    sums.add(pass, last, &mut symbolizer, &tracker);
+    let mut report = sums.report();
+    report.notes = symbolizer.notes();
+    report.undecoded = undecoded;
+    report.error = error.map(|e| e.with_path(path));
+    Ok(report)
 }
 
-/// A row as it is sorted: by event, then larger sort period, then larger
-/// self period, then symbol text (its first bytes, then all of it), then
-/// key order.
-struct OrderRow {
-    event: u32,
-    /// Into the sums: key × events + the event's slot.
-    index: u32,
-    sort_period: u64,
-    period: u64,
-    text: TextPrefix,
+/// What a pass of the read holds at most in tickets and samples
+/// ([`Pass::bytes`]). The distinct locations of the pass come on top (a
+/// key and, a slice at a time, a resolution each, while it is summed):
+/// on the system-wide build capture, about as much again.
+///
+/// Measured on that capture (591 K samples, 4.5 M tickets for
+/// `--children`) and its 4× longer recording, peak RSS and wall time of
+/// `report --children` with passes of 2 M, 4 M and 8 M tickets: 188,
+/// 227, 221 MB and 1.58, 1.43, 1.54 s; 4×: 416 MB for each, 7.2, 7.1,
+/// 6.5 s (the rows, not the passes, make the peak there). Without
+/// `--children` the 4× capture's 2.4 M samples took 194 MB in one pass,
+/// 145 MB in passes of 512 K.
+const PASS_MEMORY: u64 = 16 << 20;
+
+/// Keys whose sums are made into rows at a time (2.5 MB of sums).
+const SUMS_AT_A_TIME: usize = 1 << 16;
+
+/// What one pass of the read holds until it is summed.
+#[derive(Default)]
+struct Pass {
+    /// Per delivered (event, period) sample: its own location (a ticket
+    /// until the pass ends, then a location id) and, for --children, its
+    /// callchain as the leaf-most ticket of the tree of callchain tickets
+    /// (`chain_tree`).
+    samples: Vec<Sample>,
+    tree: ChainTree,
+    /// By thread: its previous callchain, as this pass's tickets.
+    recent: RecentChains,
+    /// Whether a frame's inlining levels count (DWARF-unwound frames).
+    any_expanded: bool,
+}
+
+impl Pass {
+    /// What the pass holds, given its tickets: a location id and a caller
+    /// for each ticket (4 bytes each), and its samples.
+    fn bytes(&self, tickets: usize) -> u64 {
+        let held = tickets * 8 + self.samples.len() * std::mem::size_of::<Sample>();
+        held as u64
+    }
+}
+
+/// The sums of the passes read so far, by row key and event: all that
+/// stays from one pass to the next besides the symbolizer's binaries.
+struct Sums<'o> {
+    opt: &'o Options,
+    /// (DSO, symbol) of each row, numbered as passes meet them.
+    keys: RowKeys,
+    /// By key: why its first location met is unresolved.
+    key_reason: Vec<Option<Unresolved>>,
+    /// By event of the capture: its slot in `acc` once it has samples, if
+    /// it is reported. Sums are kept for the events samples have only: a
+    /// system-wide capture's dummy event has none, and with millions of
+    /// keys (every garbage frame-pointer address is one) a slot per event
+    /// of the capture doubled the largest vector of the report.
+    slot_of_event: Vec<Option<u32>>,
+    /// By slot, its event.
+    event_of_slot: Vec<usize>,
+    /// By slot, by key.
+    acc: Vec<Vec<Acc>>,
+    totals: Vec<EventTotal>,
+    /// Own samples left unresolved, by reason.
+    unresolved: BTreeMap<&'static str, u64>,
+}
+
+impl<'o> Sums<'o> {
+    fn new(opt: &'o Options, events: &[perfq_reader::Event]) -> Self {
+        Sums {
+            opt,
+            keys: RowKeys::new(),
+            key_reason: Vec::new(),
+            slot_of_event: vec![None; events.len()],
+            event_of_slot: Vec::new(),
+            acc: Vec::new(),
+            totals: events
+                .iter()
+                .map(|e| EventTotal {
+                    name: e.name.clone(),
+                    ..EventTotal::default()
+                })
+                .collect(),
+            unresolved: BTreeMap::new(),
+        }
+    }
+
+    /// The key of a location resolved to `dso` and `symbol` (at `addr`,
+    /// shown as `show`), its reason kept if the key is new.
+    fn key(
+        &mut self,
+        dso: &Arc<str>,
+        symbol: Option<&Arc<str>>,
+        addr: u64,
+        show: Option<u64>,
+        reason: &Option<Unresolved>,
+    ) -> u32 {
+        let (dso, sym) = row_key(dso, symbol, addr, show, self.opt.sort);
+        self.key_of(dso, sym, reason)
+    }
+
+    fn key_of(
+        &mut self,
+        dso: Option<&Arc<str>>,
+        sym: KeySym<'_>,
+        reason: &Option<Unresolved>,
+    ) -> u32 {
+        let id = self.keys.id(dso, sym);
+        if id as usize == self.key_reason.len() {
+            self.key_reason.push(reason.clone());
+        }
+        id
+    }
+
+    /// The slot of event `e`'s sums, made at its first sample; `None` for
+    /// events not reported.
+    fn slot(&mut self, e: usize) -> Option<usize> {
+        let slot = self.slot_of_event.get_mut(e)?;
+        if slot.is_none() {
+            let wanted = match &self.opt.event {
+                Some(name) => self.totals.get(e).is_some_and(|t| &t.name == name),
+                None => true,
+            };
+            if !wanted {
+                return None;
+            }
+            *slot = Some(self.event_of_slot.len() as u32);
+            self.event_of_slot.push(e);
+            self.acc.push(vec![Acc::default(); self.keys.len()]);
+        }
+        slot.map(|s| s as usize)
+    }
+
+    /// Resolves a pass's locations, adds its samples to the sums and drops
+    /// the rest of it.
+    fn add(
+        &mut self,
+        pass: Pass,
+        ids: LocationIds,
+        symbolizer: &mut Symbolizer,
+        tracker: &Tracker,
+    ) {
+        let Pass {
+            mut samples,
+            mut tree,
+            recent,
+            any_expanded,
+        } = pass;
+        // The read's lookup maps are done with: their memory (a few
+        // hundred bytes per location on system-wide captures) goes before
+        // resolving and summing need theirs.
+        drop(recent);
+        let LocationIds {
+            keys: locs,
+            ticket_ids,
+        } = ids;
+        // Samples' own tickets become location ids; callchain tickets stay
+        // (the tree's nodes), looked up in `ticket_ids` when summing.
+        samples
+            .par_iter_mut()
+            .for_each(|s| s.leaf = ticket_ids[s.leaf as usize]);
+        let children = self.opt.children;
+        let ticket_ids = if children {
+            ticket_ids
+        } else {
+            drop(ticket_ids);
+            Vec::new()
+        };
+        // Vectors grown by doubling give back their slack before the
+        // resolutions are made.
+        samples.shrink_to_fit();
+        tree.shrink_to_fit();
+        symbolizer.set_inline(any_expanded);
+        let symbolizer = &*symbolizer;
+        // Locations are resolved a slice at a time, each slice's
+        // resolutions (over 100 bytes per location) dropped once its row
+        // keys are taken: the keys hold the names from then on (shared,
+        // not copied: an `Arc` of the DSO's and the symbol's names).
+        let sort = self.opt.sort;
+        let n = locs.len();
+        // By location: the id of its row key, why it is unresolved, and
+        // for frames whose inlining levels count, the levels' names
+        // (`None`: the function itself).
+        let mut loc_key: Vec<u32> = Vec::with_capacity(n);
+        let mut loc_reason: Vec<Option<Unresolved>> = Vec::with_capacity(n);
+        let mut levels: Vec<InlineLevels> = Vec::new();
+        // Each slice's row keys are taken while the next slice is resolved
+        // (one core each: taking keys is a hash probe per location,
+        // resolving is spread over DSOs).
+        let slices: Vec<&[LocKey]> = locs.chunks(RESOLVE_SLICE).collect();
+        let resolve = |slice: &[LocKey]| {
+            let locations: Vec<Location> = slice.iter().map(|k| k.0).collect();
+            symbolizer.resolve_all(tracker, &locations)
+        };
+        let mut next = slices.first().map(|s| resolve(s));
+        for (c, slice) in slices.iter().enumerate() {
+            let Some(resolved) = next.take() else { break };
+            let take_keys = || {
+                // Locations no mapping contains (most of a system-wide
+                // capture's) differ only in their address: their
+                // resolution is not made one by one, only their key.
+                let unmapped = resolved.unmapped(0);
+                for (i, r) in resolved.iter_placed().enumerate() {
+                    let loc = c * RESOLVE_SLICE + i;
+                    let (_, show, expand) = slice[i];
+                    let r = match r {
+                        Placed::Mapped(r) => r,
+                        Placed::Unmapped(addr) => {
+                            let reason = &unmapped.reason;
+                            loc_key.push(self.key(&unmapped.dso, None, addr, show, reason));
+                            loc_reason.push(reason.clone());
+                            continue;
+                        }
+                    };
+                    loc_key.push(self.key(&r.dso, r.symbol.as_ref(), r.addr, show, &r.reason));
+                    loc_reason.push(r.reason.clone());
+                    if expand && !r.inlined.is_empty() && r.symbol.is_some() {
+                        // perf's `append_inlines` names each level; where
+                        // the DWARF name is the symbol's (and per DSO,
+                        // always) it is the function's own row.
+                        let names = r.inlined.iter().map(|f| {
+                            let name = f.function.as_deref().unwrap_or("??");
+                            (Some(name) != r.symbol.as_deref() && sort != SortKey::Dso)
+                                .then(|| Arc::from(name))
+                        });
+                        let dso = (sort != SortKey::Sym).then(|| r.dso.clone());
+                        levels.push(InlineLevels {
+                            loc: loc as u32,
+                            dso,
+                            names: names.collect(),
+                        });
+                    }
+                }
+            };
+            next = rayon::join(|| slices.get(c + 1).map(|s| resolve(s)), take_keys).0;
+        }
+        drop(slices);
+        drop(locs);
+        // The keys a callchain entry counts for: its own, or for expanded
+        // frames one per inlining level ("name (inlined)").
+        let mut chain_key_start: Vec<u32> = Vec::with_capacity(n + 1);
+        let mut chain_keys: Vec<u32> = Vec::with_capacity(n);
+        let mut levels = levels.into_iter().peekable();
+        for (loc, &own) in loc_key.iter().enumerate() {
+            chain_key_start.push(chain_keys.len() as u32);
+            match levels.next_if(|l| l.loc as usize == loc) {
+                None => chain_keys.push(own),
+                Some(InlineLevels { dso, names, .. }) => {
+                    for name in names {
+                        chain_keys.push(match name {
+                            None => own,
+                            Some(name) => {
+                                let why = &loc_reason[loc];
+                                self.key_of(dso.as_ref(), KeySym::Inlined(&name), why)
+                            }
+                        });
+                    }
+                }
+            }
+        }
+        chain_key_start.push(chain_keys.len() as u32);
+        // Every slot sums every key met so far.
+        let nkeys = self.keys.len();
+        for a in &mut self.acc {
+            a.resize(nkeys, Acc::default());
+        }
+        // Self sums per sample; for --children each sample also becomes a
+        // group of one (in place), for the sums over the tree.
+        let groups: Vec<Group> = samples
+            .into_iter()
+            .filter_map(|smp| {
+                let e = smp.event as usize;
+                let slot = self.slot(e)?;
+                let t = self.totals.get_mut(e)?;
+                t.samples += 1;
+                t.period += smp.period;
+                let own = loc_key[smp.leaf as usize];
+                let a = &mut self.acc[slot][own as usize];
+                a.samples += 1;
+                a.period += smp.period;
+                if let Some(why) = &loc_reason[smp.leaf as usize] {
+                    a.unresolved_samples += 1;
+                    *self.unresolved.entry(why.name()).or_default() += 1;
+                }
+                children.then_some(Group {
+                    chain: smp.chain,
+                    own,
+                    slot: slot as u32,
+                    samples: 1,
+                    period: smp.period,
+                })
+            })
+            .collect();
+        if children {
+            // The sample's own entry and every callchain entry: a callchain
+            // ticket's keys are its location's.
+            let keys_of = |ticket: u32| {
+                let keys = ticket_ids.get(ticket as usize).and_then(|&l| {
+                    let a = *chain_key_start.get(l as usize)? as usize;
+                    let b = *chain_key_start.get(l as usize + 1)? as usize;
+                    chain_keys.get(a..b)
+                });
+                keys.unwrap_or_default()
+            };
+            let acc = &mut self.acc;
+            total_sums(groups, &tree, nkeys, keys_of, |k, slot, n, p| {
+                let a = &mut acc[slot][k];
+                a.total_samples += n;
+                a.total_period += p;
+            });
+        }
+    }
+
+    /// The report of the sums: its rows in perf's order.
+    fn report(self) -> Report {
+        let Sums {
+            opt,
+            mut keys,
+            key_reason,
+            event_of_slot,
+            acc,
+            totals,
+            unresolved,
+            ..
+        } = self;
+        keys.done_numbering();
+        // Rows are made small (names stay in the keys) and sorted in
+        // place. Each carries the first bytes of its symbol's text, so
+        // that rows of equal sums (most of a system-wide capture's
+        // millions, one sample each) are mostly told apart without reading
+        // their keys, scattered over hundreds of megabytes; the key last
+        // keeps equal rows in key order.
+        let mut rows: Vec<Row> = Vec::with_capacity(
+            acc.iter()
+                .flatten()
+                .filter(|a| a.period > 0 || a.total_period > 0 || a.samples > 0)
+                .count(),
+        );
+        // The sums are taken from their end a block at a time, each
+        // block's memory given back as its rows are made (a vector this
+        // large is mapped on its own, and shrinking it unmaps its tail):
+        // rows and sums are not held whole at once.
+        for (slot, mut by_key) in acc.into_iter().enumerate() {
+            let event = event_of_slot[slot] as u32;
+            while !by_key.is_empty() {
+                let from = by_key.len().saturating_sub(SUMS_AT_A_TIME);
+                rows.extend(
+                    by_key[from..]
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, a)| a.period > 0 || a.total_period > 0 || a.samples > 0)
+                        .map(|(i, a)| Row {
+                            event,
+                            key: (from + i) as u32,
+                            samples: a.samples,
+                            period: a.period,
+                            total_samples: a.total_samples,
+                            total_period: a.total_period,
+                            unresolved_samples: a.unresolved_samples,
+                            text: keys.sym(from + i).text_prefix(),
+                        }),
+                );
+                by_key.truncate(from);
+                by_key.shrink_to_fit();
+            }
+        }
+        // Sorting runs on every core (a fifth of `--children` on a
+        // system-wide capture's 600 K rows). The key makes every
+        // comparison total: the order is the same however split.
+        let sort_period = |r: &Row| {
+            if opt.children {
+                r.total_period
+            } else {
+                r.period
+            }
+        };
+        rows.par_sort_unstable_by(|a, b| {
+            a.event
+                .cmp(&b.event)
+                .then(sort_period(b).cmp(&sort_period(a)))
+                .then(b.period.cmp(&a.period))
+                .then(a.text.cmp(&b.text))
+                .then_with(|| keys.sym(a.key as usize).cmp_text(&keys.sym(b.key as usize)))
+                .then(a.key.cmp(&b.key))
+        });
+        Report {
+            events: totals,
+            rows,
+            unresolved,
+            keys,
+            key_reason,
+            sort: opt.sort,
+            ..Report::default()
+        }
+    }
 }
 
 /// The first 16 bytes of a shown text, zero-padded, as two big-endian
 /// numbers: unequal prefixes order as the texts do, since a symbol's text
 /// holds no NUL byte (names come from C strings: ELF and DWARF string
 /// tables, kallsyms, perf maps); equal ones say nothing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 struct TextPrefix(u64, u64);
 
 impl TextPrefix {

@@ -87,12 +87,24 @@ pub(super) struct RowKeys {
     ids: IdTable,
     /// By id.
     keys: Vec<Key>,
-    /// By id: a location with the key (for its unresolved reason).
-    loc: Vec<u32>,
     dsos: Names,
     names: Names,
     /// The DSO of keys without one (rows per symbol only).
     no_dso: Arc<str>,
+}
+
+impl Default for RowKeys {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for RowKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RowKeys")
+            .field("len", &self.keys.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl RowKeys {
@@ -100,16 +112,16 @@ impl RowKeys {
         RowKeys {
             ids: IdTable::new(),
             keys: Vec::new(),
-            loc: Vec::new(),
             dsos: Names::default(),
             names: Names::default(),
             no_dso: Arc::from(""),
         }
     }
 
-    /// The id of the key (`dso`, `sym`) of location `loc`; `None` for the
-    /// DSO when rows are not per DSO.
-    pub(super) fn id(&mut self, dso: Option<&Arc<str>>, sym: KeySym<'_>, loc: usize) -> u32 {
+    /// The id of the key (`dso`, `sym`); `None` for the DSO when rows are
+    /// not per DSO. A key met for the first time gets the next id,
+    /// [`RowKeys::len`] before the call.
+    pub(super) fn id(&mut self, dso: Option<&Arc<str>>, sym: KeySym<'_>) -> u32 {
         let dso = self.dsos.id_of_shared(dso.unwrap_or(&self.no_dso));
         let key = match sym {
             KeySym::Name(s) => Key::Name {
@@ -126,11 +138,10 @@ impl RowKeys {
         };
         self.ids.find_or_add(
             IdTable::hash(key),
-            &mut (&mut self.keys, &mut self.loc),
-            |(keys, _), id| keys[id as usize] == key,
-            |(keys, locs)| {
+            &mut self.keys,
+            |keys, id| keys[id as usize] == key,
+            |keys| {
                 keys.push(key);
-                locs.push(loc as u32);
                 (keys.len() - 1) as u32
             },
         )
@@ -171,13 +182,11 @@ impl RowKeys {
     }
 
     /// Drops what only numbering needs (the tables, and the strings held
-    /// for their addresses); returns by key id the
-    /// first location met with it.
-    pub(super) fn done_numbering(&mut self) -> Vec<u32> {
+    /// for their addresses).
+    pub(super) fn done_numbering(&mut self) {
         self.ids = IdTable::new();
         self.dsos.done_numbering();
         self.names.done_numbering();
-        std::mem::take(&mut self.loc)
     }
 }
 
@@ -194,15 +203,15 @@ mod tests {
             Arc::<str>::from("malloc"),
             Arc::<str>::from("free"),
         );
-        let a = k.id(Some(&libc), KeySym::Name(&f), 0);
-        assert_eq!(k.id(Some(&libc2), KeySym::Name(&f2), 1), a);
-        assert_eq!(k.id(Some(&libc), KeySym::Name(&f2), 2), a);
-        let b = k.id(Some(&libc), KeySym::Name(&g), 3);
-        let c = k.id(Some(&libc), KeySym::Inlined(&f), 4);
-        let d = k.id(None, KeySym::Name(&f), 5);
-        let e = k.id(Some(&libc), KeySym::Address(0x10), 6);
-        assert_eq!(k.id(Some(&libc2), KeySym::Address(0x10), 7), e);
-        let z = k.id(Some(&libc), KeySym::Empty, 8);
+        let a = k.id(Some(&libc), KeySym::Name(&f));
+        assert_eq!(k.id(Some(&libc2), KeySym::Name(&f2)), a);
+        assert_eq!(k.id(Some(&libc), KeySym::Name(&f2)), a);
+        let b = k.id(Some(&libc), KeySym::Name(&g));
+        let c = k.id(Some(&libc), KeySym::Inlined(&f));
+        let d = k.id(None, KeySym::Name(&f));
+        let e = k.id(Some(&libc), KeySym::Address(0x10));
+        assert_eq!(k.id(Some(&libc2), KeySym::Address(0x10)), e);
+        let z = k.id(Some(&libc), KeySym::Empty);
         let ids = [a, b, c, d, e, z];
         assert_eq!(ids, [0, 1, 2, 3, 4, 5]);
         assert_eq!(k.len(), 6);
@@ -210,7 +219,7 @@ mod tests {
         assert_eq!(&**k.dso(4), "libc.so.6");
         assert_eq!(k.sym(2), Sym::Inlined("malloc"));
         assert_eq!(k.symbol(4), Symbol::Address(0x10));
-        assert_eq!(k.done_numbering(), [0, 3, 4, 5, 6, 8]);
+        k.done_numbering();
         assert_eq!(k.sym(0), Sym::Name("malloc"));
         assert_eq!(k.symbol(1), Symbol::Name(Arc::from("free")));
     }
