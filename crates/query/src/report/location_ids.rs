@@ -8,7 +8,8 @@
 //! numbers them by ticket (the order they were handed over); a second
 //! thread interns them meanwhile, and the tickets become ids once both
 //! are done. The ids are those the read would have given itself: the
-//! first key handed over is id 0, and so on.
+//! first key handed over is id 0, and so on. The read goes in passes
+//! ([`Tickets::cut`]): each pass's tickets and ids start from 0 again.
 
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread;

@@ -387,13 +387,14 @@ pub fn run_with_progress(
 /// key and, a slice at a time, a resolution each, while it is summed):
 /// on the system-wide build capture, about as much again.
 ///
-/// Measured on that capture (591 K samples, 4.5 M tickets for
-/// `--children`) and its 4× longer recording, peak RSS and wall time of
-/// `report --children` with passes of 2 M, 4 M and 8 M tickets: 188,
-/// 227, 221 MB and 1.58, 1.43, 1.54 s; 4×: 416 MB for each, 7.2, 7.1,
-/// 6.5 s (the rows, not the passes, make the peak there). Without
-/// `--children` the 4× capture's 2.4 M samples took 194 MB in one pass,
-/// 145 MB in passes of 512 K.
+/// On that capture (591 K samples; 4.5 M tickets with `--children`) and
+/// its 4× longer recording, against one pass for the whole capture: peak
+/// RSS of `report --children` 229 → 172 MB and 643 → 316 MB (with rows
+/// of 64 bytes; the 4× capture's 2.5 M rows are now most of it), time
+/// +5% and +7%; `report` 117 → 121 MB and 195 → 145 MB, time the same
+/// and +20% (locations met again in each pass are resolved again). With
+/// passes of 2, 4 and 8 M tickets the 4× capture's peak stayed at 416 MB
+/// while rows were 104 bytes: passes alone did not bound it.
 const PASS_MEMORY: u64 = 16 << 20;
 
 /// Keys whose sums are made into rows at a time (2.5 MB of sums).
