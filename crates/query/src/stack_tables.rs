@@ -162,9 +162,16 @@ pub(crate) fn keep(
     let schema = session.schema_of(defs("set_functions"))?;
     // (Its SQL joins `functions`: a function without a named row there
     // has none.)
-    let (mut set_ids, mut ids) = (Vec::new(), Vec::new());
+    // Counted first: grown by doubling, the two columns of a system-wide
+    // capture's 5.8 M rows held 134 MB where 93 MB are used.
+    let functions_of = |interned: u32| {
+        let set = sets.get(interned).iter();
+        set.filter(|&&f| named.contains(f))
+    };
+    let rows: usize = (0..sets.len()).map(|s| functions_of(s).count()).sum();
+    let (mut set_ids, mut ids) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
     for interned in 0..sets.len() {
-        for &f in sets.get(interned).iter().filter(|&&f| named.contains(f)) {
+        for &f in functions_of(interned) {
             set_ids.push(rank[interned as usize]);
             ids.push(u64::from(f));
         }

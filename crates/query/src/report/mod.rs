@@ -883,7 +883,7 @@ struct InlineLevels {
     names: Vec<Option<Arc<str>>>,
 }
 
-/// A row's symbol ([`Row::symbol`]); `Display` shows it as perf does.
+/// A row's symbol ([`Report::symbol`]); `Display` shows it as perf does.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Symbol {
     /// A resolved name.
