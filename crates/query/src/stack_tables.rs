@@ -18,6 +18,7 @@
 //! `function_total` can be summed from those sets as well
 //! ([`function_total`]).
 
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
@@ -603,11 +604,11 @@ fn dso_column<'a>(names: impl Iterator<Item = &'a str> + Clone) -> Result<String
     let mut rows = 0;
     for name in names.clone() {
         rows += 1;
-        if !at.contains_key(name) {
+        if let Entry::Vacant(slot) = at.entry(name) {
             let offset = u32::try_from(block.len()).map_err(|_| too_large())?;
             let len = u32::try_from(name.len()).map_err(|_| too_large())?;
             block.extend_from_slice(name.as_bytes());
-            at.insert(name, (offset, len));
+            slot.insert((offset, len));
         }
     }
     let mut column = StringViewBuilder::with_capacity(rows);

@@ -712,12 +712,8 @@ impl<'o> Sums<'o> {
         // millions, one sample each) are mostly told apart without reading
         // their keys, scattered over hundreds of megabytes; the key last
         // keeps equal rows in key order.
-        let mut rows: Vec<Row> = Vec::with_capacity(
-            acc.iter()
-                .flatten()
-                .filter(|a| a.period > 0 || a.total_period > 0 || a.samples > 0)
-                .count(),
-        );
+        let mut rows: Vec<Row> =
+            Vec::with_capacity(acc.iter().flatten().filter(|a| a.has_samples()).count());
         // The sums are taken from their end a block at a time, each
         // block's memory given back as its rows are made (a vector this
         // large is mapped on its own, and shrinking it unmaps its tail):
@@ -730,7 +726,7 @@ impl<'o> Sums<'o> {
                     by_key[from..]
                         .iter()
                         .enumerate()
-                        .filter(|(_, a)| a.period > 0 || a.total_period > 0 || a.samples > 0)
+                        .filter(|(_, a)| a.has_samples())
                         .map(|(i, a)| Row {
                             event,
                             key: (from + i) as u32,
@@ -934,6 +930,13 @@ struct Acc {
     total_samples: u64,
     total_period: u64,
     unresolved_samples: u64,
+}
+
+impl Acc {
+    /// Whether any sample counted here: the key has a row for the event.
+    fn has_samples(&self) -> bool {
+        self.period > 0 || self.total_period > 0 || self.samples > 0
+    }
 }
 
 #[cfg(test)]
