@@ -18,13 +18,9 @@
 //! `function_total` can be summed from those sets as well
 //! ([`function_total`]).
 
-use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, RecordBatch, StringViewArray, StringViewBuilder, UInt64Array,
-};
-use datafusion::arrow::buffer::Buffer;
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, UInt64Array};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type, SchemaRef, UInt32Type, UInt64Type};
 use perfq_symbolize::IdTable;
@@ -34,7 +30,12 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::columns;
 use crate::{Error, Session};
 
+mod function_names;
 mod function_total;
+mod on_read;
+mod set_functions;
+
+use function_names::FunctionNames;
 
 /// Frame → function of every capture, as `stack_functions` joins them.
 const FRAME_FUNCTIONS: &str = "SELECT ff.capture AS capture, \
@@ -136,12 +137,15 @@ pub(crate) fn keep(
 
     // Set ids as DENSE_RANK() OVER (ORDER BY functions) numbers them:
     // from 1, in the lists' order (element by element, a prefix first).
+    let sets = Arc::new(sets.into_list());
     let mut ordered: Vec<u32> = (0..sets.len()).collect();
     ordered.par_sort_unstable_by(|&a, &b| sets.get(a).cmp(sets.get(b)));
-    let mut rank = vec![0u64; ordered.len()];
+    let mut rank = vec![0u32; ordered.len()];
     for (r, &interned) in ordered.iter().enumerate() {
-        rank[interned as usize] = r as u64 + 1;
+        // At most u32::MAX sets (they are numbered by u32).
+        rank[interned as usize] = r as u32 + 1;
     }
+    drop(ordered);
 
     // stack_sets: each sampled stack's capture and id, as read, and its set.
     let schema = session.schema_of(defs("stack_sets"))?;
@@ -151,7 +155,7 @@ pub(crate) fn keep(
         let rows = stack_id.len();
         let ids: UInt64Array = set_of_stack[at..at + rows]
             .iter()
-            .map(|&s| rank[s as usize])
+            .map(|&s| u64::from(rank[s as usize]))
             .collect();
         at += rows;
         let columns = [capture.clone(), stack_id.clone(), Arc::new(ids) as ArrayRef];
@@ -159,46 +163,28 @@ pub(crate) fn keep(
     }
     session.keep_batches("stack_sets", schema, out)?;
 
-    // set_functions: a row per function of each set.
-    let schema = session.schema_of(defs("set_functions"))?;
+    // set_functions: a row per function of each set, made as it is read.
     // (Its SQL joins `functions`: a function without a named row there
     // has none.)
-    // Counted first: grown by doubling, the two columns of a system-wide
-    // capture's 5.8 M rows held 134 MB where 93 MB are used.
-    let functions_of = |interned: u32| {
-        let set = sets.get(interned).iter();
-        set.filter(|&&f| named.contains(f))
+    let names = match &named {
+        Named::Ranked(names) => Some(names.clone()),
+        Named::Listed(_) => None,
     };
-    let rows: usize = (0..sets.len()).map(|s| functions_of(s).count()).sum();
-    let (mut set_ids, mut ids) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
-    for interned in 0..sets.len() {
-        for &f in functions_of(interned) {
-            set_ids.push(rank[interned as usize]);
-            ids.push(u64::from(f));
-        }
-    }
-    let columns = [
-        Arc::new(UInt64Array::from(set_ids)) as ArrayRef,
-        Arc::new(UInt64Array::from(ids)) as ArrayRef,
-    ];
-    let batch = typed(&schema, &columns)?;
-    session.keep_batches("set_functions", schema, vec![batch])?;
+    let schema = session.schema_of(defs("set_functions"))?;
+    let table = set_functions::SetFunctions::new(schema, sets.clone(), rank, named);
+    on_read::register(session, "set_functions", Arc::new(table))?;
     session.create_view("stack_functions", STACK_FUNCTIONS_FROM_SETS)?;
 
     // function_total from the same sets, when the functions are perfq's
     // own (their rows in id order) and the session has no such relation.
-    if let (true, Named::Ranked { last, rows }) = (totals, &named) {
+    if let (true, Some(names)) = (totals, names) {
         if !session.has_relation("function_total")? {
             let stacks = function_total::StackSets {
                 ids: &stack_ids,
                 set_of_stack: &set_of_stack,
                 sets: &sets,
             };
-            let functions = function_total::Functions {
-                last: *last,
-                batch: rows,
-            };
-            function_total::keep(session, stacks, functions, defs("function_total"))?;
+            function_total::keep(session, stacks, names, defs("function_total"))?;
         }
     }
     Ok(())
@@ -217,7 +203,7 @@ struct Sets {
 }
 
 /// The sets' function ids, one set after the other.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct SetList {
     ids: Vec<u32>,
     /// Where each set ends in `ids` (it starts where the one before ends).
@@ -229,6 +215,11 @@ impl SetList {
         self.ends.len() as u32
     }
 
+    /// How many function ids the sets hold together.
+    fn functions(&self) -> usize {
+        self.ids.len()
+    }
+
     fn get(&self, n: u32) -> &[u32] {
         let n = n as usize;
         let start = n.checked_sub(1).map_or(0, |before| self.ends[before]);
@@ -237,12 +228,22 @@ impl SetList {
 }
 
 impl Sets {
+    /// The sets, without the table that finds them.
+    fn into_list(self) -> SetList {
+        let mut list = self.list;
+        list.ids.shrink_to_fit();
+        list.ends.shrink_to_fit();
+        list
+    }
+
     /// How many sets there are.
+    #[cfg(test)]
     fn len(&self) -> u32 {
         self.list.len()
     }
 
     /// Set number `n`'s function ids.
+    #[cfg(test)]
     fn get(&self, n: u32) -> &[u32] {
         self.list.get(n)
     }
@@ -259,6 +260,44 @@ impl Sets {
                 list.len() - 1
             },
         )
+    }
+}
+
+/// Distinct texts numbered from 0 as met, each stored once.
+#[derive(Default)]
+struct TextNumbers {
+    list: Vec<Arc<str>>,
+    numbers: FxHashMap<Arc<str>, u32>,
+    /// The last text looked up, and its number.
+    last: Option<u32>,
+}
+
+impl TextNumbers {
+    /// The number of `text`, stored if new.
+    fn number(&mut self, text: &str) -> u32 {
+        if let Some(n) = self.last.filter(|&n| &*self.list[n as usize] == text) {
+            return n;
+        }
+        let n = match self.numbers.get(text) {
+            Some(&n) => n,
+            None => {
+                let n = self.list.len() as u32;
+                let text: Arc<str> = Arc::from(text);
+                self.list.push(text.clone());
+                self.numbers.insert(text, n);
+                n
+            }
+        };
+        self.last = Some(n);
+        n
+    }
+
+    fn get(&self, n: u32) -> &str {
+        &self.list[n as usize]
+    }
+
+    fn len(&self) -> u32 {
+        self.list.len() as u32
     }
 }
 
@@ -299,10 +338,11 @@ impl Unnamed {
 }
 
 /// The function ids the `functions` table names (a symbol and a DSO).
+#[derive(Debug)]
 enum Named {
-    /// Ids 0 (`[unknown]`) to `last`: the `functions` table as perfq
-    /// makes it, its `rows` (ids 1 to `last` in order, then id 0).
-    Ranked { last: u32, rows: RecordBatch },
+    /// Ids 0 (`[unknown]`) to its last: the `functions` table as perfq
+    /// makes it.
+    Ranked(Arc<FunctionNames>),
     /// A `functions` table of the caller's.
     Listed(FxHashSet<u32>),
 }
@@ -310,7 +350,7 @@ enum Named {
 impl Named {
     fn contains(&self, id: u32) -> bool {
         match self {
-            Named::Ranked { last, .. } => id <= *last,
+            Named::Ranked(names) => id <= names.last(),
             Named::Listed(ids) => ids.contains(&id),
         }
     }
@@ -328,6 +368,7 @@ enum Name<'a> {
 
 impl Name<'_> {
     /// The name's text; an address is written into `buf`.
+    #[cfg(test)]
     fn text<'b>(&'b self, buf: &'b mut String) -> &'b str {
         match self {
             Name::Symbol(s) => s,
@@ -403,43 +444,41 @@ fn native_functions(
     standard_frames: bool,
     sql: &str,
 ) -> Result<(Named, FrameFunctions), Error> {
-    let batches = session.sql(if standard_frames {
+    let sql_frames = if standard_frames {
         "SELECT capture, CAST(frame_id AS BIGINT) AS frame_id, symbol, dso, \
          COALESCE(dso_offset, address) AS a FROM frames WHERE inline_depth = 0"
     } else {
         "SELECT capture, CAST(frame_id AS BIGINT) AS frame_id, symbol, dso, \
          CAST(NULL AS BIGINT) AS a FROM frame_functions"
-    })?;
-    // Text columns as views: the frames table's are, so nothing is copied.
-    let mut read = Vec::with_capacity(batches.len());
-    for b in &batches {
-        read.push((
-            columns::cast(b, "capture", &DataType::Utf8)?,
-            columns::cast(b, "frame_id", &DataType::Int64)?,
-            columns::cast(b, "symbol", &DataType::Utf8View)?,
-            columns::cast(b, "dso", &DataType::Utf8View)?,
-            columns::cast(b, "a", &DataType::UInt64)?,
-        ));
-    }
+    };
+    // Read a batch at a time: the frames of a system-wide capture, read
+    // whole, were 200 MB. What outlives a batch is numbers, and the
+    // distinct texts: captures, DSOs, symbols (a few thousand).
+    let (mut captures, mut dsos, mut symbols) = (
+        TextNumbers::default(),
+        TextNumbers::default(),
+        TextNumbers::default(),
+    );
     // A frame with a symbol: (symbol, DSO) interned, numbered as met. A
     // frame named by its address (most frames of a system-wide capture,
     // nearly each a function of its own) is not hashed: those are sorted
     // by name, equal names side by side.
-    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-    let mut met: FxHashMap<(&str, &str), u32> = FxHashMap::default();
+    let mut met: FxHashMap<(u32, u32), u32> = FxHashMap::default();
     // (capture, frame, interned name) of each frame with a symbol.
     let mut named: Vec<(u32, u32, u32)> = Vec::new();
-    let mut unnamed: Vec<Unnamed> = Vec::with_capacity(rows);
-    let mut unnamed_dsos: FxHashMap<&str, u32> = FxHashMap::default();
-    // Captures numbered as met; a batch is mostly one capture's rows, so
-    // the name is looked up only where it changes.
-    let mut captures: Vec<&str> = Vec::new();
-    let mut capture_numbers: FxHashMap<&str, u32> = FxHashMap::default();
-    for (c, f, sym, dso, a) in &read {
+    let mut unnamed: Vec<Unnamed> = Vec::new();
+    session.for_each_batch(sql_frames, |b| {
+        let c = columns::cast(&b, "capture", &DataType::Utf8)?;
+        let f = columns::cast(&b, "frame_id", &DataType::Int64)?;
+        // Text columns as views: the frames table's are, so nothing is
+        // copied.
+        let sym = columns::cast(&b, "symbol", &DataType::Utf8View)?;
+        let dso = columns::cast(&b, "dso", &DataType::Utf8View)?;
+        let a = columns::cast(&b, "a", &DataType::UInt64)?;
         let (c, f) = (c.as_string::<i32>(), f.as_primitive::<Int64Type>());
         let (sym, dso) = (sym.as_string_view(), dso.as_string_view());
         let a = a.as_primitive::<UInt64Type>();
-        let mut capture: Option<(&str, u32)> = None;
+        unnamed.reserve(c.len());
         for row in 0..c.len() {
             if c.is_null(row) || f.is_null(row) {
                 continue;
@@ -456,41 +495,33 @@ fn native_functions(
             let Ok(frame) = u32::try_from(f.value(row)) else {
                 continue;
             };
-            let name = c.value(row);
-            let capture = match capture {
-                Some((n, number)) if n == name => number,
-                _ => {
-                    let next = captures.len() as u32;
-                    let number = *capture_numbers.entry(name).or_insert(next);
-                    if number == next {
-                        captures.push(name);
-                    }
-                    capture = Some((name, number));
-                    number
-                }
-            };
+            // (A batch is mostly one capture's and a run of one DSO's
+            // rows: `TextNumbers` looks a text up only where it changes.)
+            let capture = captures.number(c.value(row));
             if sym.is_valid(row) {
+                let key = (symbols.number(sym.value(row)), dsos.number(dso));
                 let next = met.len() as u32;
-                let k = *met.entry((sym.value(row), dso)).or_insert(next);
+                let k = *met.entry(key).or_insert(next);
                 named.push((capture, frame, k));
             } else if a.is_valid(row) {
-                let next = unnamed_dsos.len() as u32;
                 let (aligned, digits) = address_order(a.value(row));
                 unnamed.push(Unnamed {
                     aligned,
                     digits,
-                    dso: *unnamed_dsos.entry(dso).or_insert(next),
+                    dso: dsos.number(dso),
                     capture,
                     frame,
                 });
             }
         }
-    }
+        Ok(())
+    })?;
+    unnamed.shrink_to_fit();
     let by_text =
         |(a, x): (&Name<'_>, &str), (b, y): (&Name<'_>, &str)| a.cmp_text(b).then_with(|| x.cmp(y));
     let mut symbolic: Vec<((Name<'_>, &str), u32)> = met
         .into_iter()
-        .map(|((s, dso), k)| ((Name::Symbol(s), dso), k))
+        .map(|((s, dso), k)| ((Name::Symbol(symbols.get(s)), dsos.get(dso)), k))
         .collect();
     symbolic.sort_unstable_by(|((a, x), _), ((b, y), _)| by_text((a, x), (b, y)));
     let name = |u: &Unnamed| Name::Address(u.address());
@@ -498,7 +529,7 @@ fn native_functions(
     // order, then the DSO's rank (a few hundred DSO names for hundreds of
     // thousands of frames, which compared as strings were a fifth of a
     // system-wide capture's inclusive query).
-    let mut dso_names: Vec<(&str, u32)> = unnamed_dsos.into_iter().collect();
+    let mut dso_names: Vec<(&str, u32)> = (0..dsos.len()).map(|n| (dsos.get(n), n)).collect();
     dso_names.sort_unstable();
     let mut rank = vec![0u32; dso_names.len()];
     for (r, &(_, number)) in dso_names.iter().enumerate() {
@@ -513,10 +544,10 @@ fn native_functions(
 
     // Ids in (symbol, DSO) order from 1, as the two sorted lists merge
     // (a name is one function whether a symbol or an address spells it);
-    // 0 is `[unknown]`. `ordered` holds each function's name once.
-    let mut ordered: Vec<(Name<'_>, &str)> = Vec::with_capacity(symbolic.len() + unnamed.len());
+    // 0 is `[unknown]`. `table` holds each function's name once.
+    let mut table = function_names::Builder::with_capacity(symbolic.len() + unnamed.len());
     let mut id_of = vec![0u32; symbolic.len()];
-    let mut by_capture: Vec<Vec<u32>> = vec![Vec::new(); captures.len()];
+    let mut by_capture: Vec<Vec<u32>> = vec![Vec::new(); captures.len() as usize];
     let mut assign = |capture: u32, frame: u32, id: u32| {
         let (map, frame) = (&mut by_capture[capture as usize], frame as usize);
         if map.len() <= frame {
@@ -538,8 +569,9 @@ fn native_functions(
             },
         };
         // Every name equal to `next` is taken below: the next is greater.
-        ordered.push(next);
-        let id = ordered.len() as u32;
+        table.push(next.0, next.1)?;
+        let id = u32::try_from(table.rows())
+            .map_err(|_| Error::Shape("more functions than ids can number".into()))?;
         while let Some(((n, d), k)) = s.peek() {
             if by_text((n, d), (&next.0, next.1)).is_ne() {
                 break;
@@ -563,63 +595,15 @@ fn native_functions(
     for (c, frame, k) in named {
         assign(c, frame, id_of[k as usize]);
     }
-    let by_capture: FxHashMap<String, Vec<u32>> = captures
-        .iter()
-        .map(|c| c.to_string())
+    let by_capture: FxHashMap<String, Vec<u32>> = (0..captures.len())
+        .map(|c| captures.get(c).to_string())
         .zip(by_capture)
         .collect();
     // The table, rows in id order (the `[unknown]` row last, as the SQL's
-    // UNION ALL gives it). As views: a DSO's name is stored once for its
-    // functions, not once per function (millions of unresolved addresses
-    // share a few DSO names).
-    let mut symbols = StringViewBuilder::with_capacity(ordered.len() + 1);
-    let mut buf = String::new();
-    for (name, _) in &ordered {
-        symbols.append_value(name.text(&mut buf));
-    }
-    symbols.append_value("[unknown]");
-    let dsos = dso_column(ordered.iter().map(|&(_, dso)| dso).chain(["[unknown]"]))?;
-    let n = ordered.len() as u64;
-    let schema = session.schema_of(sql)?;
-    let columns = [
-        Arc::new(UInt64Array::from_iter_values((1..=n).chain([0]))) as ArrayRef,
-        Arc::new(symbols.finish()),
-        Arc::new(dsos),
-    ];
-    let batch = typed(&schema, &columns)?;
-    session.keep_batches("functions", schema, vec![batch.clone()])?;
-    let last = u32::try_from(n)
-        .map_err(|_| Error::Shape(format!("{n} functions: more than ids can number")))?;
-    Ok((Named::Ranked { last, rows: batch }, by_capture))
-}
-
-/// A column of DSO names (a few hundred distinct among millions of
-/// rows) whose views all point into one block holding each distinct name
-/// once. (The builder's own deduplication keeps a hash table as large as
-/// the column: 38 MB for the 2.5 M functions of a system-wide capture.)
-fn dso_column<'a>(names: impl Iterator<Item = &'a str> + Clone) -> Result<StringViewArray, Error> {
-    let mut block: Vec<u8> = Vec::new();
-    let mut at: FxHashMap<&str, (u32, u32)> = FxHashMap::default();
-    let too_large = || Error::Shape("DSO names beyond 4 GiB".into());
-    let mut rows = 0;
-    for name in names.clone() {
-        rows += 1;
-        if let Entry::Vacant(slot) = at.entry(name) {
-            let offset = u32::try_from(block.len()).map_err(|_| too_large())?;
-            let len = u32::try_from(name.len()).map_err(|_| too_large())?;
-            block.extend_from_slice(name.as_bytes());
-            slot.insert((offset, len));
-        }
-    }
-    let mut column = StringViewBuilder::with_capacity(rows);
-    let b = column.append_block(Buffer::from_vec(block));
-    for name in names {
-        let (offset, len) = at.get(name).copied().unwrap_or_default();
-        column
-            .try_append_view(b, offset, len)
-            .map_err(|e| Error::Shape(format!("functions.dso: {e}")))?;
-    }
-    Ok(column.finish())
+    // UNION ALL gives it), kept by number and written as it is read.
+    let table = Arc::new(table.finish(session.schema_of(sql)?)?);
+    on_read::register(session, "functions", table.clone())?;
+    Ok((Named::Ranked(table), by_capture))
 }
 
 /// The function ids a `functions` table of the caller's names.

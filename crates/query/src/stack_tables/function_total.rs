@@ -15,13 +15,10 @@ use datafusion::arrow::array::{
 use datafusion::arrow::buffer::{BooleanBuffer, NullBuffer};
 use datafusion::arrow::compute::take;
 use datafusion::arrow::datatypes::{DataType, SchemaRef, UInt32Type, UInt64Type};
-use datafusion::catalog::streaming::StreamingTable;
-use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::physical_plan::streaming::PartitionStream;
 use rustc_hash::FxHashMap;
 
-use super::{typed, Sets};
+use super::on_read::{self, OnRead};
+use super::{typed, FunctionNames, SetList};
 use crate::{columns, Error, Session};
 
 /// What the SQL's `samples ⋈ stack_sets` reads of each sample (a sample
@@ -35,14 +32,7 @@ pub(super) struct StackSets<'a> {
     pub(super) ids: &'a [[ArrayRef; 2]],
     /// The set (its number in `sets`) of each of those stacks, in order.
     pub(super) set_of_stack: &'a [u32],
-    pub(super) sets: &'a Sets,
-}
-
-/// The functions table as perfq makes it: ids 1 to `last` in row order,
-/// then `[unknown]` (id 0).
-pub(super) struct Functions<'a> {
-    pub(super) last: u32,
-    pub(super) batch: &'a RecordBatch,
+    pub(super) sets: &'a SetList,
 }
 
 /// A group's `COUNT(*)` and `SUM(period)`, wrapping as DataFusion's sums
@@ -187,7 +177,7 @@ type ByPair = (Vec<Pair>, Vec<PairSamples>);
 pub(super) fn keep(
     session: &Session,
     stacks: StackSets<'_>,
-    functions: Functions<'_>,
+    functions: Arc<FunctionNames>,
     sql: &str,
 ) -> Result<(), Error> {
     let mut captures = Captures::default();
@@ -203,7 +193,8 @@ pub(super) fn keep(
     // function over each set's functions that the functions table names
     // (the SQL's join with set_functions, which has only those).
     let mut by_set = vec![Sum::default(); stacks.sets.len() as usize];
-    let mut by_function = vec![Sum::default(); functions.last as usize + 1];
+    let last = functions.last();
+    let mut by_function = vec![Sum::default(); last as usize + 1];
     let (mut sets_met, mut functions_met) = (Vec::new(), Vec::new());
     let mut rows = Rows::default();
     for (pair, samples) in by_pair.into_iter().enumerate() {
@@ -230,8 +221,7 @@ pub(super) fn keep(
             rows.pairs.push(pair as u32);
             // Id f is row f - 1 of the functions table, and id 0
             // (`[unknown]`) its last row.
-            rows.functions
-                .push(f.checked_sub(1).unwrap_or(functions.last));
+            rows.functions.push(f.checked_sub(1).unwrap_or(last));
             rows.samples.push(sum.samples);
             rows.periods.push(sum.period);
         }
@@ -242,47 +232,16 @@ pub(super) fn keep(
     rows.shrink_to_fit();
 
     let schema = session.schema_of(sql)?;
-    let symbol = named(functions.batch, "symbol")?;
-    let dso = named(functions.batch, "dso")?;
     let (pair_captures, events): (Vec<u32>, Vec<Option<u64>>) = pairs.into_iter().unzip();
-    let totals = Arc::new(Totals {
-        schema: schema.clone(),
+    let totals = Totals {
+        schema,
         captures: StringArray::from_iter_values(&captures.names),
         pair_captures: UInt32Array::from(pair_captures),
         pair_events: UInt64Array::from(events),
-        symbol,
-        dso,
+        functions,
         rows,
-    });
-    // A partition per core, each a run of the rows.
-    let parts = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let len = totals.rows.samples.len();
-    let step = len.div_ceil(parts).max(1);
-    let partitions: Vec<Arc<dyn PartitionStream>> = (0..len.max(1))
-        .step_by(step)
-        .map(|start| {
-            Arc::new(Part {
-                totals: totals.clone(),
-                start,
-                end: (start + step).min(len),
-            }) as Arc<dyn PartitionStream>
-        })
-        .collect();
-    let table = StreamingTable::try_new(schema, partitions)
-        .map_err(|e| Error::query("keeping function_total", e))?;
-    session
-        .context()
-        .register_table("function_total", Arc::new(table))
-        .map_err(|e| Error::query("keeping function_total", e))?;
-    Ok(())
-}
-
-/// Column `name` of the functions table.
-fn named(functions: &RecordBatch, name: &str) -> Result<ArrayRef, Error> {
-    functions
-        .column_by_name(name)
-        .cloned()
-        .ok_or_else(|| Error::Shape(format!("functions has no {name}")))
+    };
+    on_read::register(session, "function_total", Arc::new(totals))
 }
 
 /// Each capture's sampled stacks' sets, by stack id.
@@ -431,28 +390,39 @@ struct Totals {
     /// Each pair's capture number and event.
     pair_captures: UInt32Array,
     pair_events: UInt64Array,
-    /// The functions table's symbol and DSO columns.
-    symbol: ArrayRef,
-    dso: ArrayRef,
+    /// The functions table, whose rows name the functions.
+    functions: Arc<FunctionNames>,
     rows: Rows,
 }
 
-impl Totals {
+impl OnRead for Totals {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn len(&self) -> usize {
+        self.rows.samples.len()
+    }
+
     /// Rows `start..end` as a batch of the table's schema.
-    fn batch(&self, start: usize, end: usize) -> datafusion::error::Result<RecordBatch> {
+    fn batch(&self, start: usize, end: usize) -> Result<RecordBatch, Error> {
         let r = &self.rows;
         let pairs = UInt32Array::from(r.pairs[start..end].to_vec());
-        let functions = UInt32Array::from(r.functions[start..end].to_vec());
-        let capture_numbers = take(&self.pair_captures, &pairs, None)?;
+        let shape =
+            |e: datafusion::arrow::error::ArrowError| Error::Shape(format!("function_total: {e}"));
+        let capture_numbers = take(&self.pair_captures, &pairs, None).map_err(shape)?;
+        let functions = r.functions[start..end].iter().map(|&f| f as usize);
+        let (symbols, dsos) = self.functions.columns(functions)?;
         let columns = [
             take(
                 &self.captures,
                 capture_numbers.as_primitive::<UInt32Type>(),
                 None,
-            )?,
-            take(&self.pair_events, &pairs, None)?,
-            take(&self.symbol, &functions, None)?,
-            take(&self.dso, &functions, None)?,
+            )
+            .map_err(shape)?,
+            take(&self.pair_events, &pairs, None).map_err(shape)?,
+            Arc::new(symbols),
+            Arc::new(dsos),
             Arc::new(Int64Array::from(r.samples[start..end].to_vec())) as ArrayRef,
             Arc::new(UInt64Array::new(
                 r.periods[start..end].to_vec().into(),
@@ -460,33 +430,6 @@ impl Totals {
             )),
         ];
         typed(&self.schema, &columns)
-            .map_err(|e| datafusion::error::DataFusionError::External(e.into()))
-    }
-}
-
-/// A run of [`Totals`]' rows, read as one partition of the table.
-#[derive(Debug)]
-struct Part {
-    totals: Arc<Totals>,
-    start: usize,
-    end: usize,
-}
-
-impl PartitionStream for Part {
-    fn schema(&self) -> &SchemaRef {
-        &self.totals.schema
-    }
-
-    fn execute(&self, ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
-        let rows = ctx.session_config().batch_size().max(1);
-        let (totals, end) = (self.totals.clone(), self.end);
-        let batches = (self.start..end)
-            .step_by(rows)
-            .map(move |at| totals.batch(at, (at + rows).min(end)));
-        Box::pin(RecordBatchStreamAdapter::new(
-            self.totals.schema.clone(),
-            futures::stream::iter(batches),
-        ))
     }
 }
 
@@ -497,7 +440,7 @@ mod tests {
     use datafusion::arrow::array::{ArrayRef, StringArray, UInt64Array};
 
     use super::{set_index, Captures, SetIndex, StackSets};
-    use crate::stack_tables::Sets;
+    use crate::stack_tables::SetList;
 
     /// The index of stacks given as (capture, stack id, set) rows.
     fn index_of(rows: &[(&str, u64, u32)]) -> Option<Vec<SetIndex>> {
@@ -508,7 +451,7 @@ mod tests {
         let stacks = StackSets {
             ids: &columns,
             set_of_stack: &sets,
-            sets: &Sets::default(),
+            sets: &SetList::default(),
         };
         set_index(&stacks, &mut Captures::default()).unwrap()
     }

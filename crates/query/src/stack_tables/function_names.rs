@@ -1,0 +1,280 @@
+//! The `functions` table as perfq makes it, kept by number: each row's
+//! name as an address or a symbol's number, and its DSO's number, about
+//! 12 bytes a row. Its text is written as a batch is read. Most functions
+//! of a system-wide capture are unresolved addresses, each a function of
+//! its own; as Arrow string columns (the address's text and a view of
+//! each column) its 2.5 M rows took 134 MB for the session's life.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    ArrayRef, RecordBatch, StringViewArray, StringViewBuilder, UInt64Array,
+};
+use datafusion::arrow::buffer::Buffer;
+use datafusion::arrow::datatypes::SchemaRef;
+use rustc_hash::FxHashMap;
+
+use super::on_read::OnRead;
+use super::{typed, Name};
+use crate::Error;
+
+/// The rows of `functions`: ids 1 to `len() - 1` in row order, then
+/// `[unknown]` (id 0), as its SQL's `UNION ALL` gives them.
+#[derive(Debug)]
+pub(super) struct FunctionNames {
+    schema: SchemaRef,
+    /// Each row's name: an address, or where `symbolic` says so, a
+    /// symbol's number.
+    names: Vec<u64>,
+    /// A bit per row, set where the row is named by a symbol.
+    symbolic: Vec<u64>,
+    symbols: Texts,
+    /// Each row's DSO: its number in `dsos`.
+    dso_of: Vec<u32>,
+    dsos: Texts,
+}
+
+/// Strings stored end to end in one block, numbered as added (a column's
+/// views point into the block: nothing is copied to read them).
+#[derive(Debug)]
+struct Texts {
+    block: Buffer,
+    /// Each string's offset and length in `block`.
+    at: Vec<(u32, u32)>,
+}
+
+impl FunctionNames {
+    /// How many rows there are, `[unknown]`'s included.
+    pub(super) fn rows(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The last function id (that of row `last - 1`).
+    pub(super) fn last(&self) -> u32 {
+        // At most u32::MAX rows: see `Builder::finish`.
+        (self.names.len() - 1) as u32
+    }
+
+    /// The symbol and DSO columns of `rows` (row numbers), in that order.
+    pub(super) fn columns(
+        &self,
+        rows: impl Iterator<Item = usize> + Clone,
+    ) -> Result<(StringViewArray, StringViewArray), Error> {
+        let count = rows.clone().count();
+        let mut symbols = StringViewBuilder::with_capacity(count);
+        let symbol_block = symbols.append_block(self.symbols.block.clone());
+        let mut dsos = StringViewBuilder::with_capacity(count);
+        let dso_block = dsos.append_block(self.dsos.block.clone());
+        let shape =
+            |e: datafusion::arrow::error::ArrowError| Error::Shape(format!("functions: {e}"));
+        for row in rows {
+            let name = self.names[row];
+            if self.symbolic[row / 64] & (1 << (row % 64)) != 0 {
+                let (offset, len) = self.symbols.at[name as usize];
+                symbols
+                    .try_append_view(symbol_block, offset, len)
+                    .map_err(shape)?;
+            } else {
+                // `0x` and hex digits: always UTF-8.
+                Name::Address(name).with_text(|t| {
+                    symbols.append_value(std::str::from_utf8(t).unwrap_or_default())
+                });
+            }
+            let (offset, len) = self.dsos.at[self.dso_of[row] as usize];
+            dsos.try_append_view(dso_block, offset, len)
+                .map_err(shape)?;
+        }
+        Ok((symbols.finish(), dsos.finish()))
+    }
+}
+
+impl OnRead for FunctionNames {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn len(&self) -> usize {
+        self.rows()
+    }
+
+    fn batch(&self, start: usize, end: usize) -> Result<RecordBatch, Error> {
+        let last = self.rows() - 1;
+        let ids = (start..end).map(|row| if row == last { 0 } else { row as u64 + 1 });
+        let (symbols, dsos) = self.columns(start..end)?;
+        let columns = [
+            Arc::new(UInt64Array::from_iter_values(ids)) as ArrayRef,
+            Arc::new(symbols),
+            Arc::new(dsos),
+        ];
+        typed(&self.schema, &columns)
+    }
+}
+
+/// [`FunctionNames`] made a row at a time, in id order.
+#[derive(Default)]
+pub(super) struct Builder<'a> {
+    names: Vec<u64>,
+    symbolic: Vec<u64>,
+    symbols: TextsBuilder<'a>,
+    dso_of: Vec<u32>,
+    dsos: TextsBuilder<'a>,
+}
+
+/// [`Texts`] as they are added; each distinct string stored once.
+#[derive(Default)]
+struct TextsBuilder<'a> {
+    block: Vec<u8>,
+    at: Vec<(u32, u32)>,
+    numbers: FxHashMap<&'a str, u32>,
+    /// The last string added (a run of rows often has the same DSO).
+    last: Option<(&'a str, u32)>,
+}
+
+impl<'a> TextsBuilder<'a> {
+    /// The number of `text`, stored if new.
+    fn number(&mut self, text: &'a str) -> Result<u32, Error> {
+        if let Some((_, n)) = self.last.filter(|(t, _)| *t == text) {
+            return Ok(n);
+        }
+        let n = match self.numbers.get(text) {
+            Some(&n) => n,
+            None => {
+                let too_large = || Error::Shape("function names beyond 4 GiB".into());
+                let offset = u32::try_from(self.block.len()).map_err(|_| too_large())?;
+                let len = u32::try_from(text.len()).map_err(|_| too_large())?;
+                // Arrow's view blocks are at most u32::MAX bytes.
+                if u64::from(offset) + u64::from(len) >= u64::from(u32::MAX) {
+                    return Err(too_large());
+                }
+                self.block.extend_from_slice(text.as_bytes());
+                let n = self.at.len() as u32;
+                self.at.push((offset, len));
+                self.numbers.insert(text, n);
+                n
+            }
+        };
+        self.last = Some((text, n));
+        Ok(n)
+    }
+
+    fn finish(self) -> Texts {
+        Texts {
+            block: Buffer::from_vec(self.block),
+            at: self.at,
+        }
+    }
+}
+
+impl<'a> Builder<'a> {
+    /// A builder with room for `rows` rows (without `[unknown]`'s).
+    pub(super) fn with_capacity(rows: usize) -> Self {
+        Builder {
+            names: Vec::with_capacity(rows + 1),
+            symbolic: Vec::with_capacity(rows.div_ceil(64) + 1),
+            dso_of: Vec::with_capacity(rows + 1),
+            ..Builder::default()
+        }
+    }
+
+    /// Adds the next row: `name` in `dso`.
+    pub(super) fn push(&mut self, name: Name<'a>, dso: &'a str) -> Result<(), Error> {
+        let row = self.names.len();
+        if row.is_multiple_of(64) {
+            self.symbolic.push(0);
+        }
+        match name {
+            Name::Address(a) => self.names.push(a),
+            Name::Symbol(s) => {
+                let n = self.symbols.number(s)?;
+                self.names.push(u64::from(n));
+                self.symbolic[row / 64] |= 1 << (row % 64);
+            }
+        }
+        let dso = self.dsos.number(dso)?;
+        self.dso_of.push(dso);
+        Ok(())
+    }
+
+    /// How many rows were added.
+    pub(super) fn rows(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The table, `[unknown]`'s row added last, its batches typed as
+    /// `schema`.
+    pub(super) fn finish(mut self, schema: SchemaRef) -> Result<FunctionNames, Error> {
+        self.push(Name::Symbol("[unknown]"), "[unknown]")?;
+        let n = self.names.len();
+        if u32::try_from(n).is_err() {
+            return Err(Error::Shape(format!(
+                "{n} functions: more than ids can number"
+            )));
+        }
+        self.names.shrink_to_fit();
+        self.dso_of.shrink_to_fit();
+        Ok(FunctionNames {
+            schema,
+            names: self.names,
+            symbolic: self.symbolic,
+            symbols: self.symbols.finish(),
+            dso_of: self.dso_of,
+            dsos: self.dsos.finish(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use datafusion::arrow::array::Array;
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+
+    use super::{Builder, Name};
+
+    /// Rows read back as added, symbols and addresses mixed, across
+    /// words of the symbolic bits; `[unknown]` last, with id 0.
+    #[test]
+    fn rows_read_back_as_added() {
+        let mut b = Builder::default();
+        let mut want = Vec::new();
+        for i in 0..150u64 {
+            let dso = if i % 3 == 0 {
+                "/usr/lib/libc.so.6"
+            } else {
+                "[kernel.kallsyms]"
+            };
+            if i % 7 == 0 {
+                b.push(Name::Symbol("main"), dso).unwrap();
+                want.push(("main".to_string(), dso));
+            } else {
+                b.push(Name::Address(0x1000 + i), dso).unwrap();
+                want.push((format!("{:#x}", 0x1000 + i), dso));
+            }
+        }
+        want.push(("[unknown]".to_string(), "[unknown]"));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("function_id", DataType::UInt64, false),
+            Field::new("symbol", DataType::Utf8View, false),
+            Field::new("dso", DataType::Utf8View, false),
+        ]));
+        let names = b.finish(schema).unwrap();
+        assert_eq!((names.rows(), names.last()), (151, 150));
+        let (s, d) = names.columns(0..names.rows()).unwrap();
+        for (row, (sym, dso)) in want.iter().enumerate() {
+            assert_eq!(
+                (s.value(row), d.value(row)),
+                (sym.as_str(), *dso),
+                "row {row}"
+            );
+        }
+        let batch = super::OnRead::batch(&names, 140, 151).unwrap();
+        assert_eq!(batch.num_rows(), 11);
+        let ids = batch
+            .column(0)
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::UInt64Array>();
+        let ids = ids.unwrap();
+        assert_eq!((ids.value(0), ids.value(10)), (141, 0));
+    }
+}
