@@ -156,11 +156,19 @@ const ID_SLACK: usize = 1 << 24;
 /// A (capture number, event) pair, which `function_total` sums by.
 type Pair = (u32, Option<u64>);
 
-/// A pair's samples: each one's set and period.
-type PairSamples = Vec<(u32, u64)>;
-
-/// The pairs in the order met, and each one's samples.
-type ByPair = (Vec<Pair>, Vec<PairSamples>);
+/// The samples with a set, grouped by (capture, event) pair. The first
+/// pair's are summed by set as they are read: a dataset of one capture
+/// and one event (most) keeps nothing per sample. The other pairs' are
+/// kept (set and period) and summed in turn.
+struct ByPair {
+    /// The pairs in the order met.
+    pairs: Vec<Pair>,
+    /// The first pair's sums by set, and the sets it has, in the order met.
+    first: Vec<Sum>,
+    first_sets: Vec<u32>,
+    /// Each other pair's samples' sets and periods.
+    rest: Vec<(Vec<u32>, Vec<u64>)>,
+}
 
 /// Computes `function_total` (its SQL `sql`) and keeps it in the session
 /// under that name, typed as its SQL plans it. A sample without a period
@@ -184,26 +192,36 @@ pub(super) fn keep(
     let Some(index) = set_index(&stacks, &mut captures)? else {
         return Ok(());
     };
-    let Some((pairs, by_pair)) = samples_by_pair(session, &index, &mut captures)? else {
+    let sets = stacks.sets.len() as usize;
+    let Some(by_pair) = samples_by_pair(session, &index, &mut captures, sets)? else {
         return Ok(());
     };
     drop(index);
+    let ByPair {
+        pairs,
+        first: mut by_set,
+        first_sets: mut sets_met,
+        mut rest,
+    } = by_pair;
 
     // Per pair: COUNT(*) and SUM(period) by set, then summed again by
     // function over each set's functions that the functions table names
     // (the SQL's join with set_functions, which has only those).
-    let mut by_set = vec![Sum::default(); stacks.sets.len() as usize];
     let last = functions.last();
     let mut by_function = vec![Sum::default(); last as usize + 1];
-    let (mut sets_met, mut functions_met) = (Vec::new(), Vec::new());
+    let mut functions_met = Vec::new();
     let mut rows = Rows::default();
-    for (pair, samples) in by_pair.into_iter().enumerate() {
-        for (set, period) in samples {
-            let sum = &mut by_set[set as usize];
-            if sum.samples == 0 {
-                sets_met.push(set);
+    for pair in 0..pairs.len() {
+        // The first pair's sets are summed already.
+        if let Some(samples) = pair.checked_sub(1).and_then(|p| rest.get_mut(p)) {
+            let (sets, periods) = std::mem::take(samples);
+            for (set, period) in sets.into_iter().zip(periods) {
+                let sum = &mut by_set[set as usize];
+                if sum.samples == 0 {
+                    sets_met.push(set);
+                }
+                sum.add(1, period);
             }
-            sum.add(1, period);
         }
         for set in sets_met.drain(..) {
             let sum = std::mem::take(&mut by_set[set as usize]);
@@ -216,19 +234,22 @@ pub(super) fn keep(
                 }
             }
         }
+        // Room for exactly the first pair's rows: most datasets have no
+        // other (grown by doubling, a system-wide capture's 2.5 M rows
+        // had room for 4.2 M).
+        rows.reserve(functions_met.len());
         for f in functions_met.drain(..) {
             let sum = std::mem::take(&mut by_function[f as usize]);
-            rows.pairs.push(pair as u32);
             // Id f is row f - 1 of the functions table, and id 0
             // (`[unknown]`) its last row.
             rows.functions.push(f.checked_sub(1).unwrap_or(last));
             rows.samples.push(sum.samples);
             rows.periods.push(sum.period);
         }
+        rows.pair_ends.push(rows.functions.len());
     }
-    drop((by_set, by_function));
-    // Kept for the session's life: without the slack of growing (on a
-    // system-wide capture, 4.2 M rows' room for 2.5 M).
+    drop((by_set, by_function, rest));
+    // Kept for the session's life, without slack.
     rows.shrink_to_fit();
 
     let schema = session.schema_of(sql)?;
@@ -303,17 +324,22 @@ fn set_index(
     Ok(Some(index))
 }
 
-/// Each sample with a set, as its set and period, grouped by (capture,
-/// event) pair; the pairs in the order met. `None` if a sample has no
+/// Each sample with a set, its set and period, grouped by (capture,
+/// event) pair ([`ByPair`]; `sets` sets). `None` if a sample has no
 /// period.
 fn samples_by_pair(
     session: &Session,
     index: &[SetIndex],
     captures: &mut Captures,
+    sets: usize,
 ) -> Result<Option<ByPair>, Error> {
     let mut numbers: FxHashMap<Pair, usize> = FxHashMap::default();
-    let mut pairs: Vec<Pair> = Vec::new();
-    let mut by_pair: Vec<PairSamples> = Vec::new();
+    let mut by_pair = ByPair {
+        pairs: Vec::new(),
+        first: vec![Sum::default(); sets],
+        first_sets: Vec::new(),
+        rest: Vec::new(),
+    };
     let mut complete = true;
     session.for_each_batch(SAMPLES, |b| {
         let capture = columns::cast(&b, "capture", &DataType::Utf8)?;
@@ -342,39 +368,84 @@ fn samples_by_pair(
             let pair = match last {
                 Some((k, p)) if k == key => p,
                 _ => {
-                    let next = pairs.len();
+                    let next = by_pair.pairs.len();
                     let p = *numbers.entry(key).or_insert(next);
                     if p == next {
-                        pairs.push(key);
-                        by_pair.push(Vec::new());
+                        by_pair.pairs.push(key);
+                        if p > 0 {
+                            by_pair.rest.push(Default::default());
+                        }
                     }
                     last = Some((key, p));
                     p
                 }
             };
-            by_pair[pair].push((set, period.value(row)));
+            let period = period.value(row);
+            match pair.checked_sub(1) {
+                None => {
+                    // (A set id from the index is one of the sets.)
+                    let Some(sum) = by_pair.first.get_mut(set as usize) else {
+                        continue;
+                    };
+                    if sum.samples == 0 {
+                        by_pair.first_sets.push(set);
+                    }
+                    sum.add(1, period);
+                }
+                Some(p) => {
+                    let (sets, periods) = &mut by_pair.rest[p];
+                    sets.push(set);
+                    periods.push(period);
+                }
+            }
         }
         Ok(())
     })?;
-    Ok(complete.then_some((pairs, by_pair)))
+    Ok(complete.then_some(by_pair))
 }
 
-/// `function_total`'s rows by number: each one's (capture, event) pair,
-/// its function's row in the functions table and its sums.
+/// `function_total`'s rows by number, in (capture, event) pair order:
+/// each one's function's row in the functions table and its sums.
 #[derive(Debug, Default)]
 struct Rows {
-    pairs: Vec<u32>,
     functions: Vec<u32>,
     samples: Vec<i64>,
     periods: Vec<u64>,
+    /// Where each pair's rows end.
+    pair_ends: Vec<usize>,
 }
 
 impl Rows {
+    /// Room for `more` rows: exactly, for the first pair's.
+    fn reserve(&mut self, more: usize) {
+        if self.functions.is_empty() {
+            self.functions.reserve_exact(more);
+            self.samples.reserve_exact(more);
+            self.periods.reserve_exact(more);
+        } else {
+            self.functions.reserve(more);
+            self.samples.reserve(more);
+            self.periods.reserve(more);
+        }
+    }
+
     fn shrink_to_fit(&mut self) {
-        self.pairs.shrink_to_fit();
         self.functions.shrink_to_fit();
         self.samples.shrink_to_fit();
         self.periods.shrink_to_fit();
+    }
+
+    /// The pair of each of rows `start..end`.
+    fn pairs(&self, start: usize, end: usize) -> UInt32Array {
+        let mut pair = self.pair_ends.partition_point(|&e| e <= start);
+        (start..end)
+            .map(|row| {
+                while self.pair_ends.get(pair).is_some_and(|&e| e <= row) {
+                    pair += 1;
+                }
+                pair as u32
+            })
+            .collect()
     }
 }
 
@@ -401,13 +472,13 @@ impl OnRead for Totals {
     }
 
     fn len(&self) -> usize {
-        self.rows.samples.len()
+        self.rows.functions.len()
     }
 
     /// Rows `start..end` as a batch of the table's schema.
     fn batch(&self, start: usize, end: usize) -> Result<RecordBatch, Error> {
         let r = &self.rows;
-        let pairs = UInt32Array::from(r.pairs[start..end].to_vec());
+        let pairs = r.pairs(start, end);
         let shape =
             |e: datafusion::arrow::error::ArrowError| Error::Shape(format!("function_total: {e}"));
         let capture_numbers = take(&self.pair_captures, &pairs, None).map_err(shape)?;
@@ -439,7 +510,7 @@ mod tests {
 
     use datafusion::arrow::array::{ArrayRef, StringArray, UInt64Array};
 
-    use super::{set_index, Captures, SetIndex, StackSets};
+    use super::{set_index, Captures, Rows, SetIndex, StackSets};
     use crate::stack_tables::SetList;
 
     /// The index of stacks given as (capture, stack id, set) rows.
@@ -489,6 +560,27 @@ mod tests {
         }
         for id in [2, 62, 66, 199, 999, 1_001, 1 << 20] {
             assert_eq!(index.set(id), None, "stack {id}");
+        }
+    }
+
+    /// Each row's pair from where the pairs' rows end, empty pairs
+    /// included, for any run of rows.
+    #[test]
+    fn rows_find_their_pairs() {
+        let rows = Rows {
+            functions: vec![0; 7],
+            pair_ends: vec![2, 2, 5, 7],
+            ..Rows::default()
+        };
+        let want = [0u32, 0, 2, 2, 2, 3, 3];
+        for start in 0..7 {
+            for end in start..=7 {
+                assert_eq!(
+                    rows.pairs(start, end).values(),
+                    &want[start..end],
+                    "{start}..{end}"
+                );
+            }
         }
     }
 }
