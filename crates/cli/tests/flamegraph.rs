@@ -667,6 +667,63 @@ fn folded_stacks_of_a_recorded_program_equal_perf_scripts() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A stack through a frame whose CFA is kept in rbx (as ld.so's
+/// lazy-binding trampoline keeps it), in code without frame pointers:
+/// framehop cannot follow that frame and would take the frame pointer for
+/// its caller; unwound with every register tracked, every sample's stack
+/// is perf's, from `_start` to `spin`.
+#[test]
+fn a_frame_with_its_cfa_in_rbx_unwinds_as_perfs() {
+    if !common::have_perf() || !common::can_record() {
+        eprintln!("SKIPPED: perf cannot record here; unwinding through rbx not checked");
+        return;
+    }
+    let dir = common::scratch("fg", "realign");
+    let src = common::root().join("crates/cli/tests/programs/realign.c");
+    let src = src.to_str().expect("path");
+    if !common::gcc(
+        &dir,
+        &["-O2", "-g", "-fomit-frame-pointer", src, "-o", "realign"],
+    ) {
+        eprintln!("SKIPPED: gcc is not available; unwinding through rbx not checked");
+        return;
+    }
+    let data = dir.join("dwarf.data");
+    let st = Command::new("perf")
+        .args([
+            "record",
+            "-q",
+            "-F",
+            "2000",
+            "-e",
+            "cpu-clock",
+            "--call-graph",
+            "dwarf,4096",
+        ])
+        .arg("-o")
+        .arg(&data)
+        .args(["--", "./realign", "100000000"])
+        .current_dir(&dir)
+        .output()
+        .expect("perf record");
+    assert!(
+        st.status.success(),
+        "perf record: {}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let cache = dir.join("cache");
+    folded_agree("rbx-based CFA, dwarf", &data, Chains::Dwarf, &[], &cache);
+    let ours = perfq_ok(
+        &["flamegraph", "--folded", data.to_str().expect("path")],
+        &cache,
+    );
+    assert!(
+        ours.lines().any(|l| l.contains(";main;outer;tramp;spin ")),
+        "main → outer → tramp → spin:\n{ours}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 // ---------------------------------------------------------------------
 // The SVG in a browser.
 

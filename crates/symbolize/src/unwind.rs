@@ -4,7 +4,13 @@
 //!
 //! Like perf's libunwind and libdw unwinders, every frame after the first
 //! is reported as its return address minus 1 (the call instruction), so
-//! that it names the calling function and line.
+//! that it names the calling function and line. A stack with a frame whose
+//! CFA framehop cannot follow is unwound again with every register
+//! tracked ([`registers`]).
+
+mod registers;
+
+use std::sync::Arc;
 
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, Module, Unwinder};
@@ -16,6 +22,7 @@ use crate::binary::FileBytes;
 use crate::dso::{DsoId, DsoKind};
 use crate::symbolizer::Symbolizer;
 use crate::tracker::{push_chain_lookups, unwound_lookups, FrameLookup, Tracker};
+use registers::CfiModule;
 
 /// perf's x86_64 register numbers (`perf_regs.h`) for the registers the
 /// unwinder needs.
@@ -33,8 +40,25 @@ pub struct StackUnwinder {
     enabled: bool,
     unwound: Vec<u64>,
     modules: FxHashMap<(DsoId, u64, u64, u64), Option<Module<FileBytes>>>,
-    per_pid: FxHashMap<u32, (u64, UnwinderX86_64<FileBytes>)>,
+    cfi_modules: FxHashMap<(DsoId, u64, u64, u64), Option<Arc<CfiModule>>>,
+    per_pid: FxHashMap<u32, PidUnwinder>,
+    /// Whether framehop cannot follow a binary's address (by the DSO and
+    /// its linked address: the same in every process that maps it).
+    odd: FxHashMap<(DsoId, u64), bool>,
+    /// The odd rows of each FDE met (by the DSO and its offset in
+    /// `.eh_frame`): a function's addresses share one.
+    odd_rows: FxHashMap<(DsoId, usize), Vec<std::ops::Range<u64>>>,
+    cfi_context: Option<Box<gimli::UnwindContext<usize>>>,
     cache: Option<CacheX86_64>,
+}
+
+/// A process's unwinder as of a generation of its mappings: framehop's,
+/// and its modules' call-frame information for [`registers`] (sorted by
+/// address).
+struct PidUnwinder {
+    generation: u64,
+    framehop: UnwinderX86_64<FileBytes>,
+    cfi: Vec<Arc<CfiModule>>,
 }
 
 /// The value of register `reg` in a perf register dump.
@@ -109,12 +133,20 @@ impl StackUnwinder {
             return false;
         };
         let generation = tracker.spaces().generation();
-        let stale = self.per_pid.get(&pid).is_none_or(|(g, _)| *g != generation);
+        let stale = self
+            .per_pid
+            .get(&pid)
+            .is_none_or(|u| u.generation != generation);
         if stale {
-            let unwinder = self.build(tracker, symbolizer, pid);
-            self.per_pid.insert(pid, (generation, unwinder));
+            let unwinder = self.build(tracker, symbolizer, pid, generation);
+            self.per_pid.insert(pid, unwinder);
         }
-        let Some((_, unwinder)) = self.per_pid.get(&pid) else {
+        let Some(PidUnwinder {
+            framehop: unwinder,
+            cfi,
+            ..
+        }) = self.per_pid.get(&pid)
+        else {
             return false;
         };
         let data = stack.valid();
@@ -124,6 +156,7 @@ impl StackUnwinder {
             Ok(u64::from_le_bytes(bytes.try_into().map_err(|_| ())?))
         };
         let cache = self.cache.get_or_insert_with(CacheX86_64::new);
+        let start = out.len();
         let mut frames = unwinder.iter_frames(
             ip,
             UnwindRegsX86_64::new(ip, sp, bp),
@@ -136,6 +169,34 @@ impl StackUnwinder {
                 break;
             }
         }
+        // A frame framehop could not follow: its caller and everything
+        // above came from the frame pointer, which such code does not
+        // keep. The whole stack again, every register tracked.
+        let ctx = self
+            .cfi_context
+            .get_or_insert_with(|| Box::new(gimli::UnwindContext::new()));
+        let (odd_cache, odd_rows) = (&mut self.odd, &mut self.odd_rows);
+        let mut odd = |a: u64| {
+            let Some(m) = registers::find(cfi, a) else {
+                return false;
+            };
+            let svma = m.svma(a);
+            *odd_cache
+                .entry((m.dso, svma))
+                .or_insert_with(|| match m.fde_offset(a) {
+                    Some(fde) => odd_rows
+                        .entry((m.dso, fde))
+                        .or_insert_with(|| m.odd_rows(fde, ctx))
+                        .iter()
+                        .any(|r| r.contains(&svma)),
+                    None => m.is_odd(a, ctx),
+                })
+        };
+        if out[start..].iter().any(|&a| odd(a)) {
+            out.truncate(start);
+            let regs = registers::from_dump(|r| reg(regs, r));
+            registers::unwind(cfi, regs, &mut read_stack, out, MAX_FRAMES);
+        }
         true
     }
 
@@ -144,10 +205,16 @@ impl StackUnwinder {
         tracker: &Tracker,
         symbolizer: &Symbolizer,
         pid: u32,
-    ) -> UnwinderX86_64<FileBytes> {
+        generation: u64,
+    ) -> PidUnwinder {
         let mut unwinder = UnwinderX86_64::new();
+        let mut cfi = Vec::new();
         let Some(maps) = tracker.spaces().user_maps(pid) else {
-            return unwinder;
+            return PidUnwinder {
+                generation,
+                framehop: unwinder,
+                cfi,
+            };
         };
         let dsos = tracker.dsos();
         for m in maps.iter() {
@@ -189,7 +256,20 @@ impl StackUnwinder {
             if let Some(module) = module {
                 unwinder.add_module(module);
             }
+            let c = self.cfi_modules.entry(key).or_insert_with(|| {
+                let bin = symbolizer.binary(dsos, m.dso).ok()?;
+                let bias = bin.load_bias(m.start, m.pgoff);
+                CfiModule::new(m.dso, m.start..m.end, bias, bin.unwind_sections()).map(Arc::new)
+            });
+            if let Some(c) = c {
+                cfi.push(c.clone());
+            }
         }
-        unwinder
+        cfi.sort_unstable_by_key(|m| m.avma.start);
+        PidUnwinder {
+            generation,
+            framehop: unwinder,
+            cfi,
+        }
     }
 }
