@@ -599,7 +599,8 @@ fn folded_stacks_of_testdata_equal_perf_scripts() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-fn record(dir: &Path, out: &str, callgraph: &[&str]) -> PathBuf {
+/// Records `command` (run in `dir`) into `dir/out` with `callgraph`.
+fn record(dir: &Path, out: &str, callgraph: &[&str], command: &[&str]) -> PathBuf {
     let data = dir.join(out);
     let mut args = vec![
         "record",
@@ -612,7 +613,8 @@ fn record(dir: &Path, out: &str, callgraph: &[&str]) -> PathBuf {
         data.to_str().expect("path"),
     ];
     args.extend_from_slice(callgraph);
-    args.extend(["--", "./prog", "10000000"]);
+    args.push("--");
+    args.extend_from_slice(command);
     let st = Command::new("perf")
         .args(&args)
         .current_dir(dir)
@@ -632,7 +634,7 @@ fn folded_stacks_of_a_recorded_program_equal_perf_scripts() {
         return;
     };
     let cache = dir.join("cache");
-    let fp = record(&dir, "fp.data", &["-g"]);
+    let fp = record(&dir, "fp.data", &["-g"], &["./prog", "10000000"]);
     folded_agree(
         "C program, frame pointers",
         &fp,
@@ -654,7 +656,12 @@ fn folded_stacks_of_a_recorded_program_equal_perf_scripts() {
     assert!(ours.contains(";main;lib_inner "), "the library's frames");
     // DWARF: perf expands unwound user frames into their inlined functions
     // (leaf_sum's `mix`, lib_inner's `step`).
-    let dwarf = record(&dir, "dwarf.data", &["--call-graph", "dwarf,4096"]);
+    let dwarf = record(
+        &dir,
+        "dwarf.data",
+        &["--call-graph", "dwarf,4096"],
+        &["./prog", "10000000"],
+    );
     folded_agree("C program, dwarf", &dwarf, Chains::Dwarf, &[], &cache);
     let ours = perfq_ok(
         &["flamegraph", "--folded", dwarf.to_str().expect("path")],
@@ -688,28 +695,11 @@ fn a_frame_with_its_cfa_in_rbx_unwinds_as_perfs() {
         eprintln!("SKIPPED: gcc is not available; unwinding through rbx not checked");
         return;
     }
-    let data = dir.join("dwarf.data");
-    let st = Command::new("perf")
-        .args([
-            "record",
-            "-q",
-            "-F",
-            "2000",
-            "-e",
-            "cpu-clock",
-            "--call-graph",
-            "dwarf,4096",
-        ])
-        .arg("-o")
-        .arg(&data)
-        .args(["--", "./realign", "100000000"])
-        .current_dir(&dir)
-        .output()
-        .expect("perf record");
-    assert!(
-        st.status.success(),
-        "perf record: {}",
-        String::from_utf8_lossy(&st.stderr)
+    let data = record(
+        &dir,
+        "dwarf.data",
+        &["--call-graph", "dwarf,4096"],
+        &["./realign", "100000000"],
     );
     let cache = dir.join("cache");
     folded_agree("rbx-based CFA, dwarf", &data, Chains::Dwarf, &[], &cache);
@@ -897,7 +887,7 @@ fn the_svg_renders_in_chromium() {
         return;
     };
     let cache = dir.join("cache");
-    let data = record(&dir, "fp.data", &["-g"]);
+    let data = record(&dir, "fp.data", &["-g"], &["./prog", "10000000"]);
     let svg = dir.join("prog.svg");
     perfq_ok(
         &[

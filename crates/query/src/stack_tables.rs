@@ -275,21 +275,25 @@ struct TextNumbers {
 impl TextNumbers {
     /// The number of `text`, stored if new.
     fn number(&mut self, text: &str) -> u32 {
-        if let Some(n) = self.last.filter(|&n| &*self.list[n as usize] == text) {
+        if let Some(n) = self.find(text) {
             return n;
         }
-        let n = match self.numbers.get(text) {
-            Some(&n) => n,
-            None => {
-                let n = self.list.len() as u32;
-                let text: Arc<str> = Arc::from(text);
-                self.list.push(text.clone());
-                self.numbers.insert(text, n);
-                n
-            }
-        };
+        let n = self.list.len() as u32;
+        let text: Arc<str> = Arc::from(text);
+        self.list.push(text.clone());
+        self.numbers.insert(text, n);
         self.last = Some(n);
         n
+    }
+
+    /// The number of `text`, if it has one.
+    fn find(&mut self, text: &str) -> Option<u32> {
+        if let Some(n) = self.last.filter(|&n| &*self.list[n as usize] == text) {
+            return Some(n);
+        }
+        let n = *self.numbers.get(text)?;
+        self.last = Some(n);
+        Some(n)
     }
 
     fn get(&self, n: u32) -> &str {

@@ -18,7 +18,7 @@ use datafusion::arrow::datatypes::{DataType, SchemaRef, UInt32Type, UInt64Type};
 use rustc_hash::FxHashMap;
 
 use super::on_read::{self, OnRead};
-use super::{typed, FunctionNames, SetList};
+use super::{typed, FunctionNames, SetList, TextNumbers};
 use crate::{columns, Error, Session};
 
 /// What the SQL's `samples ⋈ stack_sets` reads of each sample (a sample
@@ -47,37 +47,6 @@ impl Sum {
     fn add(&mut self, samples: i64, period: u64) {
         self.samples = self.samples.wrapping_add(samples);
         self.period = self.period.wrapping_add(period);
-    }
-}
-
-/// Captures numbered as met, looked up by name only where it changes
-/// (a batch is mostly one capture's rows).
-#[derive(Default)]
-struct Captures {
-    names: Vec<String>,
-    numbers: FxHashMap<String, u32>,
-    last: Option<u32>,
-}
-
-impl Captures {
-    /// The number of capture `name`; with `add`, a new one is numbered,
-    /// otherwise `None`.
-    fn number(&mut self, name: &str, add: bool) -> Option<u32> {
-        if let Some(n) = self.last.filter(|&n| self.names[n as usize] == name) {
-            return Some(n);
-        }
-        let n = match self.numbers.get(name) {
-            Some(&n) => n,
-            None if add => {
-                let n = self.names.len() as u32;
-                self.names.push(name.to_string());
-                self.numbers.insert(name.to_string(), n);
-                n
-            }
-            None => return None,
-        };
-        self.last = Some(n);
-        Some(n)
     }
 }
 
@@ -188,7 +157,8 @@ pub(super) fn keep(
     functions: Arc<FunctionNames>,
     sql: &str,
 ) -> Result<(), Error> {
-    let mut captures = Captures::default();
+    // Captures numbered as met (a batch is mostly one capture's rows).
+    let mut captures = TextNumbers::default();
     let Some(index) = set_index(&stacks, &mut captures)? else {
         return Ok(());
     };
@@ -256,7 +226,7 @@ pub(super) fn keep(
     let (pair_captures, events): (Vec<u32>, Vec<Option<u64>>) = pairs.into_iter().unzip();
     let totals = Totals {
         schema,
-        captures: StringArray::from_iter_values(&captures.names),
+        captures: StringArray::from_iter_values((0..captures.len()).map(|c| captures.get(c))),
         pair_captures: UInt32Array::from(pair_captures),
         pair_events: UInt64Array::from(events),
         functions,
@@ -273,7 +243,7 @@ pub(super) fn keep(
 /// empty words).
 fn set_index(
     stacks: &StackSets<'_>,
-    captures: &mut Captures,
+    captures: &mut TextNumbers,
 ) -> Result<Option<Vec<SetIndex>>, Error> {
     let largest = ID_SPREAD
         .saturating_mul(stacks.set_of_stack.len())
@@ -300,7 +270,13 @@ fn set_index(
                 if id > largest {
                     return Ok(None);
                 }
-                let Some(c) = captures.number(capture.value(row), pass == 0) else {
+                let name = capture.value(row);
+                let c = if pass == 0 {
+                    Some(captures.number(name))
+                } else {
+                    captures.find(name)
+                };
+                let Some(c) = c else {
                     continue;
                 };
                 if index.len() <= c as usize {
@@ -330,7 +306,7 @@ fn set_index(
 fn samples_by_pair(
     session: &Session,
     index: &[SetIndex],
-    captures: &mut Captures,
+    captures: &mut TextNumbers,
     sets: usize,
 ) -> Result<Option<ByPair>, Error> {
     let mut numbers: FxHashMap<Pair, usize> = FxHashMap::default();
@@ -356,7 +332,7 @@ fn samples_by_pair(
                 continue;
             }
             // A capture or stack without a set joins nothing.
-            let Some(c) = captures.number(capture.value(row), false) else {
+            let Some(c) = captures.find(capture.value(row)) else {
                 continue;
             };
             let set = index
@@ -510,8 +486,9 @@ mod tests {
 
     use datafusion::arrow::array::{ArrayRef, StringArray, UInt64Array};
 
-    use super::{set_index, Captures, Rows, SetIndex, StackSets};
+    use super::{set_index, Rows, SetIndex, StackSets};
     use crate::stack_tables::SetList;
+    use crate::stack_tables::TextNumbers;
 
     /// The index of stacks given as (capture, stack id, set) rows.
     fn index_of(rows: &[(&str, u64, u32)]) -> Option<Vec<SetIndex>> {
@@ -524,7 +501,7 @@ mod tests {
             set_of_stack: &sets,
             sets: &SetList::default(),
         };
-        set_index(&stacks, &mut Captures::default()).unwrap()
+        set_index(&stacks, &mut TextNumbers::default()).unwrap()
     }
 
     /// Each capture's stacks found by id; a stack id listed twice, or one

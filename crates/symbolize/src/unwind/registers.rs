@@ -147,24 +147,21 @@ impl CfiModule {
     ) -> Option<&'c UnwindTableRow<usize>> {
         let svma = self.svma(avma);
         let (section, bases) = (self.section(), self.bases());
-        let fde = match &self.eh_frame_hdr {
-            Some(h) => {
-                let hdr = EhFrameHdr::new(&h.data, LittleEndian)
+        // `.eh_frame_hdr`'s table (a binary search) where there is one,
+        // `.eh_frame` read from its start otherwise.
+        let hdr = match &self.eh_frame_hdr {
+            Some(h) => Some(
+                EhFrameHdr::new(&h.data, LittleEndian)
                     .parse(&bases, 8)
-                    .ok()?;
-                match hdr.table() {
-                    Some(table) => table
-                        .fde_for_address(&section, &bases, svma, EhFrame::cie_from_offset)
-                        .ok()?,
-                    None => section
-                        .fde_for_address(&bases, svma, EhFrame::cie_from_offset)
-                        .ok()?,
-                }
-            }
-            None => section
-                .fde_for_address(&bases, svma, EhFrame::cie_from_offset)
-                .ok()?,
+                    .ok()?,
+            ),
+            None => None,
         };
+        let fde = match hdr.as_ref().and_then(|h| h.table()) {
+            Some(table) => table.fde_for_address(&section, &bases, svma, EhFrame::cie_from_offset),
+            None => section.fde_for_address(&bases, svma, EhFrame::cie_from_offset),
+        }
+        .ok()?;
         fde.unwind_info_for_address(&section, &bases, ctx, svma)
             .ok()
     }
