@@ -37,7 +37,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     };
     let spinner = Spinner::start("querying");
     register_views(&session, &opt.sql)?;
-    let (schema, rows) = session.query(&opt.sql)?;
+    let (schema, rows) = session.query_read_only(&opt.sql)?;
     drop(spinner);
     output::emit(opt.format, opt.output.as_deref(), &schema, &rows, out)?;
     Ok(Outcome::Ok)

@@ -21,7 +21,7 @@ fn json(out: &Output) -> Vec<Value> {
 #[test]
 fn sample_counts_equal_perfs() {
     if !have_perf() {
-        eprintln!("SKIPPED: perf is not installed");
+        common::skip("perf is not installed");
         return;
     }
     let dir = scratch("counts");
@@ -186,6 +186,56 @@ fn bad_sql_is_one_line() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Statements that would write a file or define or change a table are
+/// refused before anything runs: one line, exit status 1, no file.
+#[test]
+fn statements_that_write_are_refused() {
+    let dir = scratch("read-only");
+    let file = testdata("fp.data");
+    let target = dir.join("written");
+    let t = target.display();
+    for sql in [
+        format!("COPY (SELECT 1 AS x) TO '{t}.csv'"),
+        format!("COPY samples TO '{t}.parquet' STORED AS PARQUET"),
+        format!("CREATE EXTERNAL TABLE x (a INT) STORED AS CSV LOCATION '{t}.ext'"),
+        "CREATE TABLE x AS SELECT 1 AS a".to_string(),
+        "CREATE VIEW x AS SELECT 1 AS a".to_string(),
+        "INSERT INTO samples SELECT * FROM samples".to_string(),
+        "DROP TABLE samples".to_string(),
+        "DROP VIEW function_self".to_string(),
+    ] {
+        let out = perfq(&["query", file.to_str().unwrap(), &sql], &dir);
+        assert_eq!(out.status.code(), Some(1), "{sql}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 1, "{sql}: {err}");
+        assert!(lines[0].contains("queries only read"), "{sql}: {err}");
+        assert!(out.stdout.is_empty(), "{sql}");
+    }
+    let written: Vec<_> = std::fs::read_dir(&dir)
+        .expect("scratch")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().starts_with("written"))
+        .collect();
+    assert!(written.is_empty(), "{written:?}");
+    // What reads still runs, EXPLAIN included.
+    let out = perfq(
+        &[
+            "query",
+            file.to_str().unwrap(),
+            "EXPLAIN SELECT COUNT(*) FROM samples",
+        ],
+        &dir,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The topdown views are there for a capture with topdown events, and
 /// give what `perfq topdown` prints; a dataset's capture can be chosen.
 #[test]
@@ -312,6 +362,7 @@ fn function_views_equal_report() {
 #[test]
 fn a_closed_pipe_is_success() {
     use std::io::Read;
+    use std::os::fd::AsRawFd;
     use std::process::Stdio;
     let dir = scratch("pipe");
     let file = testdata("fp.data");
@@ -322,7 +373,7 @@ fn a_closed_pipe_is_success() {
         vec!["report", f, "--children", "--format", "json"],
     ] {
         // Converted first, so that the run below only writes.
-        let _ = perfq(&args, &dir);
+        let whole = perfq(&args, &dir).stdout.len();
         let mut child = Command::new(env!("CARGO_BIN_EXE_perfq"))
             .args(&args)
             .env("PERFQ_CACHE_DIR", &dir)
@@ -330,13 +381,19 @@ fn a_closed_pipe_is_success() {
             .stderr(Stdio::piped())
             .spawn()
             .expect("run perfq");
+        let mut stdout = child.stdout.take().expect("stdout");
+        // More output than the pipe holds: perfq cannot have written it
+        // all before the pipe closes, so it does meet EPIPE.
+        // SAFETY: F_GETPIPE_SZ reads the size of a pipe this process owns.
+        let capacity = unsafe { libc::fcntl(stdout.as_raw_fd(), libc::F_GETPIPE_SZ) };
+        assert!(capacity > 0, "F_GETPIPE_SZ");
+        assert!(
+            whole > capacity as usize + 64,
+            "{args:?}: {whole} bytes fit the pipe's {capacity}"
+        );
         let mut first = [0u8; 64];
-        child
-            .stdout
-            .take()
-            .expect("stdout")
-            .read_exact(&mut first)
-            .expect("some output");
+        stdout.read_exact(&mut first).expect("some output");
+        drop(stdout);
         // The pipe is closed here (the reader was dropped).
         let out = child.wait_with_output().expect("wait");
         assert_eq!(out.status.code(), Some(0), "{args:?}");

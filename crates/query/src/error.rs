@@ -30,6 +30,10 @@ pub enum Error {
         /// DataFusion's message, on one line.
         message: String,
     },
+    /// A statement that writes or defines (DDL, DML, `COPY`) where only
+    /// reading is allowed; holds the statement's first words.
+    #[error("queries only read: `{0} …` would write or define; nothing was run")]
+    ReadOnly(String),
     /// The CPU could not be told or has no formulas.
     #[error(transparent)]
     Cpu(#[from] perfq_topdown::DetectError),

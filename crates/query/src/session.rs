@@ -8,7 +8,7 @@ use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{ListingOptions, ListingTableUrl};
-use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::prelude::{SQLOptions, SessionConfig, SessionContext};
 
 use crate::Error;
 
@@ -211,6 +211,27 @@ impl Session {
         })
     }
 
+    /// Runs one statement a user wrote ([`Session::query`]'s result), only
+    /// if it reads: DDL (`CREATE TABLE`, `CREATE EXTERNAL TABLE`, `CREATE
+    /// VIEW`, `DROP`), DML (`INSERT`, `UPDATE`, `DELETE`) and `COPY … TO`
+    /// are refused before anything runs, so that a query can neither write
+    /// a file nor change what later statements see.
+    pub fn query_read_only(&self, sql: &str) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
+        let options = SQLOptions::new()
+            .with_allow_ddl(false)
+            .with_allow_dml(false);
+        self.runtime.block_on(async {
+            let df = self
+                .ctx
+                .sql_with_options(sql, options)
+                .await
+                .map_err(|e| read_only_error(sql, e))?;
+            let schema = df.schema().inner().clone();
+            let rows = df.collect().await.map_err(|e| Error::query("running", e))?;
+            Ok((schema, rows))
+        })
+    }
+
     /// Runs one SQL statement and hands its result to `f` a batch at a
     /// time, as it is computed: for results too large to hold whole
     /// (every sampled stack's frame list of a system-wide capture).
@@ -305,4 +326,18 @@ impl Session {
     pub fn context(&self) -> &SessionContext {
         &self.ctx
     }
+}
+
+/// [`Session::query_read_only`]'s error: what was refused, in one line,
+/// or DataFusion's own error for any other failure.
+fn read_only_error(sql: &str, e: datafusion::error::DataFusionError) -> Error {
+    let text = e.to_string();
+    let refused = ["DDL not supported", "DML not supported"]
+        .iter()
+        .any(|what| text.contains(what));
+    if !refused {
+        return Error::query("planning", e);
+    }
+    let statement: String = sql.split_whitespace().take(3).collect::<Vec<_>>().join(" ");
+    Error::ReadOnly(statement)
 }
