@@ -9,11 +9,12 @@
 //! the 4× capture) and most of their lookups a TLB miss. Where the kernel
 //! gives huge pages only to memory that asks (`madvise` mode, the default
 //! of many distributions), blocks of [`LARGE`] and more ask: the 4×
-//! conversion then takes 65,000 faults, and 1–3% less CPU in alternating
-//! runs (docs/benchmarks.md, session 33; the kernel now zeroes 2 MiB
-//! pages, so the gain is in TLB misses, not in system time). glibc can
-//! do the same (`glibc.malloc.hugetlb=1`), but only as a tunable read
-//! when the process starts.
+//! conversion then takes about a third of the page faults and a few
+//! per cent less CPU (figures in docs/benchmarks.md, "Choices these
+//! figures explain"). The kernel zeroes 2 MiB pages, so the gain is in
+//! TLB misses, not in system time. glibc can do the same
+//! (`glibc.malloc.hugetlb=1`), but only as a tunable read when the
+//! process starts.
 //!
 //! The advice covers every page the block touches, not only the huge
 //! pages inside it: advice on part of a mapping splits it in two, and
