@@ -117,7 +117,7 @@ fn folder_of_captures_archives_and_a_damaged_file() {
             }
         }
     } else {
-        eprintln!("SKIPPED (in part): ../shared/corpus is absent; testdata captures only");
+        common::skip("in part: ../shared/corpus is absent; testdata captures only");
     }
     // A capture whose header is destroyed, and a file that is no capture.
     let mut broken = std::fs::read(testdata("fp.data")).expect("read");
@@ -169,7 +169,9 @@ fn folder_of_captures_archives_and_a_damaged_file() {
         archives.push(m("d.zip"));
     }
     if archives.len() < 4 {
-        eprintln!("SKIPPED (in part): only these archives could be made here: {archives:?}");
+        common::skip(format_args!(
+            "in part: only these archives could be made here: {archives:?}"
+        ));
     }
     assert!(
         !archives.is_empty(),
@@ -233,7 +235,7 @@ fn folder_of_captures_archives_and_a_damaged_file() {
     // was found.
     assert_eq!(converted.len(), expected.len(), "{first:#?}");
     if checked == 0 {
-        eprintln!("SKIPPED (in part): perf is absent; sample counts not checked against it");
+        common::skip("in part: perf is absent; sample counts not checked against it");
     }
     // The dataset holds each capture once, all of its samples.
     assert_eq!(samples_per_capture(&dataset), converted);
@@ -359,42 +361,50 @@ fn killed_batch_resumes_with_every_capture_once() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A program built and recorded here, `perf archive`d from a build-id
+/// cache of the test's own, then its binaries deleted: only the tarball
+/// beside the capture can name its frames.
 #[test]
 fn perf_archive_beside_a_capture_symbolizes_it() {
-    if !common::have_perf() {
-        eprintln!("SKIPPED: perf is absent; no perf archive to make");
+    let Some(dir) = common::c_program_or_skip("batch", "archive", "perf archive") else {
         return;
-    }
-    let dir = scratch("batch", "archive");
+    };
+    let cache = dir.join("buildid-cache");
+    let cache_opt = ["--buildid-dir", cache.to_str().expect("path")];
     let input = dir.join("in");
-    copy(&testdata("fp.data"), &input.join("fp.data"));
+    std::fs::create_dir_all(&input).expect("mkdir");
+    let data = common::record(
+        &dir,
+        "in/fp.data",
+        &cache_opt,
+        &["-g"],
+        &["./prog", "30000000"],
+    );
     let made = Command::new("perf")
+        .args(cache_opt)
         .arg("archive")
-        .arg(input.join("fp.data"))
+        .arg(&data)
         .output()
         .expect("perf archive");
     let tarball = input.join("fp.data.tar.bz2");
-    if !made.status.success() || !tarball.is_file() {
-        eprintln!(
-            "SKIPPED: perf archive failed here: {}",
-            String::from_utf8_lossy(&made.stderr)
-        );
-        return;
+    assert!(
+        made.status.success() && tarball.is_file(),
+        "perf archive: {}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    for bin in ["prog", "libhot.so"] {
+        std::fs::remove_file(dir.join(bin)).expect("remove the binary");
     }
-    // No binary at its recorded path (an empty --symfs) and no ~/.debug:
-    // only the archive can name the frames.
+    // Nothing at the recorded paths (an empty --symfs) and no ~/.debug.
     let empty = dir.join("empty");
     std::fs::create_dir_all(&empty).expect("mkdir");
-    let named = |dataset: &Path| -> u64 {
+    let named = |dataset: &Path| -> BTreeMap<String, u64> {
         let out = Command::new(env!("CARGO_BIN_EXE_perfq"))
-            .args([
-                "batch",
-                input.to_str().expect("path"),
-                "-o",
-                dataset.to_str().expect("path"),
-                "--symfs",
-                empty.to_str().expect("path"),
-            ])
+            .args(["batch", "--symfs"])
+            .arg(&empty)
+            .arg(&input)
+            .arg("-o")
+            .arg(dataset)
             .env("HOME", &empty)
             .output()
             .expect("perfq");
@@ -406,19 +416,36 @@ fn perf_archive_beside_a_capture_symbolizes_it() {
         let q = perfq(&[
             "query",
             dataset.to_str().expect("path"),
-            "SELECT COUNT(*) AS n FROM frames WHERE kind = 'user' AND symbol IS NOT NULL",
+            "SELECT symbol, COUNT(*) AS n FROM frames \
+             WHERE kind = 'user' AND symbol IS NOT NULL GROUP BY symbol",
             "--format",
             "json",
         ]);
-        let rows: Vec<Value> = serde_json::from_slice(&q.stdout).expect("json");
-        rows[0]["n"].as_u64().expect("n")
+        common::json_rows(&q, "query")
+            .iter()
+            .map(|r| {
+                let symbol = r["symbol"].as_str().expect("symbol").to_string();
+                (symbol, r["n"].as_u64().expect("n"))
+            })
+            .collect()
     };
     let with = named(&dir.join("with"));
+    for own in ["main", "leaf_sum", "lib_inner"] {
+        assert!(
+            with.contains_key(own),
+            "the archive names the program's {own}: {with:?}"
+        );
+    }
     std::fs::remove_file(&tarball).expect("remove");
     let without = named(&dir.join("without"));
-    assert_eq!(without, 0, "no binaries: no user symbols");
-    assert!(with > 0, "the archive's binaries name user frames");
-    println!("perf archive: {with} user frames named from it, {without} without it");
+    assert!(
+        without.is_empty(),
+        "no binaries, no user symbols: {without:?}"
+    );
+    println!(
+        "perf archive: {} user frames named from it, none without it",
+        with.values().sum::<u64>()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

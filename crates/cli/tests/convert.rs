@@ -476,7 +476,7 @@ fn dso_periods(dir: &Path) -> (DsoPeriods, u64) {
 #[test]
 fn corpus_round_trip_per_dso() {
     let Some(corpus) = common::corpus() else {
-        eprintln!("SKIPPED: ../shared/corpus is absent; corpus round trip not checked");
+        common::skip("../shared/corpus is absent; corpus round trip not checked");
         return;
     };
     let files: Vec<PathBuf> = common::catalog(&corpus)
@@ -557,9 +557,7 @@ fn corpus_round_trip_per_dso() {
         assert!(data_src >= 50, "{data_src} samples' data_src compared");
         println!("corpus: branches of {branches} samples equal perf script -F brstack; data_src of {data_src} samples decodes as perf script -F data_src shows it");
     } else {
-        eprintln!(
-            "SKIPPED: perf is not installed; branches and data_src tables not compared with it"
-        );
+        common::skip("perf is not installed; branches and data_src tables not compared with it");
     }
     std::fs::remove_dir_all(&out).ok();
 }
@@ -922,5 +920,8 @@ fn stack_memory_limit_keeps_every_sample_and_result() {
             assert!(!x.is_empty());
             assert!(x == y, "{name}: {args:?} differs");
         }
+        let _ = std::fs::remove_dir_all(&whole);
+        let _ = std::fs::remove_dir_all(&cut);
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -53,7 +53,7 @@ fn expected_counts(entry: &Value) -> BTreeMap<String, u64> {
 #[test]
 fn corpus_counts_match_perf() {
     let Some(corpus) = common::corpus() else {
-        eprintln!("SKIPPED: ../shared/corpus is absent; the corpus conformance test did not run");
+        common::skip("../shared/corpus is absent; the corpus conformance test did not run");
         return;
     };
     let catalog = common::catalog(&corpus);
@@ -159,7 +159,7 @@ fn corpus_counts_match_perf() {
 #[test]
 fn corpus_reports_per_dso_without_binaries() {
     let Some(corpus) = common::corpus() else {
-        eprintln!("SKIPPED: ../shared/corpus is absent; corpus reports not checked");
+        common::skip("../shared/corpus is absent; corpus reports not checked");
         return;
     };
     let catalog = common::catalog(&corpus);
@@ -270,11 +270,11 @@ const PER_DSO_DIFFERENCES: &[(&str, &str)] = &[
 #[test]
 fn corpus_report_per_dso_agrees_with_perf_report() {
     let Some(corpus) = common::corpus() else {
-        eprintln!("SKIPPED: ../shared/corpus is absent; corpus reports not compared with perf");
+        common::skip("../shared/corpus is absent; corpus reports not compared with perf");
         return;
     };
     if !common::have_perf() {
-        eprintln!("SKIPPED: perf is not installed; corpus reports not compared with perf");
+        common::skip("perf is not installed; corpus reports not compared with perf");
         return;
     }
     type Pcts = BTreeMap<(usize, String), f64>;
@@ -368,11 +368,11 @@ fn corpus_report_per_dso_agrees_with_perf_report() {
 #[test]
 fn corpus_branch_stacks_agree_with_perf_script() {
     let Some(corpus) = common::corpus() else {
-        eprintln!("SKIPPED: ../shared/corpus is absent; branch stacks not checked");
+        common::skip("../shared/corpus is absent; branch stacks not checked");
         return;
     };
     if !common::have_perf() {
-        eprintln!("SKIPPED: perf is not installed; branch stacks not checked");
+        common::skip("perf is not installed; branch stacks not checked");
         return;
     }
     let catalog = common::catalog(&corpus);
@@ -445,11 +445,11 @@ fn corpus_branch_stacks_agree_with_perf_script() {
 #[test]
 fn corpus_addr_data_src_weight_agree_with_perf_script() {
     let Some(corpus) = common::corpus() else {
-        eprintln!("SKIPPED: ../shared/corpus is absent; memory fields not checked");
+        common::skip("../shared/corpus is absent; memory fields not checked");
         return;
     };
     if !common::have_perf() {
-        eprintln!("SKIPPED: perf is not installed; memory fields not checked");
+        common::skip("perf is not installed; memory fields not checked");
         return;
     }
     let catalog = common::catalog(&corpus);
@@ -534,13 +534,11 @@ fn corpus_addr_data_src_weight_agree_with_perf_script() {
 #[test]
 fn corpus_samples_agree_with_perf_612_script() {
     let Some(corpus) = common::corpus() else {
-        eprintln!("SKIPPED: ../shared/corpus is absent; samples not compared with perf 6.12");
+        common::skip("../shared/corpus is absent; samples not compared with perf 6.12");
         return;
     };
     if common::perf612().is_none() {
-        eprintln!(
-            "SKIPPED: perf 6.12 is not unpacked (.ci/perf612.sh); samples not compared with it"
-        );
+        common::skip("perf 6.12 is not unpacked (.ci/perf612.sh); samples not compared with it");
         return;
     }
     let catalog = common::catalog(&corpus);
@@ -724,11 +722,11 @@ const PMU_KNOWN_DIFFERENCES: &[(&str, &str)] = &[(
 #[test]
 fn corpus_pmu_features_agree_with_perf_header() {
     let Some(corpus) = common::corpus() else {
-        eprintln!("SKIPPED: ../shared/corpus is absent; PMU header features not checked");
+        common::skip("../shared/corpus is absent; PMU header features not checked");
         return;
     };
     if !common::have_perf() {
-        eprintln!("SKIPPED: perf is not installed; PMU header features not compared with it");
+        common::skip("perf is not installed; PMU header features not compared with it");
         return;
     }
     let (mut compared, mut with_features, mut refused) = (0, 0, 0);

@@ -42,7 +42,7 @@ const EXPECTED: &[(&str, &str)] = &[
 #[test]
 fn corpus_cpu_ids_find_perfs_model() {
     let Some(corpus) = common::corpus() else {
-        eprintln!("SKIPPED: ../shared/corpus not found; CPU detection not checked on it");
+        common::skip("../shared/corpus not found; CPU detection not checked on it");
         return;
     };
     let mut seen: BTreeMap<String, (String, usize)> = BTreeMap::new();

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 fn skip_without_perf() -> bool {
     if !common::have_perf() {
-        eprintln!("SKIPPED: perf is not installed; damaged-input oracles not available");
+        common::skip("perf is not installed; damaged-input oracles not available");
         return true;
     }
     false

@@ -20,7 +20,6 @@ mod common;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::{perfq_cached as perfq, perfq_cached_ok as perfq_ok};
 use perfq_testgen::{presets, Binary, CallTree, Workload};
@@ -72,7 +71,7 @@ const FUNCTIONS: [&str; 5] = [
 /// `None` after saying why not.
 fn recorded() -> Option<(PathBuf, PathBuf, PathBuf)> {
     if !common::have_perf() || !common::can_record() {
-        eprintln!("SKIPPED: perf cannot record here; perfq diff not checked");
+        common::skip("perf cannot record here; perfq diff not checked");
         return None;
     }
     let dir = common::scratch("diff", "program");
@@ -89,32 +88,11 @@ fn recorded() -> Option<(PathBuf, PathBuf, PathBuf)> {
         ],
     );
     if !built {
-        eprintln!("SKIPPED: gcc is not available; perfq diff not checked");
+        common::skip("gcc is not available; perfq diff not checked");
         return None;
     }
     let record = |out: &str, arg: &str| {
-        let st = Command::new("perf")
-            .args([
-                "record",
-                "-q",
-                "-e",
-                "cpu-clock",
-                "-g",
-                "-F",
-                "2000",
-                "-o",
-                out,
-            ])
-            .args(["--", "./slow", arg])
-            .current_dir(&dir)
-            .output()
-            .expect("perf record");
-        assert!(
-            st.status.success(),
-            "perf record: {}",
-            String::from_utf8_lossy(&st.stderr)
-        );
-        dir.join(out)
+        common::record(&dir, out, &[], &["-g", "-F", "2000"], &["./slow", arg])
     };
     let a = record("a.data", "0");
     let b = record("b.data", "1");

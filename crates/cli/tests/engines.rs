@@ -1,6 +1,6 @@
 //! The dataset read by engines that are not perfq: DuckDB, pyarrow,
-//! Polars and pyspark from PyPI, in a virtualenv this test creates (Spark
-//! also needs Java). The example queries of docs/schema.md, run as
+//! Polars and pyspark from PyPI, in the virtualenv `.ci/setup.sh` makes
+//! (Spark also needs Java). The example queries of docs/schema.md, run as
 //! written, give perfq report's numbers; perfq's standard and topdown
 //! views, created unchanged in DuckDB and in Spark SQL, give `perfq
 //! query`'s.
@@ -8,8 +8,9 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
@@ -41,56 +42,44 @@ fn doc_queries() -> Vec<String> {
     out
 }
 
-/// Tests run in parallel and share one virtualenv: the first to get here
-/// creates it and installs into it while the others wait, so none imports a
-/// package another is still writing (a half-written pyspark jar fails Spark
-/// with "zip END header not found").
-static SETUP: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn venv() -> Option<std::path::PathBuf> {
-    let _only_one = SETUP.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = std::env::temp_dir().join("perfq-test-venv");
-    let py = dir.join("bin/python");
-    if py.is_file()
-        && Command::new(&py)
-            .args(["-c", "import duckdb, pyarrow, polars"])
-            .status()
-            .is_ok_and(|s| s.success())
-    {
-        return Some(py);
-    }
-    let made = Command::new("python3")
-        .args(["-m", "venv"])
-        .arg(&dir)
-        .status()
-        .is_ok_and(|s| s.success());
-    let installed = made
-        && Command::new(&py)
-            .args(["-m", "pip", "install", "-q", "duckdb", "pyarrow", "polars"])
-            .status()
-            .is_ok_and(|s| s.success());
-    installed.then_some(py)
+/// Whether `py` imports every module of `modules` (comma-separated).
+fn imports(py: &Path, modules: &str) -> bool {
+    Command::new(py)
+        .args(["-c", &format!("import {modules}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
-/// Whether `py` can run Spark: pyspark installed (into the venv, once)
-/// and a Java runtime for it.
-fn spark(py: &std::path::Path) -> bool {
-    let _only_one = SETUP.lock().unwrap_or_else(|e| e.into_inner());
-    let have = |py: &std::path::Path| {
-        Command::new(py)
-            .args(["-c", "import pyspark"])
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if Command::new("java").arg("-version").output().is_err() {
-        return false;
-    }
-    have(py)
-        || (Command::new(py)
-            .args(["-m", "pip", "install", "-q", "pyspark"])
-            .status()
-            .is_ok_and(|s| s.success())
-            && have(py))
+/// The Python that has DuckDB, pyarrow and Polars: `PERFQ_PYTHON`, else
+/// the virtualenv `.ci/setup.sh` makes (`PERFQ_VENV`, by default
+/// `~/.cache/perfq-venv`), else `python3`, the first that imports them.
+/// The tests install nothing themselves.
+fn venv() -> Option<PathBuf> {
+    static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let venv = std::env::var_os("PERFQ_VENV")
+                .map(PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/perfq-venv"))
+                });
+            std::env::var_os("PERFQ_PYTHON")
+                .map(PathBuf::from)
+                .into_iter()
+                .chain(venv.map(|v| v.join("bin/python")))
+                .chain([PathBuf::from("python3")])
+                .find(|py| imports(py, "duckdb, pyarrow, polars"))
+        })
+        .clone()
+}
+
+/// Why no Python runs the engines, for the skip message.
+const NO_PYTHON: &str =
+    "no Python with duckdb, pyarrow and polars (bash .ci/setup.sh installs them)";
+
+/// Whether `py` can run Spark: pyspark and a Java runtime for it.
+fn spark(py: &Path) -> bool {
+    Command::new("java").arg("-version").output().is_ok() && imports(py, "pyspark")
 }
 
 /// The tables docs/schema.md lists, each a file in every capture folder:
@@ -102,12 +91,12 @@ const TABLES: &[&str] = perfq_query::TABLES;
 #[test]
 fn every_table_reads_in_pyarrow_polars_and_spark() {
     let Some(py) = venv() else {
-        eprintln!("SKIPPED: no python3 with a venv and PyPI access; engines not checked");
+        common::skip(format_args!("{NO_PYTHON}; engines not checked"));
         return;
     };
     let out = std::env::temp_dir().join(format!("perfq-engines-all-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let files: Vec<std::path::PathBuf> = ["fp.data", "group.data", "multi.data"]
+    let files: Vec<PathBuf> = ["fp.data", "group.data", "multi.data"]
         .iter()
         .map(|f| common::testdata(f))
         .collect();
@@ -166,7 +155,7 @@ print(json.dumps(counts))
         .sum();
     assert_eq!(counts["samples"].as_u64(), Some(samples));
     if !with_spark {
-        eprintln!("SKIPPED: no Java or pyspark; Spark not checked");
+        common::skip("no Java or pyspark (bash .ci/setup.sh installs them); Spark not checked");
     }
     println!(
         "engines: {} tables of 3 captures read by pyarrow and Polars{} with equal row counts",
@@ -179,19 +168,23 @@ print(json.dumps(counts))
 #[test]
 fn duckdb_and_pyarrow_read_the_dataset_and_the_doc_queries_agree_with_perfq() {
     let Some(py) = venv() else {
-        eprintln!("SKIPPED: no python3 with a venv and PyPI access; engines not checked");
+        common::skip(format_args!("{NO_PYTHON}; engines not checked"));
         return;
     };
     let file = common::testdata("fp.data");
+    let group_file = common::testdata("group.data");
     let out = std::env::temp_dir().join(format!("perfq-engines-{}", std::process::id()));
+    let group_out = out.join("group");
     let _ = std::fs::remove_dir_all(&out);
-    let o = common::perfq(&[
-        "convert",
-        "-o",
-        out.to_str().expect("path"),
-        file.to_str().expect("path"),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for (capture, dataset) in [(&file, out.join("fp")), (&group_file, group_out.clone())] {
+        let o = common::perfq(&[
+            "convert",
+            "-o",
+            dataset.to_str().expect("path"),
+            capture.to_str().expect("path"),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
     let queries = doc_queries();
     assert_eq!(
         queries.len(),
@@ -200,26 +193,30 @@ fn duckdb_and_pyarrow_read_the_dataset_and_the_doc_queries_agree_with_perfq() {
     );
     let script = r#"
 import duckdb, json, sys, pyarrow.parquet as pq, glob
-d = sys.argv[1]
+d, g = sys.argv[1], sys.argv[2]
 # pyarrow reads every table.
 for t in ["capture", "events", "samples", "stacks", "frames", "read_values", "dsos", "branches", "raw", "data_src", "threads", "mappings", "quality", "pmus"]:
     for f in glob.glob(d + "/*/" + t + ".parquet"):
         pq.read_table(f)
-con = duckdb.connect()
-views, top_self, total, group_m, group = json.loads(sys.argv[2])
-for stmt in views.replace("DATASET", d).strip().split(";"):
-    if stmt.strip():
-        con.sql(stmt)
-def rows(q):
+views, top_self, total, group_m, group = json.loads(sys.argv[3])
+def connect(dataset):
+    con = duckdb.connect()
+    for stmt in views.replace("DATASET", dataset).strip().split(";"):
+        if stmt.strip():
+            con.sql(stmt)
+    return con
+def rows(con, q):
     q = q.strip().rstrip(";").replace("limit 20", "limit 100000")
     return [list(map(lambda v: v if isinstance(v, (str, type(None))) else int(v), r)) for r in con.sql(q).fetchall()]
-print(json.dumps({"self": rows(top_self), "total": rows(total), "group_m": rows(group_m), "group": rows(group)}))
+con, gcon = connect(d), connect(g)
+print(json.dumps({"self": rows(con, top_self), "total": rows(con, total), "group_m": rows(gcon, group_m), "group": rows(gcon, group)}))
 "#;
     let run = Command::new(&py)
         .args([
             "-c",
             script,
-            out.to_str().expect("path"),
+            out.join("fp").to_str().expect("path"),
+            group_out.to_str().expect("path"),
             &serde_json::to_string(&queries).expect("json"),
         ])
         .output()
@@ -231,12 +228,13 @@ print(json.dumps({"self": rows(top_self), "total": rows(total), "group_m": rows(
     );
     let got: Value = serde_json::from_slice(&run.stdout).expect("json from python");
 
-    let report = |extra: &[&str]| -> Vec<Value> {
+    let report_of = |capture: &Path, extra: &[&str]| -> Vec<Value> {
         let mut args = vec!["report", "--format", "json"];
         args.extend_from_slice(extra);
-        args.push(file.to_str().expect("path"));
+        args.push(capture.to_str().expect("path"));
         serde_json::from_slice(&common::perfq(&args).stdout).expect("report json")
     };
+    let report = |extra: &[&str]| report_of(&file, extra);
     // Self: every (dso, symbol) row equals perfq report's period.
     let mut ours: BTreeMap<(String, String), u64> = BTreeMap::new();
     for r in got["self"].as_array().expect("rows") {
@@ -287,8 +285,74 @@ print(json.dumps({"self": rows(top_self), "total": rows(total), "group_m": rows(
         checked += 1;
     }
     assert!(checked > 20, "{checked} totals compared");
-    assert!(got["group"].as_array().is_some(), "group query runs");
-    assert!(got["group_m"].as_array().is_some(), "m-column query runs");
+    // The group queries on the `{task-clock,page-faults,context-switches}:S`
+    // capture: each member's deltas per symbol equal perfq report's
+    // period of that event per symbol (resolved symbols; report's rows
+    // summed over DSOs, as the queries group by symbol alone).
+    let member_periods = |event: &str| -> BTreeMap<String, u64> {
+        let mut per = BTreeMap::new();
+        for r in report_of(&group_file, &["--event", event])
+            .iter()
+            .filter(|r| r.get("unresolved").is_none())
+        {
+            let symbol = r["symbol"].as_str().unwrap_or("").to_string();
+            *per.entry(symbol).or_insert(0) += r["period"].as_u64().expect("period");
+        }
+        per
+    };
+    let members = ["context-switches", "page-faults", "task-clock"];
+    let want: BTreeMap<&str, BTreeMap<String, u64>> =
+        members.iter().map(|m| (*m, member_periods(m))).collect();
+    let mut from_read_values: BTreeMap<&str, BTreeMap<String, u64>> = BTreeMap::new();
+    for r in got["group"].as_array().expect("rows") {
+        let (Some(symbol), Some(member)) = (r[0].as_str(), r[1].as_str()) else {
+            continue;
+        };
+        let member = members
+            .iter()
+            .find(|m| **m == member)
+            .unwrap_or_else(|| panic!("unknown member {member}"));
+        let delta = r[2].as_u64().expect("delta");
+        if delta > 0 {
+            from_read_values
+                .entry(member)
+                .or_default()
+                .insert(symbol.to_string(), delta);
+        }
+    }
+    let nonzero = |m: &BTreeMap<String, u64>| -> BTreeMap<String, u64> {
+        m.iter()
+            .filter(|(_, v)| **v > 0)
+            .map(|(k, v)| (k.clone(), *v))
+            .collect()
+    };
+    for m in members {
+        assert_eq!(
+            from_read_values.get(m).cloned().unwrap_or_default(),
+            nonzero(&want[m]),
+            "read_values deltas of {m} per symbol"
+        );
+    }
+    // The m columns: m0 the leader (task-clock), m1 page-faults.
+    let mut m_cols: [BTreeMap<String, u64>; 2] = Default::default();
+    for r in got["group_m"].as_array().expect("rows") {
+        let Some(symbol) = r[0].as_str() else {
+            continue;
+        };
+        for (i, col) in m_cols.iter_mut().enumerate() {
+            let v = r[1 + i].as_u64().expect("m column");
+            if v > 0 {
+                col.insert(symbol.to_string(), v);
+            }
+        }
+    }
+    assert!(m_cols[0].len() > 3, "{:?}", m_cols[0]);
+    assert_eq!(m_cols[0], nonzero(&want["task-clock"]), "m0 is task-clock");
+    assert_eq!(
+        m_cols[1],
+        nonzero(&want["page-faults"]),
+        "m1 is page-faults"
+    );
     std::fs::remove_dir_all(Path::new(&out)).ok();
 }
 
@@ -309,13 +373,13 @@ impl Engine {
     }
 
     /// The Python that runs the engine, or why there is none (the test
-    /// then prints "SKIPPED: ..." and passes).
-    fn python(self) -> Result<std::path::PathBuf, &'static str> {
-        let py = venv().ok_or("no python3 with a venv and PyPI access")?;
+    /// then skips: `common::skip`).
+    fn python(self) -> Result<PathBuf, &'static str> {
+        let py = venv().ok_or(NO_PYTHON)?;
         match self {
             Engine::DuckDb => Ok(py),
             Engine::Spark if spark(&py) => Ok(py),
-            Engine::Spark => Err("no Java or pyspark"),
+            Engine::Spark => Err("no Java or pyspark (bash .ci/setup.sh installs them)"),
         }
     }
 }
@@ -428,7 +492,7 @@ fn standard_views_run_unchanged_on(engine: Engine) {
     let py = match engine.python() {
         Ok(py) => py,
         Err(why) => {
-            eprintln!("SKIPPED: {why}; {} not checked", engine.name());
+            common::skip(format_args!("{why}; {} not checked", engine.name()));
             return;
         }
     };
@@ -439,7 +503,7 @@ fn standard_views_run_unchanged_on(engine: Engine) {
     ));
     let _ = std::fs::remove_dir_all(&out);
     let mut args = vec!["convert", "-o", out.to_str().expect("path")];
-    let files: Vec<std::path::PathBuf> = ["fp.data", "multi.data", "dwarf.data"]
+    let files: Vec<PathBuf> = ["fp.data", "multi.data", "dwarf.data"]
         .iter()
         .map(|f| common::testdata(f))
         .collect();
@@ -520,7 +584,7 @@ fn topdown_views_run_unchanged_on(engine: Engine) {
     let py = match engine.python() {
         Ok(py) => py,
         Err(why) => {
-            eprintln!("SKIPPED: {why}; {} not checked", engine.name());
+            common::skip(format_args!("{why}; {} not checked", engine.name()));
             return;
         }
     };

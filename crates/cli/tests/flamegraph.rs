@@ -514,7 +514,7 @@ fn a_plt_stub_perf_names_init_is_a_known_difference() {
 #[test]
 fn folded_stacks_of_testdata_equal_perf_scripts() {
     if !common::have_perf() {
-        eprintln!("SKIPPED: perf is not installed; folded stacks not compared");
+        common::skip("perf is not installed; folded stacks not compared");
         return;
     }
     let dir = scratch("testdata");
@@ -601,31 +601,7 @@ fn folded_stacks_of_testdata_equal_perf_scripts() {
 
 /// Records `command` (run in `dir`) into `dir/out` with `callgraph`.
 fn record(dir: &Path, out: &str, callgraph: &[&str], command: &[&str]) -> PathBuf {
-    let data = dir.join(out);
-    let mut args = vec![
-        "record",
-        "-q",
-        "-F",
-        "4000",
-        "-e",
-        "cpu-clock",
-        "-o",
-        data.to_str().expect("path"),
-    ];
-    args.extend_from_slice(callgraph);
-    args.push("--");
-    args.extend_from_slice(command);
-    let st = Command::new("perf")
-        .args(&args)
-        .current_dir(dir)
-        .output()
-        .expect("perf record");
-    assert!(
-        st.status.success(),
-        "perf record: {}",
-        String::from_utf8_lossy(&st.stderr)
-    );
-    data
+    common::record(dir, out, &[], callgraph, command)
 }
 
 #[test]
@@ -682,7 +658,7 @@ fn folded_stacks_of_a_recorded_program_equal_perf_scripts() {
 #[test]
 fn a_frame_with_its_cfa_in_rbx_unwinds_as_perfs() {
     if !common::have_perf() || !common::can_record() {
-        eprintln!("SKIPPED: perf cannot record here; unwinding through rbx not checked");
+        common::skip("perf cannot record here; unwinding through rbx not checked");
         return;
     }
     let dir = common::scratch("fg", "realign");
@@ -692,7 +668,7 @@ fn a_frame_with_its_cfa_in_rbx_unwinds_as_perfs() {
         &dir,
         &["-O2", "-g", "-fomit-frame-pointer", src, "-o", "realign"],
     ) {
-        eprintln!("SKIPPED: gcc is not available; unwinding through rbx not checked");
+        common::skip("gcc is not available; unwinding through rbx not checked");
         return;
     }
     let data = record(
@@ -717,26 +693,9 @@ fn a_frame_with_its_cfa_in_rbx_unwinds_as_perfs() {
 // ---------------------------------------------------------------------
 // The SVG in a browser.
 
-/// Chromium, installed once with apt-get when missing (Debian's package).
+/// Debian's Chromium (`.ci/setup.sh` installs it), if present.
 fn chromium() -> Option<PathBuf> {
     let bin = PathBuf::from("/usr/bin/chromium");
-    if bin.is_file() {
-        return Some(bin);
-    }
-    static TRIED: std::sync::Once = std::sync::Once::new();
-    TRIED.call_once(|| {
-        let install = || {
-            Command::new("apt-get")
-                .args(["install", "-y", "-q", "chromium"])
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        };
-        if !install() {
-            let _ = Command::new("apt-get").args(["update", "-q"]).output();
-            install();
-        }
-    });
     bin.is_file().then_some(bin)
 }
 
@@ -883,7 +842,9 @@ fn the_svg_renders_in_chromium() {
         return;
     };
     let Some(chromium) = chromium() else {
-        eprintln!("SKIPPED: /usr/bin/chromium is missing and `apt-get install chromium` failed; the SVG is not rendered");
+        common::skip(
+            "/usr/bin/chromium is missing (bash .ci/setup.sh installs it); the SVG is not rendered",
+        );
         return;
     };
     let cache = dir.join("cache");

@@ -21,7 +21,7 @@ const CAPTURES: &[&str] = &[
 
 fn skip_without_perf() -> bool {
     if !common::have_perf() {
-        eprintln!("SKIPPED: perf is not installed; agreement with perf not checked");
+        common::skip("perf is not installed; agreement with perf not checked");
         return true;
     }
     false

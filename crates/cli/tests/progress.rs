@@ -68,7 +68,7 @@ fn piped_stderr(args: &[&str], cache: &Path) -> String {
 #[test]
 fn long_commands_draw_a_bar_on_a_terminal_only() {
     if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: util-linux script is not installed (no pseudo-terminal to test on)");
+        common::skip("util-linux script is not installed (no pseudo-terminal to test on)");
         return;
     }
     let dir = scratch("progress", "bars");

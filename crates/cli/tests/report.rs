@@ -25,47 +25,7 @@ fn build_rust_program(dir: &Path) -> bool {
 }
 
 fn record(dir: &Path, out: &str, callgraph: &[&str]) -> PathBuf {
-    record_program(dir, out, callgraph, &["./prog", "30000000"])
-}
-
-fn record_program(dir: &Path, out: &str, callgraph: &[&str], cmd: &[&str]) -> PathBuf {
-    record_into(dir, out, callgraph, cmd, &[])
-}
-
-/// [`record_program`], with perf's options `perf_opts` (before `record`).
-fn record_into(
-    dir: &Path,
-    out: &str,
-    callgraph: &[&str],
-    cmd: &[&str],
-    perf_opts: &[&str],
-) -> PathBuf {
-    let data = dir.join(out);
-    let mut args = perf_opts.to_vec();
-    args.extend_from_slice(&[
-        "record",
-        "-q",
-        "-F",
-        "4000",
-        "-e",
-        "cpu-clock",
-        "-o",
-        data.to_str().expect("path"),
-    ]);
-    args.extend_from_slice(callgraph);
-    args.push("--");
-    args.extend_from_slice(cmd);
-    let st = Command::new("perf")
-        .args(&args)
-        .current_dir(dir)
-        .output()
-        .expect("perf record");
-    assert!(
-        st.status.success(),
-        "perf record: {}",
-        String::from_utf8_lossy(&st.stderr)
-    );
-    data
+    common::record(dir, out, &[], callgraph, &["./prog", "30000000"])
 }
 
 /// (event, dso, symbol) → (children %, self %) from `perf report --stdio`.
@@ -267,7 +227,7 @@ fn report_agrees_with_perf_report_on_a_c_program() {
 
     if build_rust_program(&dir) {
         let cmd = ["./rprog", "10000000"];
-        let rfp = record_program(&dir, "rust-fp.data", &["-g"], &cmd);
+        let rfp = common::record(&dir, "rust-fp.data", &[], &["-g"], &cmd);
         compare(
             "rust fp self",
             &perf_percentages(&rfp, false),
@@ -285,9 +245,10 @@ fn report_agrees_with_perf_report_on_a_c_program() {
             "Rust trait method demangled: {:?}",
             ours.keys().collect::<Vec<_>>()
         );
-        let rdwarf = record_program(
+        let rdwarf = common::record(
             &dir,
             "rust-dwarf.data",
+            &[],
             &["--call-graph", "dwarf,4096"],
             &cmd,
         );
@@ -303,7 +264,7 @@ fn report_agrees_with_perf_report_on_a_c_program() {
         let checked = inline_chains_agree_with_addr2line(&rfp, &["rprog"]);
         println!("Rust program: {checked} sampled addresses' inline chains agree with addr2line");
     } else {
-        eprintln!("SKIPPED: rustc is not available; Rust program not compared");
+        common::skip("rustc is not available; Rust program not compared");
     }
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -627,7 +588,7 @@ fn inline_chains_agree_with(tool: &str, data: &Path, binaries: &[&str]) -> usize
 #[test]
 fn kernel_frames_resolve_against_kallsyms() {
     if !common::have_perf() || !common::can_record() {
-        eprintln!("SKIPPED: perf cannot record here; kernel symbols not checked");
+        common::skip("perf cannot record here; kernel symbols not checked");
         return;
     }
     let readable = std::fs::read_to_string("/proc/kallsyms").is_ok_and(|k| {
@@ -636,7 +597,7 @@ fn kernel_frames_resolve_against_kallsyms() {
             .is_some_and(|l| !l.starts_with("0000000000000000"))
     });
     if !readable {
-        eprintln!("SKIPPED: /proc/kallsyms addresses are hidden here");
+        common::skip("/proc/kallsyms addresses are hidden here");
         return;
     }
     // A kernel-heavy workload: many small writes.
@@ -683,7 +644,7 @@ fn kernel_frames_resolve_against_kallsyms() {
 #[test]
 fn report_agrees_with_perf_report_on_testdata() {
     if !common::have_perf() {
-        eprintln!("SKIPPED: perf is not installed; report not compared");
+        common::skip("perf is not installed; report not compared");
         return;
     }
     for name in [
@@ -724,7 +685,7 @@ fn report_agrees_with_perf_report_on_testdata() {
 #[test]
 fn jit_symbols_from_perf_map() {
     if !common::have_perf() || !common::can_record() {
-        eprintln!("SKIPPED: perf cannot record here; JIT symbols not checked");
+        common::skip("perf cannot record here; JIT symbols not checked");
         return;
     }
     let dir = std::env::temp_dir().join(format!("perfq-jit-{}", std::process::id()));
@@ -735,10 +696,10 @@ fn jit_symbols_from_perf_map() {
         &["-O2", "-g", src.to_str().expect("path"), "-o", "jit"],
     );
     if !built {
-        eprintln!("SKIPPED: gcc is not available; JIT symbols not checked");
+        common::skip("gcc is not available; JIT symbols not checked");
         return;
     }
-    let data = record_program(&dir, "jit.data", &["-g"], &["./jit"]);
+    let data = common::record(&dir, "jit.data", &[], &["-g"], &["./jit"]);
     let ours = perfq_percentages(&data, false);
     assert!(
         ours.keys()
@@ -765,12 +726,12 @@ fn archive_and_symfs_are_symbol_sources() {
     // no symbol for `prog`; this rules the shared cache out.)
     let cache = dir.join("buildid-cache");
     let cache_opt = ["--buildid-dir", cache.to_str().expect("path")];
-    let data = record_into(
+    let data = common::record(
         &dir,
         "fp.data",
+        &cache_opt,
         &["-g"],
         &["./prog", "30000000"],
-        &cache_opt,
     );
     let expected = perf_percentages(&data, false);
     let archive = Command::new("perf")
@@ -846,7 +807,7 @@ fn archive_and_symfs_are_symbol_sources() {
 #[test]
 fn split_dwarf_inline_chains_agree_with_llvm_addr2line() {
     if !common::have_perf() || !common::can_record() {
-        eprintln!("SKIPPED: perf cannot record here; split DWARF not checked");
+        common::skip("perf cannot record here; split DWARF not checked");
         return;
     }
     if Command::new("llvm-addr2line")
@@ -854,7 +815,7 @@ fn split_dwarf_inline_chains_agree_with_llvm_addr2line() {
         .output()
         .is_err()
     {
-        eprintln!("SKIPPED: llvm-addr2line is not installed; split DWARF not checked");
+        common::skip("llvm-addr2line is not installed; split DWARF not checked");
         return;
     }
     let dir = std::env::temp_dir().join(format!("perfq-split-{}", std::process::id()));
@@ -875,10 +836,10 @@ fn split_dwarf_inline_chains_agree_with_llvm_addr2line() {
         ],
     );
     if !built {
-        eprintln!("SKIPPED: gcc cannot build split DWARF here");
+        common::skip("gcc cannot build split DWARF here");
         return;
     }
-    let data = record_program(&dir, "split.data", &["-g"], &["./sprog", "30000000"]);
+    let data = common::record(&dir, "split.data", &[], &["-g"], &["./sprog", "30000000"]);
     let n = inline_chains_agree_with("llvm-addr2line", &data, &["sprog"]);
     println!("split DWARF: {n} sampled addresses' inline chains agree with llvm-addr2line");
     std::fs::remove_dir_all(&dir).ok();

@@ -299,8 +299,8 @@ fn captures() -> Vec<PathBuf> {
                 .filter(|e| e["script61"].as_str().is_some_and(|s| s.starts_with("OK")))
                 .map(|e| corpus.join(e["path"].as_str().expect("path"))),
         ),
-        None => eprintln!(
-            "SKIPPED: ../shared/corpus is absent; report and views compared on testdata only"
+        None => common::skip(
+            "in part: ../shared/corpus is absent; report and views compared on testdata only",
         ),
     }
     files

@@ -139,7 +139,7 @@ fn ours(file: &std::path::Path) -> (Vec<String>, Vec<String>) {
 #[test]
 fn sideband_agrees_with_perf_report_d() {
     if !common::have_perf() {
-        eprintln!("SKIPPED: perf is not installed; sideband not compared");
+        common::skip("perf is not installed; sideband not compared");
         return;
     }
     for name in [

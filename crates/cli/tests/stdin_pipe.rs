@@ -8,7 +8,7 @@ use serde_json::Value;
 #[test]
 fn live_pipe_from_perf_record() {
     if !common::have_perf() || !common::can_record() {
-        eprintln!("SKIPPED: perf cannot record here; live pipe not tested");
+        common::skip("perf cannot record here; live pipe not tested");
         return;
     }
     let dir = std::env::temp_dir().join(format!("perfq-pipe-{}", std::process::id()));

@@ -454,7 +454,9 @@ fn agree_with_perf_group(file: &Path, dir: &Path) -> usize {
 
 fn skip_without_perf(what: &str) -> bool {
     if !common::have_perf() {
-        eprintln!("SKIPPED: perf is not installed; {what} not compared with perf");
+        common::skip(format_args!(
+            "perf is not installed; {what} not compared with perf"
+        ));
         return true;
     }
     false

@@ -102,7 +102,9 @@ fn plt_stubs_named_as_objdump_labels_them() {
     std::fs::create_dir_all(&dir).expect("scratch folder");
     let ibt = ibt_program(&dir);
     if ibt.is_none() {
-        eprintln!("SKIPPED: cc could not link a program with -z ibtplt; .plt.sec not checked");
+        perfq_testgen::oracle::skip(
+            "cc could not link a program with -z ibtplt; .plt.sec not checked",
+        );
     }
     let candidates = [
         "/lib/x86_64-linux-gnu/libc.so.6",
@@ -121,7 +123,7 @@ fn plt_stubs_named_as_objdump_labels_them() {
         .filter(|p| p.is_file())
     {
         let Some(labels) = objdump_plt(path) else {
-            eprintln!("SKIPPED: objdump could not read {}", path.display());
+            perfq_testgen::oracle::skip(format_args!("objdump could not read {}", path.display()));
             continue;
         };
         let binary = Binary::open(path).expect("a readable binary");
@@ -157,7 +159,7 @@ fn plt_stubs_named_as_objdump_labels_them() {
     }
     let _ = std::fs::remove_dir_all(&dir);
     if checked == 0 {
-        eprintln!("SKIPPED: no binary with a PLT that objdump reads");
+        perfq_testgen::oracle::skip("no binary with a PLT that objdump reads");
     }
     println!("{checked} PLT stubs named as objdump labels them ({ifunc_stubs} IFUNC stubs)");
 }

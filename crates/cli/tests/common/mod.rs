@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub use perfq_testgen::oracle::skip;
+
 /// The workspace root. `cargo test` gives the package's folder at run
 /// time too; that one is preferred, because a test binary built in a
 /// target folder shared with another checkout of the workspace (cargo
@@ -36,12 +38,22 @@ pub fn testdata(name: &str) -> PathBuf {
     root().join("testdata").join(name)
 }
 
-/// Runs the perfq binary.
+/// Runs the perfq binary, with the conversion cache of this test process
+/// ([`process_cache`]).
 pub fn perfq(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_perfq"))
         .args(args)
+        .env("PERFQ_CACHE_DIR", process_cache())
         .output()
         .expect("run perfq")
+}
+
+/// A conversion cache (`PERFQ_CACHE_DIR`) made empty for this test
+/// process: nothing an earlier run, or the user's own `~/.cache/perfq`,
+/// holds can answer a test.
+pub fn process_cache() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| scratch("cache", "process"))
 }
 
 /// Runs the perfq binary with its own conversion cache (`PERFQ_CACHE_DIR`),
@@ -119,15 +131,45 @@ pub fn build_c_program(dir: &Path) -> bool {
 /// record here, or no gcc).
 pub fn c_program_or_skip(tag: &str, name: &str, what: &str) -> Option<PathBuf> {
     if !have_perf() || !can_record() {
-        eprintln!("SKIPPED: perf cannot record here; {what} not checked");
+        skip(format_args!("perf cannot record here; {what} not checked"));
         return None;
     }
     let dir = scratch(tag, name);
     if !build_c_program(&dir) {
-        eprintln!("SKIPPED: gcc is not available; {what} not checked");
+        skip(format_args!("gcc is not available; {what} not checked"));
         return None;
     }
     Some(dir)
+}
+
+/// Records `command`, run in `dir`, into `dir/out`: `perf [perf_opts]
+/// record -q -F 4000 -e cpu-clock -o dir/out [record_opts] -- command`
+/// (a later `-F` in `record_opts` wins). Panics with perf's message if it
+/// fails: callers have checked [`can_record`].
+pub fn record(
+    dir: &Path,
+    out: &str,
+    perf_opts: &[&str],
+    record_opts: &[&str],
+    command: &[&str],
+) -> PathBuf {
+    let data = dir.join(out);
+    let st = Command::new("perf")
+        .args(perf_opts)
+        .args(["record", "-q", "-F", "4000", "-e", "cpu-clock", "-o"])
+        .arg(&data)
+        .args(record_opts)
+        .arg("--")
+        .args(command)
+        .current_dir(dir)
+        .output()
+        .expect("perf record");
+    assert!(
+        st.status.success(),
+        "perf record: {}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    data
 }
 
 /// Whether `perf` runs here.
