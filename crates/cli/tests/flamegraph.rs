@@ -230,13 +230,6 @@ struct Known {
     /// (`_dl_start_user+0x0`), perfq the one holding the call (pc − 1,
     /// `_start`).
     return_at_symbol_start: usize,
-    /// `--call-graph dwarf`: a sample in ld.so's lazy-binding trampoline
-    /// (`_dl_runtime_resolve_xsavec`, reached through a PLT stub): perf's
-    /// chain has the function that called the stub between the trampoline
-    /// and its caller (`main;lib_hot;_dl_runtime_resolve_xsavec`), perfq's
-    /// goes from the trampoline to the caller's caller
-    /// (`main;_dl_runtime_resolve_xsavec`).
-    lazy_binding_caller: usize,
     /// A sample in a PLT stub (the lazy-binding `push` a stub runs on its
     /// first call): perf 6.1 names it `_init`, the size-less symbol of
     /// `.init`, which it stretches over `.plt` up to the next symbol;
@@ -351,31 +344,6 @@ fn compare(
     // Then the known differences.
     let mut unmatched = Vec::new();
     for (folded, count, wild) in rest {
-        // perf's stack without the frame that called the lazy-binding
-        // trampoline, when it has one.
-        let trampoline = folded
-            .iter()
-            .position(|f| f.starts_with("_dl_runtime_resolve"))
-            .filter(|&k| chains == Chains::Dwarf && k >= 2)
-            .map(|k| {
-                let mut q = folded.clone();
-                q.remove(k - 1);
-                q
-            });
-        if let Some(q) = trampoline.filter(|q| left.get(q).is_some_and(|c| *c >= count)) {
-            println!(
-                "{what}: known difference: perf {} / perfq {}",
-                folded.join(";"),
-                q.join(";")
-            );
-            known.lazy_binding_caller += 1;
-            let c = left.get_mut(&q).expect("matched stack");
-            *c -= count;
-            if *c == 0 {
-                left.remove(&q);
-            }
-            continue;
-        }
         let fits = |q: &Vec<String>| -> Option<bool> {
             // Some(stopped_early) when q explains the sample.
             if q.first() != folded.first() {
@@ -439,7 +407,6 @@ fn compare(
     );
     let differing = known.perf_stopped_early
         + known.return_at_symbol_start
-        + known.lazy_binding_caller
         + known.plt_stub_as_init
         + known.plt_stub_order;
     assert!(
