@@ -195,7 +195,7 @@ fn duckdb_and_pyarrow_read_the_dataset_and_the_doc_queries_agree_with_perfq() {
 import duckdb, json, sys, pyarrow.parquet as pq, glob
 d, g = sys.argv[1], sys.argv[2]
 # pyarrow reads every table.
-for t in ["capture", "events", "samples", "stacks", "frames", "read_values", "dsos", "branches", "raw", "data_src", "threads", "mappings", "quality", "pmus"]:
+for t in json.loads(sys.argv[4]):
     for f in glob.glob(d + "/*/" + t + ".parquet"):
         pq.read_table(f)
 views, top_self, total, group_m, group = json.loads(sys.argv[3])
@@ -218,6 +218,7 @@ print(json.dumps({"self": rows(con, top_self), "total": rows(con, total), "group
             out.join("fp").to_str().expect("path"),
             group_out.to_str().expect("path"),
             &serde_json::to_string(&queries).expect("json"),
+            &serde_json::to_string(TABLES).expect("json"),
         ])
         .output()
         .expect("python");

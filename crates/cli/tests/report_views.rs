@@ -5,16 +5,13 @@
 //! aggregation, held equal per (event, DSO, symbol) — Self with
 //! `--sort dso,sym`, Children with `--children` — and per (event, DSO)
 //! with `--children --sort dso` against `function_total`'s definition per
-//! DSO; samples and periods exactly.
+//! DSO; samples and periods exactly. Both count the samples as perf
+//! delivers them (`delivered_samples`): a group read once per member
+//! whose counter moved, with its delta as period.
 //!
 //! Where they cannot be equal, each differing row must be one of these,
 //! each checked, not assumed (docs/testing.md):
 //!
-//! - **group read**: the capture's events read a group; `perfq report`,
-//!   as perf, delivers such a sample once per member whose counter moved,
-//!   with the delta as period, where the views count the `samples` row
-//!   once under its sampling event. The row must equal the views'
-//!   definitions applied to the delivered samples (`read_values`).
 //! - **DWARF inlining levels** (Children): an unwound user frame counts,
 //!   in perf and `perfq report`, once per inlining level named by its
 //!   DWARF function (`name (inlined)` where that is not the ELF symbol), in
@@ -49,7 +46,6 @@ type Sums = BTreeMap<Key, (u64, u64)>;
 /// Why a row differs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Reason {
-    GroupRead,
     InlineLevels,
     UnresolvedChainEntry,
 }
@@ -57,7 +53,6 @@ enum Reason {
 impl Reason {
     fn text(self) -> &'static str {
         match self {
-            Reason::GroupRead => "group read delivered per member",
             Reason::InlineLevels => "DWARF inlining levels",
             Reason::UnresolvedChainEntry => "unresolved callchain entry named otherwise",
         }
@@ -93,9 +88,8 @@ fn query(dataset: &Path, sql: &str) -> Vec<Value> {
     common::json_rows(&out, &format!("perfq query {sql}"))
 }
 
-/// Every event: (capture, event_id) → (name, reads a group, carries a
-/// user stack).
-type Events = HashMap<(String, u64), (String, bool, bool)>;
+/// Every event: (capture, event_id) → (name, carries a user stack).
+type Events = HashMap<(String, u64), (String, bool)>;
 
 fn events(dataset: &Path) -> Events {
     query(
@@ -112,7 +106,6 @@ fn events(dataset: &Path) -> Events {
             ),
             (
                 r["name"].as_str().unwrap_or("").to_string(),
-                types.contains("|READ|"),
                 types.contains("|STACK_USER|"),
             ),
         )
@@ -141,13 +134,9 @@ fn sums(dataset: &Path, events: &Events, sql: &str) -> BTreeMap<String, Sums> {
 /// event_id, symbol, dso, samples, period), `what` being
 ///
 /// - `self`, `total`: the views `function_self` and `function_total`;
-/// - `dso`: `function_total`'s definition per DSO (the samples whose
-///   stack holds a frame of the DSO, each once), where frames' names do
-///   not matter (symbol empty);
-/// - `delivered self`, `delivered total`, `delivered dso`: the same three
-///   over the samples as perf delivers them, for the captures whose events
-///   read a group: each sample of a reading event once per member whose
-///   delta is not 0, as that member with the delta as period;
+/// - `dso`: `function_total`'s definition per DSO (the delivered samples
+///   whose stack holds a frame of the DSO, each once), where frames'
+///   names do not matter (symbol empty);
 /// - `expanded total`: `function_total` for the samples that carry a user
 ///   stack, every resolved user frame counted once per inlining level as
 ///   perf's `append_inlines` names them (the DWARF function, `(inlined)`
@@ -155,29 +144,14 @@ fn sums(dataset: &Path, events: &Events, sql: &str) -> BTreeMap<String, Sums> {
 ///   from the recorded callchain and keep their symbol.
 const ORACLES: &str = "WITH ev AS ( \
        SELECT capture, event_id, \
-         strpos(concat('|', sample_type, '|'), '|READ|') > 0 AS reads, \
-         strpos(concat('|', sample_type, '|'), '|STACK_USER|') > 0 AS unwound \
+         instr(concat('|', sample_type, '|'), '|STACK_USER|') > 0 AS unwound \
        FROM events \
-     ), reading AS (SELECT DISTINCT capture FROM ev WHERE reads), \
-     delivered AS ( \
-       SELECT s.capture AS capture, s.event_id AS event_id, s.period AS period, \
-         s.leaf_frame_id AS leaf_frame_id, s.stack_id AS stack_id \
-       FROM samples s \
-       JOIN ev e ON e.capture = s.capture AND e.event_id = s.event_id \
-       WHERE NOT e.reads AND s.capture IN (SELECT capture FROM reading) \
-       UNION ALL \
-       SELECT s.capture AS capture, r.event_id AS event_id, r.delta AS period, \
-         s.leaf_frame_id AS leaf_frame_id, s.stack_id AS stack_id \
-       FROM read_values r \
-       JOIN samples s ON s.capture = r.capture AND s.sample_id = r.sample_id \
-       JOIN ev e ON e.capture = s.capture AND e.event_id = s.event_id \
-       WHERE e.reads AND r.event_id IS NOT NULL AND r.delta > 0 \
      ), set_dsos AS (SELECT DISTINCT fs.set_id AS set_id, fn.dso AS dso FROM set_functions fs \
        JOIN functions fn ON fn.function_id = fs.function_id), \
      unwound AS ( \
        SELECT s.capture AS capture, s.sample_id AS sample_id, s.event_id AS event_id, \
          s.period AS period, s.leaf_frame_id AS leaf_frame_id, s.stack_id AS stack_id \
-       FROM samples s JOIN ev e ON e.capture = s.capture AND e.event_id = s.event_id \
+       FROM delivered_samples s JOIN ev e ON e.capture = s.capture AND e.event_id = s.event_id \
        WHERE e.unwound \
      ), unwound_frames AS ( \
        SELECT capture, stack_id, unnest(frame_ids) AS frame_id FROM stacks \
@@ -214,35 +188,11 @@ const ORACLES: &str = "WITH ev AS ( \
      FROM ( \
        SELECT s.capture AS capture, s.event_id AS event_id, ss.set_id AS set_id, \
          COUNT(*) AS samples, SUM(s.period) AS period \
-       FROM samples s JOIN stack_sets ss ON ss.capture = s.capture AND ss.stack_id = s.stack_id \
+       FROM delivered_samples s \
+       JOIN stack_sets ss ON ss.capture = s.capture AND ss.stack_id = s.stack_id \
        GROUP BY s.capture, s.event_id, ss.set_id \
      ) g JOIN set_dsos d ON d.set_id = g.set_id \
      GROUP BY g.capture, g.event_id, d.dso \
-     UNION ALL \
-     SELECT 'delivered self' AS what, d.capture AS capture, d.event_id AS event_id, \
-       COALESCE(ff.symbol, '[unknown]') AS symbol, COALESCE(ff.dso, '[unknown]') AS dso, \
-       CAST(COUNT(*) AS BIGINT) AS samples, SUM(d.period) AS period \
-     FROM delivered d \
-     LEFT JOIN frame_functions ff ON ff.capture = d.capture AND ff.frame_id = d.leaf_frame_id \
-     GROUP BY d.capture, d.event_id, COALESCE(ff.symbol, '[unknown]'), \
-       COALESCE(ff.dso, '[unknown]') \
-     UNION ALL \
-     SELECT 'delivered total' AS what, d.capture AS capture, d.event_id AS event_id, \
-       fn.symbol AS symbol, fn.dso AS dso, CAST(COUNT(*) AS BIGINT) AS samples, \
-       SUM(d.period) AS period \
-     FROM delivered d \
-     JOIN stack_sets ss ON ss.capture = d.capture AND ss.stack_id = d.stack_id \
-     JOIN set_functions fs ON fs.set_id = ss.set_id \
-     JOIN functions fn ON fn.function_id = fs.function_id \
-     GROUP BY d.capture, d.event_id, fn.symbol, fn.dso \
-     UNION ALL \
-     SELECT 'delivered dso' AS what, d.capture AS capture, d.event_id AS event_id, \
-       '' AS symbol, sd.dso AS dso, CAST(COUNT(*) AS BIGINT) AS samples, \
-       SUM(d.period) AS period \
-     FROM delivered d \
-     JOIN stack_sets ss ON ss.capture = d.capture AND ss.stack_id = d.stack_id \
-     JOIN set_dsos sd ON sd.set_id = ss.set_id \
-     GROUP BY d.capture, d.event_id, sd.dso \
      UNION ALL \
      SELECT 'expanded total' AS what, capture, event_id, symbol, dso, \
        CAST(COUNT(*) AS BIGINT) AS samples, SUM(period) AS period \
@@ -342,14 +292,9 @@ fn report_equals_function_views() {
         .collect();
 
     let events = events(&dataset);
-    let reading: BTreeSet<&str> = events
-        .iter()
-        .filter(|(_, e)| e.1)
-        .map(|(k, _)| k.0.as_str())
-        .collect();
     let unwinding: BTreeSet<(&str, &str)> = events
         .iter()
-        .filter(|(_, e)| e.2)
+        .filter(|(_, e)| e.1)
         .map(|(k, e)| (k.0.as_str(), e.0.as_str()))
         .collect();
     let oracles = sums(&dataset, &events, ORACLES);
@@ -373,7 +318,6 @@ fn report_equals_function_views() {
         if !done.insert(capture.clone()) {
             continue;
         }
-        let reads = reading.contains(capture.as_str());
         // (event, DSO) whose totals per DSO agree: where frames' names do
         // not matter.
         let mut dso_agrees: BTreeSet<(String, String)> = BTreeSet::new();
@@ -384,7 +328,6 @@ fn report_equals_function_views() {
         ] {
             let ours = report(file, capture, sort, children);
             let theirs = oracle(mode, capture);
-            let delivered = oracle(&format!("delivered {mode}"), capture);
             let expanded = oracle("expanded total", capture);
             let keys: BTreeSet<&Key> = ours.keys().chain(theirs.keys()).collect();
             let counts = compared.entry(mode).or_default();
@@ -393,17 +336,14 @@ fn report_equals_function_views() {
                 let unresolved = address_name(&key.3).is_some();
                 unresolved_names += usize::from(unresolved);
                 let (a, b) = (ours.get(key), theirs.get(key));
-                let group_read = reads && a == delivered.get(key);
-                if mode == "dso" && (a == b || group_read) {
+                if mode == "dso" && a == b {
                     dso_agrees.insert((key.1.clone(), key.2.clone()));
                 }
                 if a == b {
                     counts.1 += 1;
                     continue;
                 }
-                let reason = if group_read {
-                    Some(Reason::GroupRead)
-                } else if mode == "total"
+                let reason = if mode == "total"
                     && unwinding.contains(&(capture.as_str(), key.1.as_str()))
                     && a == expanded.get(key)
                 {
@@ -453,4 +393,162 @@ fn report_equals_function_views() {
     );
     assert!(captures >= 8, "{captures} captures compared");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// (event, DSO, symbol) → (samples, period) from `perf report --no-group
+/// -n --no-children --sort dso,sym` of `file`: each event's section.
+fn perf_no_group(file: &Path) -> BTreeMap<(String, String, String), (u64, u64)> {
+    let out = common::perf(&[
+        "report",
+        "-i",
+        file.to_str().expect("path"),
+        "--stdio",
+        "--no-group",
+        "--no-children",
+        "-n",
+        "-g",
+        "none",
+        "--sort",
+        "dso,sym",
+        "-F",
+        "sample,period,dso,sym",
+    ])
+    .expect("perf report");
+    let mut rows = BTreeMap::new();
+    let mut event = String::new();
+    for line in out.lines() {
+        // "# Samples: 217  of events 'task-clock'"
+        if let Some((_, name)) = line
+            .split_once(" of event '")
+            .or(line.split_once(" of events '"))
+        {
+            event = name.trim_end_matches('\'').to_string();
+            continue;
+        }
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        // "  4   1020995  [kernel.kallsyms]  [k] 0xffffffff821ecc26"
+        let mut it = line.split_whitespace();
+        let (Some(n), Some(p), Some(dso), Some(_), Some(sym)) =
+            (it.next(), it.next(), it.next(), it.next(), it.next())
+        else {
+            continue;
+        };
+        let (Ok(n), Ok(p)) = (n.parse::<u64>(), p.parse::<u64>()) else {
+            continue;
+        };
+        let e = rows
+            .entry((event.clone(), dso.to_string(), normalized(sym)))
+            .or_insert((0, 0));
+        e.0 += n;
+        e.1 += p;
+    }
+    rows
+}
+
+/// On a group-read capture every command and view counts a sample as perf
+/// does: per member event, a sample for each read whose counter moved,
+/// with its delta as period. `perfq report`, the views `function_self`
+/// and `function_total` (Self per function here: a frame-pointer capture
+/// whose stacks have no repeated function at their leaf) and `perfq diff
+/// A A` give, per event, the members included, perf's samples and
+/// periods per function.
+#[test]
+fn group_members_count_as_perf_report_no_group() {
+    if !common::have_perf() {
+        common::skip("perf is not installed; group reads not compared with it");
+        return;
+    }
+    let file = common::testdata("group.data");
+    let perf = perf_no_group(&file);
+    let events: BTreeSet<&str> = perf.keys().map(|k| k.0.as_str()).collect();
+    assert_eq!(
+        events,
+        BTreeSet::from(["context-switches", "page-faults", "task-clock"]),
+        "perf's sections"
+    );
+    let f = file.to_str().expect("path");
+    let report: BTreeMap<(String, String, String), (u64, u64)> = common::json_rows(
+        &common::perfq(&["report", "--sort", "dso,sym", "--format", "json", f]),
+        "perfq report",
+    )
+    .iter()
+    .map(|r| {
+        let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
+        let u = |k: &str| r[k].as_u64().unwrap_or(0);
+        (
+            (s("event"), s("dso"), normalized(&s("symbol"))),
+            (u("samples"), u("period")),
+        )
+    })
+    .filter(|(_, v)| v.0 > 0)
+    .collect();
+    assert_eq!(report, perf, "perfq report against perf report --no-group");
+
+    // The views, through `perfq query` on the file.
+    let views = |view: &str| -> BTreeMap<(String, String, String), (u64, u64)> {
+        let sql = format!(
+            "SELECT e.name AS event, v.dso AS dso, v.symbol AS symbol, \
+             CAST(v.samples AS BIGINT) AS samples, v.period AS period \
+             FROM {view} v JOIN events e ON e.capture = v.capture AND e.event_id = v.event_id"
+        );
+        common::json_rows(
+            &common::perfq(&["query", f, &sql, "--format", "json"]),
+            &format!("perfq query {view}"),
+        )
+        .iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
+            let u = |k: &str| r[k].as_u64().unwrap_or(0);
+            (
+                (s("event"), s("dso"), normalized(&s("symbol"))),
+                (u("samples"), u("period")),
+            )
+        })
+        .collect()
+    };
+    let own = views("function_self");
+    assert_eq!(own, perf, "function_self against perf report --no-group");
+    // Every member's total is at least its self, and the leaf functions'
+    // totals carry every member.
+    let total = views("function_total");
+    for (key, (n, p)) in &perf {
+        if address_name(&key.2).is_some() {
+            continue;
+        }
+        let t = total.get(key).copied().unwrap_or_default();
+        assert!(
+            t.0 >= *n && t.1 >= *p,
+            "function_total {key:?}: {t:?} below self {n}, {p}"
+        );
+    }
+
+    // perfq diff of the capture with itself, per member event.
+    for event in &events {
+        let rows = common::json_rows(
+            &common::perfq(&["diff", f, f, "--event", event, "--format", "json"]),
+            &format!("perfq diff --event {event}"),
+        );
+        let ours: BTreeMap<(String, String), u64> = rows
+            .iter()
+            .map(|r| {
+                let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
+                let n = r["a_samples"].as_u64().expect("a_samples");
+                assert_eq!(r["b_samples"].as_u64(), Some(n));
+                ((s("dso"), normalized(&s("symbol"))), n)
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        let want: BTreeMap<(String, String), u64> = perf
+            .iter()
+            .filter(|(k, _)| k.0 == *event)
+            .map(|(k, v)| ((k.1.clone(), k.2.clone()), v.0))
+            .collect();
+        assert_eq!(ours, want, "perfq diff --event {event} against perf");
+    }
+    println!(
+        "group read: {} (event, function) rows of 3 events equal perf report --no-group in report, function_self and diff",
+        perf.len()
+    );
 }

@@ -1,10 +1,10 @@
--- function_total: per function, the samples whose stack holds it, each
--- sample once however often the function recurses (perf report
+-- function_total: per function, the delivered samples whose stack holds
+-- it, each once however often the function recurses (perf report
 -- --children's Children).
 --
 --   capture, event_id  the capture and event (→ events)
 --   symbol, dso        the function
---   samples            samples
+--   samples            delivered samples (delivered_samples)
 --   period             the sum of their periods
 --
 -- Sums are taken per function id (a function's set rows are many; ids
@@ -17,7 +17,7 @@ FROM (
   FROM (
     SELECT s.capture AS capture, s.event_id AS event_id, ss.set_id AS set_id,
       COUNT(*) AS samples, SUM(s.period) AS period
-    FROM samples s
+    FROM delivered_samples s
     JOIN stack_sets ss ON ss.capture = s.capture AND ss.stack_id = s.stack_id
     GROUP BY s.capture, s.event_id, ss.set_id
   ) g

@@ -1,8 +1,9 @@
--- sample_symbols: every sample with the function of its own address.
+-- sample_symbols: every delivered sample (delivered_samples) with the
+-- function of its own address.
 --
---   the samples table's columns, and
+--   delivered_samples' columns, and
 --   symbol, dso  the function perf report counts the sample's self time
 --                against ([unknown] without an address)
-SELECT s.*, COALESCE(ff.symbol, '[unknown]') AS symbol, COALESCE(ff.dso, '[unknown]') AS dso
-FROM samples s
-LEFT JOIN frame_functions ff ON ff.capture = s.capture AND ff.frame_id = s.leaf_frame_id
+SELECT d.*, COALESCE(ff.symbol, '[unknown]') AS symbol, COALESCE(ff.dso, '[unknown]') AS dso
+FROM delivered_samples d
+LEFT JOIN frame_functions ff ON ff.capture = d.capture AND ff.frame_id = d.leaf_frame_id

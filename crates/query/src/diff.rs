@@ -79,9 +79,10 @@ pub struct Topdown {
 
 /// The events a session's samples are of, the first sampled first.
 pub fn sampled_events(session: &Session) -> Result<Vec<String>, Error> {
+    views::ensure(session, "delivered_samples")?;
     let rows = session.sql(
-        "SELECT e.name AS name, MIN(s.time) AS first \
-         FROM samples s JOIN events e ON e.capture = s.capture AND e.event_id = s.event_id \
+        "SELECT e.name AS name, MIN(d.time) AS first \
+         FROM delivered_samples d JOIN events e ON e.capture = d.capture AND e.event_id = d.event_id \
          GROUP BY e.name ORDER BY first, name",
     )?;
     let mut out = Vec::new();

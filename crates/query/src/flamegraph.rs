@@ -127,7 +127,8 @@ pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
     }
     views::ensure(session, "frame_functions")?;
     register_comms(session)?;
-    let with = delivered_sql(session.has_table("read_values"));
+    views::ensure(session, "delivered_samples")?;
+    let with = DELIVERED;
 
     // The events with delivered samples, the first delivered first.
     let rows = session.sql(&format!(
@@ -255,36 +256,20 @@ pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
     Ok(folded)
 }
 
-/// `ev`: the events, whether their samples read a group and carry a user
-/// stack to unwind; `delivered`: the samples as `perf script` delivers
-/// them (capture, time, tid, stack_id, event_id, weight, unwound).
-fn delivered_sql(read_values: bool) -> String {
-    let reads = if read_values {
-        " UNION ALL \
-         SELECT s.capture AS capture, s.time AS time, s.tid AS tid, s.stack_id AS stack_id, \
-           r.event_id AS event_id, r.delta AS weight, e.unwound AS unwound \
-         FROM read_values r \
-         JOIN samples s ON s.capture = r.capture AND s.sample_id = r.sample_id \
-         JOIN ev e ON e.capture = s.capture AND e.event_id = s.event_id \
-         WHERE e.reads AND r.event_id IS NOT NULL AND r.delta > 0"
-    } else {
-        ""
-    };
-    format!(
-        "WITH ev AS ( \
-           SELECT capture, event_id, name, member, \
-             strpos(concat('|', sample_type, '|'), '|READ|') > 0 AS reads, \
-             strpos(concat('|', sample_type, '|'), '|STACK_USER|') > 0 AS unwound \
-           FROM events \
-         ), delivered AS ( \
-           SELECT s.capture AS capture, s.time AS time, s.tid AS tid, s.stack_id AS stack_id, \
-             s.event_id AS event_id, s.period AS weight, e.unwound AS unwound \
-           FROM samples s \
-           JOIN ev e ON e.capture = s.capture AND e.event_id = s.event_id \
-           WHERE NOT e.reads{reads} \
-         )"
-    )
-}
+/// The CTEs the flame graph reads: `ev`, the events, each with whether
+/// its samples carry a user stack to unwind; `delivered`, the samples as
+/// `perf script` delivers them (the `delivered_samples` view) with their
+/// period as `weight`.
+const DELIVERED: &str = "WITH ev AS ( \
+       SELECT capture, event_id, name, member, \
+         instr(concat('|', sample_type, '|'), '|STACK_USER|') > 0 AS unwound \
+       FROM events \
+     ), delivered AS ( \
+       SELECT d.capture AS capture, d.time AS time, d.tid AS tid, d.stack_id AS stack_id, \
+         d.event_id AS event_id, d.period AS weight, e.unwound AS unwound \
+       FROM delivered_samples d \
+       JOIN ev e ON e.capture = d.capture AND e.event_id = d.event_id \
+     )";
 
 /// How one distinct address is named in folded stacks.
 struct FrameName {

@@ -32,6 +32,7 @@ pub const VIEWS: &[View] = views!(
     "stack_functions",
     "stack_sets",
     "set_functions",
+    "delivered_samples",
     "sample_symbols",
     "function_self",
     "function_total",
@@ -176,10 +177,13 @@ fn read_by(statement: &str) -> Vec<&'static View> {
         .collect()
 }
 
-/// Defines view `name` unless the session has a relation of that name.
+/// Defines view `name`, and the views it reads before it, each unless the
+/// session has a relation of that name.
 pub(crate) fn ensure(session: &Session, name: &str) -> Result<(), Error> {
-    if !session.has_relation(name)? {
-        session.create_view(name, sql(name).unwrap_or_default())?;
+    for v in read_by(name) {
+        if !session.has_relation(v.name)? {
+            session.create_view(v.name, v.sql)?;
+        }
     }
     Ok(())
 }
@@ -193,7 +197,12 @@ mod tests {
         let names = |s: &str| read_by(s).iter().map(|v| v.name).collect::<Vec<_>>();
         assert_eq!(
             names("SELECT * FROM Function_Self ORDER BY samples"),
-            ["frame_functions", "sample_symbols", "function_self"]
+            [
+                "frame_functions",
+                "delivered_samples",
+                "sample_symbols",
+                "function_self"
+            ]
         );
         assert_eq!(names("SELECT COUNT(*) FROM samples"), Vec::<&str>::new());
         assert_eq!(names("SELECT 1"), Vec::<&str>::new());

@@ -19,12 +19,12 @@ use rustc_hash::FxHashMap;
 
 use super::on_read::{self, OnRead};
 use super::{typed, FunctionNames, SetList, TextNumbers};
-use crate::{columns, Error, Session};
+use crate::{columns, views, Error, Session};
 
-/// What the SQL's `samples ⋈ stack_sets` reads of each sample (a sample
+/// What the SQL's `delivered_samples ⋈ stack_sets` reads of each sample (a sample
 /// without a stack joins no set).
-const SAMPLES: &str =
-    "SELECT capture, event_id, stack_id, period FROM samples WHERE stack_id IS NOT NULL";
+const SAMPLES: &str = "SELECT capture, event_id, stack_id, period FROM delivered_samples \
+     WHERE stack_id IS NOT NULL";
 
 /// The sampled stacks' sets, as the stack tables found them.
 pub(super) struct StackSets<'a> {
@@ -317,6 +317,7 @@ fn samples_by_pair(
         rest: Vec::new(),
     };
     let mut complete = true;
+    views::ensure(session, "delivered_samples")?;
     session.for_each_batch(SAMPLES, |b| {
         let capture = columns::cast(&b, "capture", &DataType::Utf8)?;
         let capture = capture.as_string::<i32>();
