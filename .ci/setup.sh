@@ -2,8 +2,8 @@
 # Installs every oracle the tests compare perfq with, so that none of them
 # has to skip: Debian's perf, gcc, binutils (objdump), LLVM (its
 # addr2line reads split DWARF), util-linux's `script` (a terminal for the
-# progress test), Chromium (renders the flame graph) and a Java runtime
-# (Spark); perf 6.12 unpacked beside the system's (.ci/perf612.sh);
+# progress test), libc's debug file (libc6-dbg), Chromium (renders the
+# flame graph) and a Java runtime (Spark); perf 6.12 unpacked beside the system's (.ci/perf612.sh);
 # DuckDB, pyarrow, Polars and pyspark in a virtualenv (PERFQ_VENV, by
 # default ~/.cache/perfq-venv); cargo-fuzz. What is already there is kept,
 # so running it again is quick. Needs root for apt-get.
@@ -19,6 +19,11 @@ have llvm-addr2line || need+=(llvm)
 have script || need+=(bsdutils)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 have java || need+=(default-jre-headless)
+# libc's debug file: the DWARF comparisons with perf name libc's frames
+# from it (crates/cli/tests/common: libc_debug_info_here).
+libc=$(gcc -print-file-name=libc.so.6)
+id=$(readelf -n "$(readlink -f "$libc")" 2>/dev/null | awk '/Build ID/ {print $3}')
+[ -n "$id" ] && [ -f "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ] || need+=(libc6-dbg)
 if [ ${#need[@]} -gt 0 ]; then
     echo "setup: apt-get install ${need[*]}" >&2
     export DEBIAN_FRONTEND=noninteractive

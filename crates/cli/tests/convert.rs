@@ -193,7 +193,12 @@ fn parquet_round_trip_matches_info_and_report() {
             );
             checked += 1;
         }
-        assert!(checked > 5, "{name}: {checked} symbols compared");
+        match common::recorded_binaries_here(&file) {
+            Ok(()) => assert!(checked > 5, "{name}: {checked} symbols compared"),
+            Err(why) => common::skip(format_args!(
+                "in part: {why}; {name}'s self periods compared on unnamed frames only"
+            )),
+        }
         println!("{name}: {n} samples, {checked} functions' self periods equal perfq report");
         std::fs::remove_dir_all(&out).ok();
     }
@@ -868,10 +873,22 @@ fn stack_memory_limit_keeps_every_sample_and_result() {
             whole_frames == cut_frames,
             "{name}: a sample's frames changed"
         );
-        assert!(
-            cut_stacks > whole_stacks,
-            "{name}: {cut_stacks} stacks in segments, {whole_stacks} whole"
-        );
+        // A DWARF capture's user stacks are unwound with the binaries it
+        // recorded: without them its few kernel-only stacks fit one segment.
+        let unwound_here = || name != "dwarf.data" || common::recorded_binaries_here(&file).is_ok();
+        if cut_stacks > whole_stacks || unwound_here() {
+            assert!(
+                cut_stacks > whole_stacks,
+                "{name}: {cut_stacks} stacks in segments, {whole_stacks} whole"
+            );
+        } else {
+            common::skip(format_args!(
+                "in part: {}; {name}'s stacks not cut",
+                common::recorded_binaries_here(&file)
+                    .err()
+                    .unwrap_or_default()
+            ));
+        }
         // A location met again after a cut is found again (a second id)
         // only when the reading thread's cache of them misses: on these
         // small captures, hardly ever.

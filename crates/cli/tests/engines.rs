@@ -285,7 +285,12 @@ print(json.dumps({"self": rows(con, top_self), "total": rows(con, total), "group
         );
         checked += 1;
     }
-    assert!(checked > 20, "{checked} totals compared");
+    match common::recorded_binaries_here(&file) {
+        Ok(()) => assert!(checked > 20, "{checked} totals compared"),
+        Err(why) => common::skip(format_args!(
+            "in part: {why}; {checked} named totals compared"
+        )),
+    }
     // The group queries on the `{task-clock,page-faults,context-switches}:S`
     // capture: each member's deltas per symbol equal perfq report's
     // period of that event per symbol (resolved symbols; report's rows
@@ -347,7 +352,13 @@ print(json.dumps({"self": rows(con, top_self), "total": rows(con, total), "group
             }
         }
     }
-    assert!(m_cols[0].len() > 3, "{:?}", m_cols[0]);
+    match common::recorded_binaries_here(&group_file) {
+        Ok(()) => assert!(m_cols[0].len() > 3, "{:?}", m_cols[0]),
+        Err(why) => common::skip(format_args!(
+            "in part: {why}; {} named functions of the group compared",
+            m_cols[0].len()
+        )),
+    }
     assert_eq!(m_cols[0], nonzero(&want["task-clock"]), "m0 is task-clock");
     assert_eq!(
         m_cols[1],

@@ -417,8 +417,29 @@ fn compare(
     known
 }
 
-/// The folded stacks of `data` (with `args`) compared with perf's.
-fn folded_agree(what: &str, data: &Path, chains: Chains, args: &[&str], cache: &Path) -> Known {
+/// The folded stacks of `data` (with `args`) compared with perf's: what
+/// differed in known ways, or `None` where perf's DWARF stacks are no
+/// oracle here (said with [`common::skip`]).
+fn folded_agree(
+    what: &str,
+    data: &Path,
+    chains: Chains,
+    args: &[&str],
+    cache: &Path,
+) -> Option<Known> {
+    if chains == Chains::Dwarf {
+        // perf unwinds through a binary whose build id is not the recorded
+        // one, where perfq stops; and for a libc without its debug file
+        // (libc6-dbg) perf expands addr2line's symbol-table name as an
+        // inlined frame (`_IO_printf (inlined)` under `printf`).
+        let why = common::recorded_binaries_here(data)
+            .err()
+            .or_else(|| common::libc_debug_info_here().err());
+        if let Some(why) = why {
+            common::skip(format_args!("in part: {why}; {what} not compared"));
+            return None;
+        }
+    }
     let samples = parse_perf_script(&perf_script(data));
     let mut a = vec!["flamegraph", "--folded", data.to_str().expect("path")];
     a.extend_from_slice(args);
@@ -427,14 +448,14 @@ fn folded_agree(what: &str, data: &Path, chains: Chains, args: &[&str], cache: &
         .iter()
         .position(|a| *a == "--event")
         .and_then(|i| args.get(i + 1).copied());
-    compare(
+    Some(compare(
         what,
         &samples,
         chains,
         event,
         args.contains(&"--samples"),
         &ours,
-    )
+    ))
 }
 
 /// The comparison itself, on a sample perf 6.1 was seen to name so: the
@@ -509,7 +530,9 @@ fn folded_stacks_of_testdata_equal_perf_scripts() {
         &[],
         &cache,
     );
-    assert!(dwarf.end_markers > 0, "libunwind's end markers seen");
+    if let Some(dwarf) = dwarf {
+        assert!(dwarf.end_markers > 0, "libunwind's end markers seen");
+    }
     // A group read: each member delivered with its delta, the leader first.
     folded_agree(
         "group.data",

@@ -351,7 +351,12 @@ fn function_views_equal_report() {
             assert_eq!(find(&total_rows, r), Some(total), "{name} total {r}");
             checked += 1;
         }
-        assert!(checked >= 5, "{name}: {checked} functions compared");
+        match common::recorded_binaries_here(&file) {
+            Ok(()) => assert!(checked >= 5, "{name}: {checked} functions compared"),
+            Err(why) => common::skip(format_args!(
+                "in part: {why}; {name}: {checked} named functions compared"
+            )),
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

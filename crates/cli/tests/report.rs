@@ -332,7 +332,15 @@ fn dwarf_children_past_perf_truncation(data: &Path) {
     // unwound user frames, as `perfq report` and perf's append_inlines name them.
     let keys = |f: &Value| -> Vec<(String, String)> {
         let dso = f["dso"].as_str().unwrap_or("").to_string();
-        let sym = f["symbol"].as_str().unwrap_or("").to_string();
+        // An unresolved frame is named by its address, as the report (and
+        // perf) name it: libc without its symbol table (no libc6-dbg)
+        // leaves the frames below main so.
+        let sym = match f["symbol"].as_str() {
+            Some(s) => s.to_string(),
+            None => {
+                common::hex_field(&f["addr"]).map_or_else(String::new, |a| format!("{a:#018x}"))
+            }
+        };
         let inlined = f["inlined"].as_array().cloned().unwrap_or_default();
         if f["context"] != "user" || inlined.is_empty() || f["symbol"].is_null() {
             return vec![(dso, sym)];

@@ -197,6 +197,77 @@ pub fn can_record() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// `Ok` if the user-space binaries `capture` recorded are at their
+/// recorded paths with the build ids it recorded (the machine that
+/// recorded `testdata/` has them), else which one is not. On another
+/// machine perf and perfq both leave those binaries' frames unnamed and
+/// agree, but a test that needs them named has nothing to check: it skips
+/// with this reason (and fails where oracles are required).
+pub fn recorded_binaries_here(capture: &Path) -> Result<(), String> {
+    let list = perf(&["buildid-list", "-i", &capture.to_string_lossy()])
+        .ok_or_else(|| format!("perf buildid-list -i {} failed", capture.display()))?;
+    for line in list.lines() {
+        // "<build id> <path>", or the path alone where perf recorded no
+        // build id (the file at the path is then used as it is).
+        let line = line.trim();
+        let (id, path) = match line.split_once(' ') {
+            Some((id, path)) if !id.starts_with(['/', '[']) => (id, path.trim()),
+            _ => ("", line),
+        };
+        if !path.starts_with('/') {
+            continue;
+        }
+        if id.is_empty() {
+            if !Path::new(path).is_file() {
+                return Err(format!(
+                    "{} recorded {path}, absent here",
+                    capture.display()
+                ));
+            }
+            continue;
+        }
+        let here = elf_build_id(path);
+        if here.as_deref() != Some(id) {
+            return Err(format!(
+                "{} recorded {path} with build id {id}, and this machine's {path} is {}",
+                capture.display(),
+                here.unwrap_or_else(|| "absent or without one".to_string())
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The build id of the ELF file at `path`, in hex, as perf reads it.
+fn elf_build_id(path: &str) -> Option<String> {
+    let id = perf(&["buildid-list", "-i", path])?;
+    let id = id.trim();
+    (!id.is_empty() && id.bytes().all(|b| b.is_ascii_hexdigit())).then(|| id.to_string())
+}
+
+/// `Ok` if this machine's libc has its debug file (`libc6-dbg`, which
+/// `.ci/setup.sh` installs) under `/usr/lib/debug/.build-id`, else why
+/// not. Without it libc has only its dynamic symbols, and perf, expanding
+/// inlined frames through addr2line, names some of its frames otherwise.
+pub fn libc_debug_info_here() -> Result<(), String> {
+    let libc = [
+        "/usr/lib/x86_64-linux-gnu/libc.so.6",
+        "/lib/x86_64-linux-gnu/libc.so.6",
+    ]
+    .into_iter()
+    .find(|p| Path::new(p).is_file())
+    .ok_or("no libc.so.6 found")?;
+    let id = elf_build_id(libc).ok_or_else(|| format!("{libc} has no build id"))?;
+    let debug = format!("/usr/lib/debug/.build-id/{}/{}.debug", &id[..2], &id[2..]);
+    if Path::new(&debug).is_file() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{libc} has no debug file ({debug}; libc6-dbg installs it)"
+        ))
+    }
+}
+
 /// Runs perf with `args`, returning stdout, or `None` if it failed.
 pub fn perf(args: &[&str]) -> Option<String> {
     let o = Command::new("perf").args(args).output().ok()?;
