@@ -447,6 +447,21 @@ fn perf_no_group(file: &Path) -> BTreeMap<(String, String, String), (u64, u64)> 
     rows
 }
 
+/// JSON rows with `event`, `dso`, `symbol`, `samples` and `period`, keyed
+/// as [`perf_no_group`] keys them.
+fn event_rows(rows: &[Value]) -> BTreeMap<(String, String, String), (u64, u64)> {
+    rows.iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
+            let u = |k: &str| r[k].as_u64().unwrap_or(0);
+            (
+                (s("event"), s("dso"), normalized(&s("symbol"))),
+                (u("samples"), u("period")),
+            )
+        })
+        .collect()
+}
+
 /// On a group-read capture every command and view counts a sample as perf
 /// does: per member event, a sample for each read whose counter moved,
 /// with its delta as period. `perfq report`, the views `function_self`
@@ -469,21 +484,11 @@ fn group_members_count_as_perf_report_no_group() {
         "perf's sections"
     );
     let f = file.to_str().expect("path");
-    let report: BTreeMap<(String, String, String), (u64, u64)> = common::json_rows(
+    let mut report = event_rows(&common::json_rows(
         &common::perfq(&["report", "--sort", "dso,sym", "--format", "json", f]),
         "perfq report",
-    )
-    .iter()
-    .map(|r| {
-        let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
-        let u = |k: &str| r[k].as_u64().unwrap_or(0);
-        (
-            (s("event"), s("dso"), normalized(&s("symbol"))),
-            (u("samples"), u("period")),
-        )
-    })
-    .filter(|(_, v)| v.0 > 0)
-    .collect();
+    ));
+    report.retain(|_, v| v.0 > 0);
     assert_eq!(report, perf, "perfq report against perf report --no-group");
 
     // The views, through `perfq query` on the file.
@@ -493,20 +498,10 @@ fn group_members_count_as_perf_report_no_group() {
              CAST(v.samples AS BIGINT) AS samples, v.period AS period \
              FROM {view} v JOIN events e ON e.capture = v.capture AND e.event_id = v.event_id"
         );
-        common::json_rows(
+        event_rows(&common::json_rows(
             &common::perfq(&["query", f, &sql, "--format", "json"]),
             &format!("perfq query {view}"),
-        )
-        .iter()
-        .map(|r| {
-            let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
-            let u = |k: &str| r[k].as_u64().unwrap_or(0);
-            (
-                (s("event"), s("dso"), normalized(&s("symbol"))),
-                (u("samples"), u("period")),
-            )
-        })
-        .collect()
+        ))
     };
     let own = views("function_self");
     assert_eq!(own, perf, "function_self against perf report --no-group");
