@@ -36,5 +36,7 @@ PY
     mount --bind "$copy" "$path"
     echo "another-machine: $path has another build id" >&2
 done
+# The mounts hold the copies: their names are not needed any more.
+rm -rf "$copies"
 mount -t tmpfs none /usr/lib/debug
 exec "$@"

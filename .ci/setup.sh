@@ -3,10 +3,11 @@
 # has to skip: Debian's perf, gcc, binutils (objdump), LLVM (its
 # addr2line reads split DWARF), util-linux's `script` (a terminal for the
 # progress test), libc's debug file (libc6-dbg), Chromium (renders the
-# flame graph) and a Java runtime (Spark); perf 6.12 unpacked beside the system's (.ci/perf612.sh);
-# DuckDB, pyarrow, Polars and pyspark in a virtualenv (PERFQ_VENV, by
-# default ~/.cache/perfq-venv); cargo-fuzz. What is already there is kept,
-# so running it again is quick. Needs root for apt-get.
+# flame graph) and a Java runtime (Spark); perf 6.12 unpacked beside the
+# system's (.ci/perf612.sh); DuckDB, pyarrow, Polars and pyspark in a
+# virtualenv (PERFQ_VENV, by default ~/.cache/perfq-venv); cargo-fuzz.
+# What is already there is kept, so running it again is quick. Needs root
+# for apt-get.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -128,11 +128,10 @@ pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
     views::ensure(session, "frame_functions")?;
     register_comms(session)?;
     views::ensure(session, "delivered_samples")?;
-    let with = DELIVERED;
 
     // The events with delivered samples, the first delivered first.
     let rows = session.sql(&format!(
-        "{with} SELECT e.name AS name, MIN(d.time) AS first, MIN(e.member) AS member \
+        "{DELIVERED} SELECT e.name AS name, MIN(d.time) AS first, MIN(e.member) AS member \
          FROM delivered d JOIN ev e ON e.capture = d.capture AND e.event_id = d.event_id \
          GROUP BY e.name ORDER BY first, member, name"
     ))?;
@@ -162,7 +161,7 @@ pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
     // Samples of the event per (capture, comm, stack), with the stack's
     // frames.
     let rows = session.sql(&format!(
-        "{with}, named AS ( \
+        "{DELIVERED}, named AS ( \
            SELECT d.capture AS capture, d.stack_id AS stack_id, d.unwound AS unwound, \
              d.weight AS weight, \
              COALESCE(c.comm, CASE WHEN d.tid = 0 THEN 'swapper' \

@@ -203,12 +203,7 @@ impl Session {
     /// Runs one SQL statement: its result's schema (there even when no
     /// row comes back) and rows.
     pub fn query(&self, sql: &str) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
-        self.runtime.block_on(async {
-            let df = self.plan(sql).await?;
-            let schema = df.schema().inner().clone();
-            let rows = df.collect().await.map_err(|e| Error::query("running", e))?;
-            Ok((schema, rows))
-        })
+        self.collect(sql, SQLOptions::new())
     }
 
     /// Runs one statement a user wrote ([`Session::query`]'s result), only
@@ -217,15 +212,20 @@ impl Session {
     /// are refused before anything runs, so that a query can neither write
     /// a file nor change what later statements see.
     pub fn query_read_only(&self, sql: &str) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
-        let options = SQLOptions::new()
+        let reads_only = SQLOptions::new()
             .with_allow_ddl(false)
             .with_allow_dml(false);
+        self.collect(sql, reads_only)
+    }
+
+    /// `sql` planned under `options`, run, and its result collected.
+    fn collect(
+        &self,
+        sql: &str,
+        options: SQLOptions,
+    ) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
         self.runtime.block_on(async {
-            let df = self
-                .ctx
-                .sql_with_options(sql, options)
-                .await
-                .map_err(|e| read_only_error(sql, e))?;
+            let df = self.plan_with(sql, options).await?;
             let schema = df.schema().inner().clone();
             let rows = df.collect().await.map_err(|e| Error::query("running", e))?;
             Ok((schema, rows))
@@ -256,10 +256,19 @@ impl Session {
 
     /// `sql` planned (a statement such as `CREATE VIEW` runs here).
     async fn plan(&self, sql: &str) -> Result<datafusion::dataframe::DataFrame, Error> {
+        self.plan_with(sql, SQLOptions::new()).await
+    }
+
+    /// `sql` planned, if `options` allow what it does.
+    async fn plan_with(
+        &self,
+        sql: &str,
+        options: SQLOptions,
+    ) -> Result<datafusion::dataframe::DataFrame, Error> {
         self.ctx
-            .sql(sql)
+            .sql_with_options(sql, options)
             .await
-            .map_err(|e| Error::query("planning", e))
+            .map_err(|e| planning_error(sql, e))
     }
 
     /// Defines (or replaces) a view.
@@ -328,9 +337,10 @@ impl Session {
     }
 }
 
-/// [`Session::query_read_only`]'s error: what was refused, in one line,
-/// or DataFusion's own error for any other failure.
-fn read_only_error(sql: &str, e: datafusion::error::DataFusionError) -> Error {
+/// Why `sql` could not be planned: a statement the session's options
+/// refuse ([`Session::query_read_only`]), in one line, or DataFusion's own
+/// error.
+fn planning_error(sql: &str, e: datafusion::error::DataFusionError) -> Error {
     let text = e.to_string();
     let refused = ["DDL not supported", "DML not supported"]
         .iter()
