@@ -16,6 +16,10 @@ if [ "${PERFQ_ANOTHER_MACHINE:-}" != 1 ]; then
     exec unshare -m --propagation private bash "$0" "$@"
 fi
 copies=$(mktemp -d)
+# The copies stay until the command ends: a program started here maps
+# them, and a removed file would show in its mmap events as
+# "libc.so.6 (deleted)", which no other machine records.
+trap 'rm -rf "$copies"' EXIT
 for capture in testdata/*.data; do
     perf buildid-list -i "$capture" 2>/dev/null || true
 done | awk '$1 ~ /^[0-9a-f]+$/ && $2 ~ /^\// {print $2}' | sort -u | while read -r path; do
@@ -36,7 +40,5 @@ PY
     mount --bind "$copy" "$path"
     echo "another-machine: $path has another build id" >&2
 done
-# The mounts hold the copies: their names are not needed any more.
-rm -rf "$copies"
 mount -t tmpfs none /usr/lib/debug
-exec "$@"
+"$@"
