@@ -14,6 +14,7 @@ use perfq_symbolize::Config;
 use perfq_writer::batch::{self, Outcome as Capture, Status};
 use perfq_writer::convert;
 
+use crate::damage::Policy;
 use crate::output::{self, QueryFormat};
 use crate::progress::Bar;
 use crate::Outcome;
@@ -27,6 +28,7 @@ pub struct Options {
     pub symbols: Option<Config>,
     pub stack_memory: Option<u64>,
     pub format: QueryFormat,
+    pub policy: Policy,
 }
 
 pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
@@ -42,18 +44,17 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     };
     let outcomes = batch::run(&opt.inputs, &opt.output, &bopt, &bar)?;
     bar.finish();
+    let mut problems = Vec::new();
     for o in &outcomes {
-        if let Status::Converted { warnings, .. } = &o.status {
-            for w in warnings {
-                eprintln!("perfq: warning: {}: {w}", o.input);
-            }
+        if let Some(notes) = o.notes() {
+            problems.extend(opt.policy.say(&o.input, notes));
         }
     }
     let (schema, rows) = summary(&outcomes)?;
     output::emit(opt.format, None, &schema, &[rows], out)?;
     let count = |f: fn(&Capture) -> bool| outcomes.iter().filter(|o| f(o)).count();
     let converted = count(|o| matches!(o.status, Status::Converted { .. }));
-    let skipped = count(|o| matches!(o.status, Status::Present));
+    let skipped = count(|o| matches!(o.status, Status::Present(_)));
     let failed = count(Capture::is_failure);
     let line = format!(
         "{converted} converted, {skipped} skipped (already in {}), {failed} failed",
@@ -65,14 +66,16 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     } else {
         eprintln!("perfq: {line}");
     }
-    Ok(if failed == 0 {
-        Outcome::Ok
-    } else {
-        Outcome::Failed(format!(
-            "{failed} of {} inputs failed (see the summary)",
-            outcomes.len()
-        ))
-    })
+    if failed > 0 {
+        problems.insert(
+            0,
+            format!(
+                "{failed} of {} inputs failed (see the summary)",
+                outcomes.len()
+            ),
+        );
+    }
+    Ok(Outcome::from_problems(problems))
 }
 
 /// One row per capture (and per input that gave none).
@@ -87,21 +90,19 @@ fn summary(outcomes: &[Capture]) -> anyhow::Result<(Arc<Schema>, RecordBatch)> {
         Field::new("reason", DataType::Utf8, true),
     ]));
     let status = |o: &Capture| match &o.status {
-        Status::Converted { error: None, .. } => "converted",
-        Status::Converted { error: Some(_), .. } => "partial",
-        Status::Present => "skipped",
+        Status::Converted { notes, .. } if notes.damage.is_some() => "partial",
+        Status::Converted { .. } => "converted",
+        Status::Present(_) => "skipped",
         Status::Failed(_) => "failed",
     };
     let reason = |o: &Capture| match &o.status {
-        Status::Converted { error: Some(e), .. } => {
-            Some(format!("{e} (what came before it was converted)"))
-        }
-        Status::Converted { warnings, .. } => match warnings.as_slice() {
+        Status::Converted { notes, .. } if notes.damage.is_some() => notes.damage.clone(),
+        Status::Converted { notes, .. } => match notes.warnings.as_slice() {
             [] => None,
             [w] => Some(format!("warning: {w}")),
             [w, rest @ ..] => Some(format!("{} warnings: {w}; ...", rest.len() + 1)),
         },
-        Status::Present => Some("already in the dataset".to_string()),
+        Status::Present(_) => Some("already in the dataset".to_string()),
         Status::Failed(e) => Some(e.clone()),
     };
     let samples = |o: &Capture| match &o.status {

@@ -10,6 +10,7 @@ use perfq_symbolize::Config;
 use perfq_writer::batch::{self, Status};
 use perfq_writer::convert;
 
+use crate::damage::Policy;
 use crate::Outcome;
 
 /// Options of `perfq convert`.
@@ -19,6 +20,7 @@ pub struct Options {
     pub force: bool,
     pub symbols: Option<Config>,
     pub stack_memory: Option<u64>,
+    pub policy: Policy,
 }
 
 pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
@@ -42,23 +44,18 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                 .to_string()
         };
         match &o.status {
-            Status::Present => writeln!(
-                out,
-                "{} -> {} (already in the dataset; --force converts it again)",
-                o.input,
-                dir()
-            )?,
-            Status::Converted {
-                warnings, error, ..
-            } => {
+            Status::Present(notes) => {
+                writeln!(
+                    out,
+                    "{} -> {} (already in the dataset; --force converts it again)",
+                    o.input,
+                    dir()
+                )?;
+                problems.extend(opt.policy.say(&o.input, notes));
+            }
+            Status::Converted { notes, .. } => {
                 writeln!(out, "{} -> {}", o.input, dir())?;
-                for w in warnings {
-                    eprintln!("perfq: warning: {}: {w}", o.input);
-                }
-                // What came before the error is in the dataset.
-                if let Some(e) = error {
-                    problems.push(format!("{}: {e}", o.input));
-                }
+                problems.extend(opt.policy.say(&o.input, notes));
             }
             Status::Failed(e) if e.contains(&o.input) => problems.push(e.clone()),
             Status::Failed(e) => problems.push(format!("{}: {e}", o.input)),

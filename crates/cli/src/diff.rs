@@ -96,7 +96,9 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     }
     let (schema, batch) = diff::compare(&ca, &cb, by)?;
     output::emit(opt.format, opt.output.as_deref(), &schema, &[batch], out)?;
-    Ok(Outcome::Ok)
+    Ok(Outcome::from_problems(
+        a.problem.into_iter().chain(b.problem).collect(),
+    ))
 }
 
 /// The session of one capture: a file's, or a `capture=<id>` folder's; a

@@ -4,16 +4,15 @@ use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
-use perfq_reader::{Capture, EventRef, MemberDelta, ReadDeltas, Sample};
+use perfq_reader::{Capture, EventRef, MemberDelta, RawRecord, RecordData, Sample, SampleId};
+use perfq_stream::{Consumer, SampleView, Stream, Tracker};
+use perfq_symbolize::{Config, FrameLookup, LocationInterner, Resolutions, Resolved, Symbolizer};
 use serde_json::json;
 
+use crate::damage::Policy;
 use crate::jsonw::Obj;
 use crate::progress::ReadBar;
 use crate::{sideband, DumpFormat, DumpRecords, Outcome};
-use perfq_symbolize::{
-    Config, FrameLookup, LocationInterner, Resolutions, Resolved, StackUnwinder, Symbolizer,
-    Tracker,
-};
 
 const CSV_HEADER: &str = "offset,event,time,pid,tid,cpu,cpumode,ip,addr,id,stream_id,period,weight,data_src,phys_addr,cgroup,callchain,read";
 
@@ -22,52 +21,57 @@ const CSV_HEADER: &str = "offset,event,time,pid,tid,cpu,cpumode,ip,addr,id,strea
 type SymbolizedFrames<'a> = (&'a Resolutions, &'a [(FrameLookup, u32)]);
 
 /// Symbolization of `perfq dump --symbols`: every sample location resolved
-/// up front (one pass over the capture), so the output pass only looks up.
+/// up front (one read of the capture), so the output's read only looks up.
 struct Symbols {
     interner: LocationInterner,
     resolved: Resolutions,
-    /// The output pass's own view of the address spaces and stacks.
-    tracker: Tracker,
     symbolizer: Symbolizer,
-    unwinder: StackUnwinder,
 }
 
 impl Symbols {
-    fn collect(capture: &Capture, config: &Config) -> anyhow::Result<Symbols> {
-        let mut tracker = Tracker::new(capture);
+    fn collect(capture: &Capture, config: &Config) -> Symbols {
+        let mut stream = Stream::new(capture);
         let symbolizer = Symbolizer::new(
             config,
-            tracker.kernel_build_id(),
+            stream.tracker().kernel_build_id(),
             capture.meta().os_release.as_deref(),
         );
-        let mut unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
-        let mut lookups = Vec::new();
-        let mut interner = LocationInterner::new();
-        let mut records = capture.records_by_time();
-        // Errors are reported by the output pass.
-        while let Ok(Some(r)) = records.next_record() {
-            if r.kind != perfq_reader::RecordType::SAMPLE {
-                if let Ok((data, _)) = capture.parse(&r) {
-                    tracker.observe(&data);
-                }
-                continue;
-            }
-            let Ok(s) = capture.sample(&r) else { continue };
-            let Some(pid) = s.pid else { continue };
-            unwinder.sample_frames(&tracker, &symbolizer, &s, &mut lookups);
-            for f in &lookups {
-                interner.intern(&tracker, pid, f);
-            }
-        }
-        let resolved = symbolizer.resolve_all(&tracker, interner.locations());
-        let unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
-        Ok(Symbols {
-            interner,
-            resolved,
-            tracker: Tracker::new(capture),
+        let mut interning = Interning {
             symbolizer,
-            unwinder,
-        })
+            interner: LocationInterner::new(),
+        };
+        // What could not be read is said by the output's read.
+        let Ok(()) = stream.run(&mut interning, &mut |_, _| {});
+        let tracker = stream.finish().tracker;
+        let resolved = interning
+            .symbolizer
+            .resolve_all(&tracker, interning.interner.locations());
+        Symbols {
+            interner: interning.interner,
+            resolved,
+            symbolizer: interning.symbolizer,
+        }
+    }
+}
+
+/// The first read of `dump --symbols`: every frame's location numbered.
+struct Interning {
+    symbolizer: Symbolizer,
+    interner: LocationInterner,
+}
+
+impl Consumer for Interning {
+    type Error = std::convert::Infallible;
+
+    fn sample(&mut self, view: &mut SampleView<'_, '_>) -> Result<(), Self::Error> {
+        let Some(pid) = view.sample().pid else {
+            return Ok(());
+        };
+        view.locate_frames(Some(&self.symbolizer));
+        for f in view.frames() {
+            self.interner.intern(view.tracker(), pid, f);
+        }
+        Ok(())
     }
 }
 
@@ -76,6 +80,7 @@ pub fn run(
     format: DumpFormat,
     which: DumpRecords,
     symbols: Option<Config>,
+    policy: Policy,
     out: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
     if which == DumpRecords::All && matches!(format, DumpFormat::Csv) {
@@ -84,21 +89,7 @@ pub fn run(
         );
     }
     let capture = Capture::open(path)?;
-    let events = capture.events();
-    let mut symbols = match &symbols {
-        Some(config) => Some(Symbols::collect(&capture, config)?),
-        None => None,
-    };
-    let mut frames: Vec<(FrameLookup, u32)> = Vec::new();
-    let mut lookups: Vec<FrameLookup> = Vec::new();
-    let mut records = capture.records_by_time();
-    let mut deltas = ReadDeltas::new();
-    let mut members: Vec<MemberDelta> = Vec::new();
-    let mut bad_samples = 0u64;
-    let mut bad_records = 0u64;
-    let mut line = Vec::with_capacity(4096);
-    let mut first_bad = None;
-    let mut error = None;
+    let symbols = symbols.map(|config| Symbols::collect(&capture, &config));
     if let DumpFormat::Csv = format {
         writeln!(out, "{CSV_HEADER}")?;
     }
@@ -109,119 +100,120 @@ pub fn run(
     } else {
         ReadBar::new(&path.display().to_string())
     };
-    loop {
-        if let Some(done) = records.progress() {
-            bar.update(done, capture.file_len());
-        }
-        let Some(r) = records.next_ok(&mut error) else {
-            break;
-        };
-        if r.kind != perfq_reader::RecordType::SAMPLE {
-            if let Some(sym) = symbols.as_mut() {
-                if let Ok((data, _)) = capture.parse(&r) {
-                    sym.tracker.observe(&data);
-                }
-            }
-            if which == DumpRecords::All {
-                match capture.parse(&r) {
-                    Ok((data, sample_id)) => {
-                        serde_json::to_writer(
-                            &mut *out,
-                            &sideband::record_json(&capture, &r, &data, sample_id),
-                        )?;
-                        writeln!(out)?;
-                    }
-                    Err(e) => {
-                        bad_records += 1;
-                        first_bad.get_or_insert_with(|| e.to_string());
-                    }
-                }
-            }
-            continue;
-        }
-        let offset = format!("{:#x}", r.offset.0);
-        let ev = match r.event {
-            EventRef::Known(i) => i,
-            other => {
-                let id = match other {
-                    EventRef::UnknownId(id) => Some(id),
-                    _ => None,
-                };
-                match format {
-                    DumpFormat::Jsonl => {
-                        serde_json::to_writer(
-                            &mut *out,
-                            &json!({"offset": offset, "event": null, "unknown_id": id, "time": r.time}),
-                        )?;
-                        writeln!(out)?;
-                    }
-                    DumpFormat::Csv => writeln!(
-                        out,
-                        "{offset},,{},,,,,,,{},,,,,,,,,",
-                        r.time.map(|t| t.to_string()).unwrap_or_default(),
-                        id.map(|i| i.to_string()).unwrap_or_default()
-                    )?,
-                }
-                continue;
-            }
-        };
-        let sample = match capture.sample(&r) {
-            Ok(s) => s,
-            Err(e) => {
-                bad_samples += 1;
-                first_bad.get_or_insert_with(|| e.to_string());
-                continue;
-            }
-        };
-        members.clear();
-        deltas.apply(events, ev, &sample, &mut members);
-        let name = events.get(ev).map_or("", |e| e.name.as_str());
-        frames.clear();
-        if let (Some(sym), Some(pid)) = (symbols.as_mut(), sample.pid) {
-            sym.unwinder
-                .sample_frames(&sym.tracker, &sym.symbolizer, &sample, &mut lookups);
-            for &f in &lookups {
-                let l = sym.tracker.locate(pid, f.lookup, f.kernel);
-                if let Some(id) = sym.interner.get(&l) {
-                    frames.push((f, id));
-                }
-            }
-        }
-        let resolved = symbols.as_ref().map(|s| &s.resolved);
-        match format {
-            DumpFormat::Jsonl => {
-                line.clear();
-                write_sample(
-                    &mut line,
-                    r.offset.0,
-                    name,
-                    &sample,
-                    &members,
-                    &capture,
-                    resolved.map(|r| (r, frames.as_slice())),
-                );
-                line.push(b'\n');
-                out.write_all(&line)?;
-            }
-            DumpFormat::Csv => write_csv(out, &offset, name, &sample, &members, &capture)?,
-        }
-    }
+    let mut stream = Stream::new(&capture);
+    let mut printing = Printing {
+        capture: &capture,
+        format,
+        which,
+        symbols,
+        frames: Vec::new(),
+        line: Vec::with_capacity(4096),
+        out,
+    };
+    stream.run(&mut printing, &mut |done, total| bar.update(done, total))?;
     bar.finish();
-    let mut problems = Vec::new();
-    for w in records.warnings() {
-        eprintln!("perfq: warning: {}: {w}", path.display());
+    let problem = policy.say(&path.display().to_string(), &stream.finish().notes());
+    Ok(Outcome::from_problems(problem.into_iter().collect()))
+}
+
+/// The output's read of `perfq dump`: a line per record.
+struct Printing<'c, 'o> {
+    capture: &'c Capture,
+    format: DumpFormat,
+    which: DumpRecords,
+    symbols: Option<Symbols>,
+    frames: Vec<(FrameLookup, u32)>,
+    line: Vec<u8>,
+    out: &'o mut dyn Write,
+}
+
+impl Consumer for Printing<'_, '_> {
+    type Error = anyhow::Error;
+
+    fn sideband(
+        &mut self,
+        _tracker: &Tracker,
+        r: &RawRecord<'_>,
+        data: &RecordData<'_>,
+        sample_id: Option<SampleId>,
+    ) -> anyhow::Result<()> {
+        if self.which == DumpRecords::All {
+            let record = sideband::record_json(self.capture, r, data, sample_id);
+            serde_json::to_writer(&mut *self.out, &record)?;
+            writeln!(self.out)?;
+        }
+        Ok(())
     }
-    if bad_samples + bad_records > 0 {
-        problems.push(format!(
-            "{} records could not be decoded (first: {})",
-            bad_samples + bad_records,
-            first_bad.unwrap_or_default()
-        ));
+
+    fn unknown_event(&mut self, r: &RawRecord<'_>) -> anyhow::Result<()> {
+        let offset = format!("{:#x}", r.offset.0);
+        let id = match r.event {
+            EventRef::UnknownId(id) => Some(id),
+            _ => None,
+        };
+        match self.format {
+            DumpFormat::Jsonl => {
+                serde_json::to_writer(
+                    &mut *self.out,
+                    &json!({"offset": offset, "event": null, "unknown_id": id, "time": r.time}),
+                )?;
+                writeln!(self.out)?;
+            }
+            DumpFormat::Csv => writeln!(
+                self.out,
+                "{offset},,{},,,,,,,{},,,,,,,,,",
+                r.time.map(|t| t.to_string()).unwrap_or_default(),
+                id.map(|i| i.to_string()).unwrap_or_default()
+            )?,
+        }
+        Ok(())
     }
-    if let Some(e) = error {
-        problems.push(e.with_path(path).to_string());
+
+    fn sample(&mut self, view: &mut SampleView<'_, '_>) -> anyhow::Result<()> {
+        let capture = self.capture;
+        let name = capture
+            .events()
+            .get(view.event())
+            .map_or("", |e| e.name.as_str());
+        self.frames.clear();
+        if let (Some(sym), Some(pid)) = (self.symbols.as_ref(), view.sample().pid) {
+            view.locate_frames(Some(&sym.symbolizer));
+            for &f in view.frames() {
+                let l = view.tracker().locate(pid, f.lookup, f.kernel);
+                if let Some(id) = sym.interner.get(&l) {
+                    self.frames.push((f, id));
+                }
+            }
+        }
+        let offset = view.record().offset.0;
+        let (sample, members) = (view.sample(), view.members());
+        match self.format {
+            DumpFormat::Jsonl => {
+                self.line.clear();
+                let resolved = self.symbols.as_ref().map(|s| &s.resolved);
+                write_sample(
+                    &mut self.line,
+                    offset,
+                    name,
+                    sample,
+                    members,
+                    capture,
+                    resolved.map(|r| (r, self.frames.as_slice())),
+                );
+                self.line.push(b'\n');
+                self.out.write_all(&self.line)?;
+            }
+            DumpFormat::Csv => write_csv(
+                self.out,
+                &format!("{offset:#x}"),
+                name,
+                sample,
+                members,
+                capture,
+            )?,
+        }
+        Ok(())
     }
-    Ok(Outcome::from_problems(problems))
 }
 
 pub(crate) fn hex(v: u64) -> String {

@@ -76,7 +76,8 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         );
     }
     if opt.folded {
-        return emit(opt.output.as_deref(), out, |w| Ok(folded.write(w)?));
+        emit(opt.output.as_deref(), out, |w| Ok(folded.write(w)?))?;
+        return Ok(input.outcome());
     }
     let shading = match opt.color {
         Color::Default => None,
@@ -109,7 +110,8 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         _ => file_name(&opt.input),
     };
     let svg = render(&folded, shading.as_ref(), &source, weight)?;
-    emit(opt.output.as_deref(), out, |w| Ok(w.write_all(&svg)?))
+    emit(opt.output.as_deref(), out, |w| Ok(w.write_all(&svg)?))?;
+    Ok(input.outcome())
 }
 
 fn file_name(p: &Path) -> String {
@@ -124,12 +126,11 @@ fn emit(
     output: Option<&Path>,
     out: &mut dyn Write,
     f: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
-) -> anyhow::Result<Outcome> {
+) -> anyhow::Result<()> {
     match output {
-        Some(path) => output::write_atomically(path, |w| f(w))?,
-        None => f(out)?,
+        Some(path) => output::write_atomically(path, |w| f(w)),
+        None => f(out),
     }
-    Ok(Outcome::Ok)
 }
 
 /// Colours of the top-down categories (by node name), and of frames
@@ -205,6 +206,19 @@ fn render(
     source: &str,
     weight: Weight,
 ) -> anyhow::Result<Vec<u8>> {
+    if folded.stacks.is_empty() {
+        // inferno draws nothing without stacks: a graph that says so.
+        let svg = format!(
+            "<?xml version=\"1.0\" standalone=\"no\"?>\n\
+             <svg version=\"1.1\" width=\"{WIDTH}\" height=\"60\" \
+             xmlns=\"http://www.w3.org/2000/svg\">\
+             <text x=\"{}\" y=\"35\" text-anchor=\"middle\" font-family=\"Verdana\" \
+             font-size=\"17\">{}: no samples</text></svg>\n",
+            WIDTH / 2,
+            escape(source)
+        );
+        return Ok(svg.into_bytes());
+    }
     let mut palette = PaletteMap::default();
     let mut o = inferno::flamegraph::Options::default();
     o.title = format!("{source}: {}", folded.event);

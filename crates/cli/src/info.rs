@@ -4,43 +4,31 @@ use std::io::Write;
 use std::path::Path;
 
 use perfq_reader::{
-    features::feature_name, read_format_names, sample_type_names, Capture, Endian, Mode,
-    RecordType, Warning,
+    features::feature_name, read_format_names, sample_type_names, Capture, Endian, Mode, RawRecord,
 };
+use perfq_stream::{Consumer, SampleView, Stream};
 use serde_json::{json, Map, Value};
 
+use crate::damage::Policy;
 use crate::Outcome;
 
-pub fn run(path: &Path, as_json: bool, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+pub fn run(
+    path: &Path,
+    as_json: bool,
+    policy: Policy,
+    out: &mut dyn Write,
+) -> anyhow::Result<Outcome> {
     let capture = Capture::open(path)?;
-    let mut records = capture.records();
-    let mut error = None;
     // Every record is decoded, not only framed, so that a record whose body
-    // does not fit its event's layout is reported here.
-    let mut undecodable: std::collections::BTreeMap<String, (u64, String)> = Default::default();
-    while let Some(r) = records.next_ok(&mut error) {
-        let decoded = if r.kind == RecordType::SAMPLE && r.event.index().is_some() {
-            capture.sample(&r).map(|_| ())
-        } else {
-            capture.parse(&r).map(|_| ())
-        };
-        if let Err(e) = decoded {
-            let entry = undecodable
-                .entry(r.kind.name())
-                .or_insert((0, e.to_string()));
-            entry.0 += 1;
-        }
-    }
-    let error = error.map(|e| e.with_path(path).to_string());
-    let stats = records.stats().clone();
-    let mut warnings: Vec<Warning> = capture.warnings().to_vec();
-    warnings.extend(records.warnings().iter().cloned());
-    let mut warning_text: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
-    for (kind, (n, first)) in &undecodable {
-        warning_text.push(format!(
-            "{n} {kind} records could not be decoded; the first: {first}"
-        ));
-    }
+    // does not fit its event's layout is counted here.
+    let mut stream = Stream::new(&capture);
+    let mut undecodable = Undecodable::default();
+    let Ok(()) = stream.run(&mut undecodable, &mut |_, _| {});
+    let read = stream.finish();
+    let stats = &read.stats;
+    let notes = read.notes();
+    let error = read.damage.read_error.as_ref().map(|e| e.to_string());
+    let warning_text: Vec<&String> = notes.warnings.iter().chain(&notes.damage).collect();
     let m = capture.meta();
     let events = capture.events();
 
@@ -112,9 +100,10 @@ pub fn run(path: &Path, as_json: bool, out: &mut dyn Write) -> anyhow::Result<Ou
         "lost_samples": stats.lost_samples,
         "decompressed_bytes": stats.decompressed_bytes,
         "build_ids": m.build_ids.len(),
-        "records_undecodable": undecodable.iter().map(|(k, (n, _))| (k.clone(), json!(n))).collect::<Map<_, _>>(),
+        "records_undecodable": undecodable.0.iter().map(|(k, n)| (k.clone(), json!(n))).collect::<Map<_, _>>(),
         "warnings": warning_text,
         "error": error,
+        "damage": notes.damage,
     });
     if as_json {
         serde_json::to_writer(&mut *out, &doc)?;
@@ -122,10 +111,26 @@ pub fn run(path: &Path, as_json: bool, out: &mut dyn Write) -> anyhow::Result<Ou
     } else {
         print_text(&doc, out)?;
     }
-    Ok(match error {
-        Some(e) => Outcome::Failed(e),
-        None => Outcome::Ok,
-    })
+    out.flush()?;
+    let problem = policy.damage(&path.display().to_string(), notes.damage.as_deref());
+    Ok(Outcome::from_problems(problem.into_iter().collect()))
+}
+
+/// Records that could not be decoded, by type.
+#[derive(Default)]
+struct Undecodable(std::collections::BTreeMap<String, u64>);
+
+impl Consumer for Undecodable {
+    type Error = std::convert::Infallible;
+
+    fn lost(&mut self, r: &RawRecord<'_>) -> Result<(), Self::Error> {
+        *self.0.entry(r.kind.name()).or_default() += 1;
+        Ok(())
+    }
+
+    fn sample(&mut self, _: &mut SampleView<'_, '_>) -> Result<(), Self::Error> {
+        Ok(())
+    }
 }
 
 /// A PMU's capabilities as JSON: a list, in perf's order, of name/value.

@@ -11,6 +11,9 @@ use perfq_symbolize::Config;
 use perfq_writer::batch::{self, Status};
 use perfq_writer::convert;
 
+use crate::damage::Policy;
+use crate::Outcome;
+
 /// The options of every command that takes a perf.data file or a dataset:
 /// how a file becomes a dataset.
 #[derive(clap::Args)]
@@ -24,10 +27,11 @@ pub struct InputArgs {
 
 impl InputArgs {
     /// Checks the symbol sources given.
-    pub fn resolve(self) -> anyhow::Result<Conversion> {
+    pub fn resolve(self, policy: Policy) -> anyhow::Result<Conversion> {
         Ok(Conversion {
             no_cache: self.no_cache,
             symbols: self.sources.resolve()?.config(true),
+            policy,
         })
     }
 }
@@ -37,6 +41,8 @@ impl InputArgs {
 pub struct Conversion {
     pub no_cache: bool,
     pub symbols: Config,
+    /// What a damaged capture does to the command.
+    pub policy: Policy,
 }
 
 /// A command's dataset, and the capture in it when the input was a file.
@@ -45,6 +51,9 @@ pub struct Input {
     pub dataset: PathBuf,
     /// The capture the input file became (`None` for a dataset folder).
     pub capture: Option<String>,
+    /// What fails the command once it has answered: the capture's damage
+    /// under `--strict`.
+    pub problem: Option<String>,
     /// Removes a `--no-cache` dataset when the command ends.
     _temp: Option<TempDataset>,
 }
@@ -67,6 +76,7 @@ impl Input {
             return Ok(Input {
                 dataset: dataset.to_path_buf(),
                 capture: Some(id.to_string()),
+                problem: None,
                 _temp: None,
             });
         }
@@ -74,6 +84,7 @@ impl Input {
             return Ok(Input {
                 dataset: input.to_path_buf(),
                 capture: None,
+                problem: None,
                 _temp: None,
             });
         }
@@ -86,12 +97,18 @@ impl Input {
             cache_dir()
                 .context("no cache folder: set PERFQ_CACHE_DIR or HOME, or use --no-cache")?
         };
-        let id = converted(input, &dataset, &conversion.symbols)?;
+        let (id, problem) = converted(input, &dataset, conversion)?;
         Ok(Input {
             dataset,
             capture: Some(id),
+            problem,
             _temp: temp,
         })
+    }
+
+    /// How the command ends once it has answered.
+    pub fn outcome(&self) -> Outcome {
+        Outcome::from_problems(self.problem.iter().cloned().collect())
     }
 
     /// A session over the dataset: only the input file's capture when
@@ -108,9 +125,10 @@ impl Input {
 /// path changes when the dataset's schema or what a conversion writes
 /// does, so that an older perfq's conversions are not read as if they had
 /// the new columns (v3: groups of captures without GROUP_DESC are read off
-/// their samples; v4: PLT stubs named as perf >= 6.3 names them).
+/// their samples; v4: PLT stubs named as perf >= 6.3 names them; v5:
+/// `read_error` says all that could not be read, `quality` counts it).
 pub fn cache_dir() -> Option<PathBuf> {
-    Some(cache_root()?.join("datasets-v4"))
+    Some(cache_root()?.join("datasets-v5"))
 }
 
 /// perfq's cache folder: `$PERFQ_CACHE_DIR`, else `$XDG_CACHE_HOME/perfq`,
@@ -140,14 +158,19 @@ impl Drop for TempDataset {
 }
 
 /// Converts `file` into `dataset` (unless it holds it already) and gives
-/// the capture's id: `perfq batch`'s path with this one input, so that a
+/// the capture's id, and what fails the command under the conversion's
+/// damage policy: `perfq batch`'s path with this one input, so that a
 /// capture another perfq converted into the cache first is found there.
-fn converted(file: &Path, dataset: &Path, symbols: &Config) -> anyhow::Result<String> {
+fn converted(
+    file: &Path,
+    dataset: &Path,
+    conversion: &Conversion,
+) -> anyhow::Result<(String, Option<String>)> {
     let opt = batch::Options {
         jobs: 1,
         convert: convert::Options {
             force: false,
-            symbols: Some(symbols.clone()),
+            symbols: Some(conversion.symbols.clone()),
             stack_memory: None,
         },
     };
@@ -162,24 +185,15 @@ fn converted(file: &Path, dataset: &Path, symbols: &Config) -> anyhow::Result<St
             outcomes.len()
         );
     };
-    match &o.status {
-        Status::Failed(e) => anyhow::bail!("converting {}: {e}", file.display()),
-        Status::Present => {}
-        Status::Converted {
-            warnings, error, ..
-        } => {
-            for w in warnings {
-                eprintln!("perfq: warning: {}: {w}", file.display());
-            }
-            if let Some(e) = error {
-                eprintln!(
-                    "perfq: warning: {}: {e} (what came before it is used)",
-                    file.display()
-                );
-            }
-        }
+    if let Status::Failed(e) = &o.status {
+        anyhow::bail!("converting {}: {e}", file.display());
     }
-    o.capture
+    let problem = o
+        .notes()
+        .and_then(|n| conversion.policy.say(&file.display().to_string(), n));
+    let id = o
+        .capture
         .clone()
-        .with_context(|| format!("converting {}: no capture id", file.display()))
+        .with_context(|| format!("converting {}: no capture id", file.display()))?;
+    Ok((id, problem))
 }

@@ -4,6 +4,7 @@
 mod batch;
 mod convert;
 mod csv;
+mod damage;
 mod diff;
 mod dump;
 mod flamegraph;
@@ -37,6 +38,10 @@ static ALLOCATOR: huge_pages::HugePageBlocks = huge_pages::HugePageBlocks;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Fail (exit 1) when a capture is damaged: by default what could be
+    /// read is used and what could not is said as a warning.
+    #[arg(long, global = true)]
+    strict: bool,
 }
 
 #[derive(Subcommand)]
@@ -296,8 +301,9 @@ impl Outcome {
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let policy = damage::Policy { strict: cli.strict };
     let outcome = match cli.command {
-        Command::Info { file, json } => info::run(&file, json, &mut out)?,
+        Command::Info { file, json } => info::run(&file, json, policy, &mut out)?,
         Command::Dump {
             file,
             format,
@@ -311,7 +317,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 None
             };
             let config = resolved.as_ref().map(|r| r.config(true));
-            dump::run(&file, format, records, config, &mut out)?
+            dump::run(&file, format, records, config, policy, &mut out)?
         }
         Command::Convert {
             files,
@@ -328,6 +334,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 force,
                 stack_memory,
                 symbols: (!no_symbols).then(|| sources.config(true)),
+                policy,
             };
             convert::run(&opt, &mut out)?
         }
@@ -346,6 +353,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 event,
                 format,
                 symbols: sources.config(false),
+                policy,
             };
             report::run(&file, &opt, &mut out)?
         }
@@ -370,7 +378,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 cpu_model,
                 min_samples,
                 format,
-                conversion: input_args.resolve()?,
+                conversion: input_args.resolve(policy)?,
             };
             topdown::run(&opt, &mut out)?
         }
@@ -388,7 +396,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 format,
                 output,
                 capture,
-                conversion: input_args.resolve()?,
+                conversion: input_args.resolve(policy)?,
             };
             query::run(&opt, &mut out)?
         }
@@ -410,7 +418,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 color,
                 capture,
                 samples,
-                conversion: input_args.resolve()?,
+                conversion: input_args.resolve(policy)?,
             };
             flamegraph::run(&opt, &mut out)?
         }
@@ -430,7 +438,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 event,
                 format,
                 output,
-                conversion: input_args.resolve()?,
+                conversion: input_args.resolve(policy)?,
             };
             diff::run(&opt, &mut out)?
         }
@@ -456,6 +464,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 symbols: (!no_symbols).then(|| sources.config(true)),
                 stack_memory,
                 format,
+                policy,
             };
             batch::run(&opt, &mut out)?
         }

@@ -40,7 +40,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let (schema, rows) = session.query_read_only(&opt.sql)?;
     drop(spinner);
     output::emit(opt.format, opt.output.as_deref(), &schema, &rows, out)?;
-    Ok(Outcome::Ok)
+    Ok(input.outcome())
 }
 
 /// The standard views the statement reads (`perfq_query::views`: those

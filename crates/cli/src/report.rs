@@ -11,6 +11,7 @@ use perfq_symbolize::Config;
 use rayon::prelude::*;
 use serde_json::json;
 
+use crate::damage::Policy;
 use crate::progress::ReadBar;
 use crate::Outcome;
 
@@ -54,6 +55,7 @@ pub struct Options {
     pub event: Option<String>,
     pub format: ReportFormat,
     pub symbols: Config,
+    pub policy: Policy,
 }
 
 pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
@@ -84,14 +86,8 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
     for n in &report.notes {
         eprintln!("perfq: note: {n}");
     }
-    let mut problems = Vec::new();
-    if report.undecoded > 0 {
-        problems.push(format!("{} samples could not be decoded", report.undecoded));
-    }
-    if let Some(e) = report.error {
-        problems.push(e.to_string());
-    }
-    Ok(Outcome::from_problems(problems))
+    let problem = opt.policy.say(&path.display().to_string(), &report.read);
+    Ok(Outcome::from_problems(problem.into_iter().collect()))
 }
 
 /// Writes the text `line` makes of each row (given the row before it) in

@@ -90,7 +90,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         Format::Csv => csv(&report, out)?,
         Format::Json => json(&report, out)?,
     }
-    Ok(Outcome::Ok)
+    Ok(input.outcome())
 }
 
 fn value<'a>(row: &'a Row, node: &str) -> Option<&'a topdown::NodeValue> {

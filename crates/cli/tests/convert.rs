@@ -685,9 +685,10 @@ fn data_src_agrees_with_perf_script(dir: &Path, file: &str) -> usize {
 
 /// A damaged capture converts up to the damage: a cut file keeps every
 /// complete sample (with the cut in `capture.warnings`, exit 0); an
-/// impossible record size ends reading with an error naming the file and
-/// offset (exit 1), and the samples before it are in the dataset with the
-/// error in `capture.read_error`.
+/// impossible record size ends reading with a warning naming the file and
+/// offset (exit 0; with `--strict`, the same line as the error and exit
+/// 1), and the samples before it are in the dataset with the loss in
+/// `capture.read_error` and the bytes not read in `quality`.
 #[test]
 fn damaged_captures_convert_up_to_the_damage() {
     let src = std::fs::read(common::testdata("fp.data")).expect("fp.data");
@@ -740,11 +741,44 @@ fn damaged_captures_convert_up_to_the_damage() {
     std::fs::write(&badf, &bad).expect("write");
     let out = tmp.join("bad-ds");
     let o = convert(&[&badf], &out, &[]);
+    assert_eq!(o.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let warning = format!("perfq: warning: {}: ", badf.display());
+    let said = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix(&warning))
+        .unwrap_or_else(|| panic!("a warning names the file: {stderr}"));
+    assert!(
+        said.contains(&format!("{at:#x}")),
+        "the warning names the offset: {said}"
+    );
+    let strict = tmp.join("bad-ds-strict");
+    let o = convert(&[&badf], &strict, &["--strict"]);
     assert_eq!(o.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        stderr.contains("bad.data") && stderr.contains(&format!("{at:#x}")),
-        "error names file and offset: {stderr}"
+    assert_eq!(
+        stderr.lines().last(),
+        Some(format!("perfq: error: {}: {said}", badf.display()).as_str()),
+        "--strict says the same as the error"
+    );
+    let quality = read(&capture_dir(&out).join("quality.parquet"));
+    let unread: u64 = quality
+        .iter()
+        .flat_map(|b| {
+            let kind = col::<StringArray>(b, "kind");
+            let count = col::<UInt64Array>(b, "count");
+            (0..b.num_rows())
+                .filter(|&i| kind.value(i) == "unread_bytes")
+                .map(|i| count.value(i))
+                .collect::<Vec<_>>()
+        })
+        .sum();
+    let data_end = u64::from_le_bytes(bad[40..48].try_into().expect("u64"))
+        + u64::from_le_bytes(bad[48..56].try_into().expect("u64"));
+    assert_eq!(
+        unread,
+        data_end - at as u64,
+        "bytes of the data section not read"
     );
     let (n, err, _) = capture_row(&out);
     assert!(

@@ -213,18 +213,29 @@ fn impossible_record_size_stops_with_the_offset() {
     bytes[off as usize + 6..off as usize + 8].copy_from_slice(&4u16.to_le_bytes());
     let path = scratch("bad-size.data");
     std::fs::write(&path, &bytes).expect("write");
+    // What came before is described, the loss said in one line.
     let (code, v, stderr) = info(&path);
-    assert_eq!(code, Some(1));
+    assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
-        stderr.contains(&format!("{off:#x}")),
-        "error names offset {off:#x}: {stderr}"
+        stderr.starts_with("perfq: warning: ") && stderr.contains(&format!("{off:#x}")),
+        "the warning names offset {off:#x}: {stderr}"
     );
     let before = records.iter().filter(|r| r.0 < off).count() as u64;
     assert_eq!(
         counts(&v).values().sum::<u64>(),
         before,
         "records before the bad one are kept"
+    );
+    // --strict makes the same line the error.
+    let strict = common::perfq(&["info", "--strict", path.to_str().expect("path")]);
+    assert_eq!(strict.status.code(), Some(1));
+    let said = stderr
+        .trim_end()
+        .replacen("perfq: warning: ", "perfq: error: ", 1);
+    assert_eq!(
+        String::from_utf8_lossy(&strict.stderr).lines().last(),
+        Some(said.as_str())
     );
 }
 
@@ -271,4 +282,242 @@ fn random_corruption_never_panics() {
             std::fs::remove_file(&path).ok();
         }
     }
+}
+
+/// What one command did with a capture: its exit status, the samples it
+/// kept when it says, and what it said of the capture's damage (and, not
+/// compared, its error).
+#[derive(Debug)]
+struct Kept {
+    code: Option<i32>,
+    samples: Option<u64>,
+    damage: Vec<String>,
+    error: Option<String>,
+}
+
+impl PartialEq for Kept {
+    fn eq(&self, other: &Kept) -> bool {
+        (self.code, self.samples, &self.damage) == (other.code, other.samples, &other.damage)
+    }
+}
+
+/// The same damaged capture through every command that reads one: each
+/// keeps the same samples, says the same one line of what it lost, and
+/// exits the same way. Mutations of a generated Sapphire Rapids capture
+/// (so that `topdown` has its events): cut, bytes flipped, ranges zeroed,
+/// record sizes enlarged.
+#[test]
+fn every_command_keeps_and_says_the_same_of_a_damaged_capture() {
+    let dir = common::scratch("damaged", "policy");
+    let demo = common::testdata("td-demo");
+    let binary = perfq_testgen::Binary::open(&demo).expect("td-demo");
+    let workload = perfq_testgen::Workload::new(&binary, &demo.to_string_lossy());
+    let preset = perfq_testgen::presets::get("sapphirerapids").expect("preset");
+    let base = dir.join("base.data");
+    workload
+        .write(&base, &preset, &perfq_testgen::CallTree::td_demo(), 400)
+        .expect("generate");
+    let orig = std::fs::read(&base).expect("read");
+    let (start, size) = data_section(&orig);
+    let (start, end) = (start as usize, (start + size) as usize);
+    // Record starts in the data section (walked by their size fields).
+    let mut records = Vec::new();
+    let mut at = start;
+    while at + 8 <= end {
+        records.push(at);
+        let size = usize::from(u16::from_le_bytes([orig[at + 6], orig[at + 7]]));
+        if size < 8 {
+            break;
+        }
+        at += size;
+    }
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut mutations: Vec<(String, Vec<u8>)> = Vec::new();
+    for i in 0..200 {
+        let mut b = orig.clone();
+        let in_data = start + (next() as usize) % (end - start);
+        let what = match i % 4 {
+            0 => {
+                b.truncate(in_data);
+                format!("cut at {in_data:#x}")
+            }
+            1 => {
+                for _ in 0..1 + next() % 4 {
+                    let at = start + (next() as usize) % (end - start);
+                    b[at] ^= 1 << (next() % 8);
+                }
+                "bits flipped".to_string()
+            }
+            2 => {
+                let len = 1 + (next() as usize) % 64;
+                let to = (in_data + len).min(end);
+                b[in_data..to].fill(0);
+                format!("zeroed {in_data:#x}..{to:#x}")
+            }
+            _ => {
+                let r = records[(next() as usize) % records.len()];
+                let size = u16::from_le_bytes([b[r + 6], b[r + 7]]);
+                let more = size.saturating_add(8 * (1 + (next() % 8) as u16));
+                b[r + 6..r + 8].copy_from_slice(&more.to_le_bytes());
+                format!("record at {r:#x} enlarged {size} -> {more}")
+            }
+        };
+        mutations.push((what, b));
+    }
+    let checked = std::sync::atomic::AtomicUsize::new(0);
+    let damaged = std::sync::atomic::AtomicUsize::new(0);
+    let chunks: Vec<_> = mutations.chunks(mutations.len().div_ceil(2)).collect();
+    std::thread::scope(|s| {
+        for (part, chunk) in chunks.into_iter().enumerate() {
+            let dir = &dir;
+            let (checked, damaged) = (&checked, &damaged);
+            s.spawn(move || {
+                for (i, (what, bytes)) in chunk.iter().enumerate() {
+                    let path = dir.join(format!("m{part}-{i}.data"));
+                    std::fs::write(&path, bytes).expect("write");
+                    let kept = through_every_command(&path, dir);
+                    let (first, rest) = kept.split_first().expect("commands");
+                    for (command, k) in rest {
+                        assert_eq!(
+                            k,
+                            &first.1,
+                            "{what}: {command} against {} ({command} said: {}): {:?}",
+                            first.0,
+                            k.error.as_deref().unwrap_or("no error"),
+                            kept
+                        );
+                    }
+                    if !first.1.damage.is_empty() {
+                        damaged.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    checked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    std::fs::remove_file(&path).ok();
+                }
+            });
+        }
+    });
+    let damaged = damaged.into_inner();
+    assert_eq!(checked.into_inner(), mutations.len());
+    // Most mutations lose something; the others change values only.
+    assert!(damaged >= mutations.len() / 4, "{damaged} damaged");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Runs every command that reads a capture on `path`.
+fn through_every_command(path: &Path, dir: &Path) -> Vec<(&'static str, Kept)> {
+    let file = path.to_str().expect("path");
+    let stem = path.file_stem().and_then(|s| s.to_str()).expect("stem");
+    let dataset = dir.join(format!("{stem}-ds"));
+    let batch_dataset = dir.join(format!("{stem}-batch"));
+    let said = |out: &std::process::Output| -> Vec<String> {
+        let prefix = format!("perfq: warning: {file}: ");
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .filter_map(|l| l.strip_prefix(&prefix))
+            // The damage's line (perfq_stream::Damage::summary), not the
+            // warnings a cut capture has.
+            .filter(|l| l.contains("reading stopped there") || l.contains("could not be read ("))
+            .map(String::from)
+            .collect()
+    };
+    let json = |out: &std::process::Output| -> Value {
+        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+    };
+    let kept = |out: &std::process::Output, samples: Option<u64>| Kept {
+        code: out.status.code(),
+        samples: if out.status.success() { samples } else { None },
+        damage: said(out),
+        error: (!out.status.success())
+            .then(|| String::from_utf8_lossy(&out.stderr).trim_end().to_string()),
+    };
+    let mut all = Vec::new();
+    let info = common::perfq(&["info", "--json", file]);
+    let samples = {
+        let v = json(&info);
+        v["events"].as_array().map(|events| {
+            events
+                .iter()
+                .filter_map(|e| e["samples"].as_u64())
+                .sum::<u64>()
+        })
+    };
+    // info counts the samples framed; the commands keep those that decode.
+    let undecoded = json(&info)["records_undecodable"]["SAMPLE"]
+        .as_u64()
+        .unwrap_or(0);
+    all.push(("info", kept(&info, samples.map(|n| n - undecoded))));
+    let convert = common::perfq(&["convert", "-o", dataset.to_str().expect("path"), file]);
+    let rows = std::fs::read_dir(&dataset).ok().and_then(|_| {
+        let out = common::perfq(&[
+            "query",
+            dataset.to_str().expect("path"),
+            "SELECT count(*) AS n FROM samples",
+            "--format",
+            "json",
+        ]);
+        json(&out)[0]["n"].as_u64()
+    });
+    all.push(("convert", kept(&convert, rows)));
+    let batch = common::perfq(&[
+        "batch",
+        "-o",
+        batch_dataset.to_str().expect("path"),
+        "--format",
+        "json",
+        file,
+    ]);
+    let batch_samples = json(&batch)[0]["samples"].as_u64();
+    all.push(("batch", kept(&batch, batch_samples)));
+    let query = common::perfq(&[
+        "query",
+        file,
+        "SELECT count(*) AS n FROM samples",
+        "--format",
+        "json",
+    ]);
+    all.push(("query", kept(&query, json(&query)[0]["n"].as_u64())));
+    let dump = common::perfq(&["dump", file]);
+    let dumped = String::from_utf8_lossy(&dump.stdout)
+        .lines()
+        // A sample of an unknown event has `"event":null` first (a group
+        // read's member of an unknown id has one later).
+        .filter(|l| {
+            l.split_once(",\"event\":")
+                .is_some_and(|(_, rest)| rest.starts_with('"'))
+        })
+        .count() as u64;
+    all.push(("dump", kept(&dump, Some(dumped))));
+    // report, topdown and the flame graph count delivered samples, or
+    // none: their status and what they say are compared.
+    for (name, args) in [
+        ("report", &["report", "--format", "json"][..]),
+        // A cut capture has no CPU id: the formulas are named.
+        (
+            "topdown",
+            &[
+                "topdown",
+                "--cpu-model",
+                "sapphirerapids",
+                "--format",
+                "json",
+            ][..],
+        ),
+        ("flamegraph", &["flamegraph", "--folded"][..]),
+    ] {
+        let mut a = args.to_vec();
+        a.push(file);
+        let out = common::perfq(&a);
+        let mut k = kept(&out, None);
+        k.samples = all[0].1.samples.filter(|_| k.code == Some(0));
+        all.push((name, k));
+    }
+    let _ = std::fs::remove_dir_all(&dataset);
+    let _ = std::fs::remove_dir_all(&batch_dataset);
+    all
 }

@@ -123,11 +123,12 @@ pub fn counts(session: &Session, by: By, event: &str) -> Result<Counts, Error> {
                 .collect();
             let n = samples[i].unwrap_or(0).max(0) as u64;
             let p = period[i].unwrap_or(0);
+            // Periods add up wrapping, as perf's and SQL's sums do.
             out.samples += n;
-            out.period += p;
+            out.period = out.period.wrapping_add(p);
             let e = out.rows.entry(key).or_default();
             e.0 += n;
-            e.1 += p;
+            e.1 = e.1.wrapping_add(p);
         }
     }
     if out.samples == 0 {

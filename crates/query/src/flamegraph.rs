@@ -151,10 +151,12 @@ pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
                 }
             )))
         }
-        None => events
-            .first()
-            .cloned()
-            .ok_or_else(|| Error::NoSamples("the dataset holds no samples".into()))?,
+        None => match events.first() {
+            Some(e) => e.clone(),
+            // Nothing sampled (a damaged capture may have lost every
+            // sample): a graph without stacks.
+            None => return Ok(Folded::default()),
+        },
     };
     let other_events = events.into_iter().filter(|e| *e != event).collect();
 
@@ -227,8 +229,10 @@ pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
             let n = samples[i].unwrap_or(0).max(0) as u64;
             let w = weight[i].unwrap_or(0);
             let e = lines.entry(line.clone()).or_default();
+            // Periods add up wrapping, as perf's and SQL's sums do (a
+            // damaged counter's read delta wraps to near 2^64).
             e.0 += n;
-            e.1 += w;
+            e.1 = e.1.wrapping_add(w);
             captures.insert(capture);
         }
     }
@@ -248,7 +252,7 @@ pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
         // perf does not deliver a sample of period 0, so neither count
         // is 0 unless a period is missing: such a line says nothing.
         if count > 0 {
-            folded.total += count;
+            folded.total = folded.total.wrapping_add(count);
             folded.stacks.push((stack, count));
         }
     }

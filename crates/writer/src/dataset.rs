@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use perfq_stream::Notes;
+
 use crate::table::{Column, Table};
 use crate::Error;
 
@@ -128,4 +130,48 @@ pub fn remove_stale(dataset: &Path, prefixes: &[&str]) -> Vec<PathBuf> {
         }
     }
     removed
+}
+
+/// The notes of the capture whose folder is `dir`: what its conversion
+/// said, for a command that finds the capture converted already to say
+/// again.
+pub fn notes(dir: &Path) -> Result<Notes, Error> {
+    use arrow_array::{Array, StringArray};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::arrow::ProjectionMask;
+
+    let path = dir.join("capture.parquet");
+    let file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::parquet(&path, e))?;
+    let wanted = ["warnings", "read_error"];
+    let columns = builder.parquet_schema().columns();
+    let indices = columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| wanted.contains(&c.name()))
+        .map(|(i, _)| i);
+    let mask = ProjectionMask::leaves(builder.parquet_schema(), indices);
+    let reader = builder
+        .with_projection(mask)
+        .build()
+        .map_err(|e| Error::parquet(&path, e))?;
+    let mut notes = Notes::default();
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::parquet(&path, e))?;
+        let text = |name: &str| {
+            batch
+                .column_by_name(name)
+                .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+                .filter(|c| !c.is_empty() && c.is_valid(0))
+                .map(|c| c.value(0).to_string())
+        };
+        if let Some(w) = text("warnings") {
+            notes
+                .warnings
+                .extend(w.lines().filter(|l| !l.is_empty()).map(String::from));
+        }
+        notes.damage = text("read_error");
+    }
+    Ok(notes)
 }

@@ -21,8 +21,9 @@ mod pages;
 mod plain;
 mod table;
 
-pub use crate::dataset::{remove_stale, CaptureWriter};
+pub use crate::dataset::{notes, remove_stale, CaptureWriter};
 pub use crate::table::{Cell, Column, ColumnType, Row, Table};
+pub use perfq_stream::Notes;
 
 use std::path::{Path, PathBuf};
 

@@ -101,7 +101,7 @@ pub(super) fn total_sums<'k>(
                 if (m.chain, m.own, m.slot) == (g.chain, g.own, g.slot) && m.samples < u32::MAX =>
             {
                 m.samples += g.samples;
-                m.period += g.period;
+                m.period = m.period.wrapping_add(g.period);
             }
             _ => {
                 groups[merged] = g;

@@ -41,10 +41,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use perfq_reader::{Capture, MemberDelta, ReadDeltas, RecordType, ReleaseBehind};
+use perfq_reader::Capture;
+use perfq_stream::{Consumer, Notes, SampleView, Stream, Tracker};
 use perfq_symbolize::{
-    leaf_lookup, Config, FrameLookup, Location, Placed, RecentChains, StackUnwinder, Symbolizer,
-    Tracker, Unresolved,
+    Config, FrameLookup, Location, Placed, RecentChains, Symbolizer, Unresolved,
 };
 use rayon::prelude::*;
 
@@ -55,7 +55,7 @@ mod location_ids;
 mod row_keys;
 
 use chain_tree::{total_sums, ChainTree, Group, NONE};
-use location_ids::{with_location_ids, LocKey, LocationIds};
+use location_ids::{with_location_ids, LocKey, LocationIds, Tickets};
 use row_keys::{KeySym, RowKeys};
 
 /// Locations resolved at a time by `report` (their resolutions are
@@ -148,11 +148,9 @@ pub struct Report {
     pub unresolved: BTreeMap<&'static str, u64>,
     /// What the symbolizer could not use (build-id mismatches, kallsyms).
     pub notes: Vec<String>,
-    /// Samples that could not be decoded (not counted).
-    pub undecoded: u64,
-    /// What stopped reading before the end of the file, if anything (the
-    /// rows count what was read before it).
-    pub error: Option<perfq_reader::Error>,
+    /// What the read said of the capture: its warnings, and what could
+    /// not be read (the rows count everything else).
+    pub read: Notes,
     /// The rows' names.
     keys: RowKeys,
     /// By key: why its first location met is unresolved.
@@ -249,7 +247,7 @@ pub fn run_with_progress(
             });
         }
     }
-    let mut tracker = Tracker::new(&capture);
+    let mut stream = Stream::new(&capture);
     // Unique locations, numbered on a second thread (`location_ids`): the
     // read hands each over as a `LocKey` and keeps its ticket. Unresolved,
     // perf shows a sample's own ip as its offset in the DSO but a
@@ -264,122 +262,92 @@ pub fn run_with_progress(
     // samples added to the sums and everything else of it dropped before
     // the next pass reads on, so that memory follows the rows reported,
     // not the capture's length.
-    let pass_memory = opt.pass_memory.unwrap_or(PASS_MEMORY);
-    let mut pass = Pass::default();
-    let mut sums = Sums::new(opt, events.list());
-    let mut deltas = ReadDeltas::new();
-    let mut members: Vec<MemberDelta> = Vec::new();
-    let mut undecoded = 0u64;
-    let mut error = None;
-    let mut symbolizer = Symbolizer::new(
+    let symbolizer = Symbolizer::new(
         &opt.symbols,
-        tracker.kernel_build_id(),
+        stream.tracker().kernel_build_id(),
         capture.meta().os_release.as_deref(),
     );
-    // User stacks recorded with --call-graph dwarf are unwound (x86_64).
-    let mut unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
-    let mut lookups: Vec<FrameLookup> = Vec::new();
-    let mut records = capture.records_by_time();
-    let mut release = ReleaseBehind::default();
-    let ((), last) = with_location_ids(|tickets| loop {
-        if let Some(done) = records.progress() {
-            progress(done, capture.file_len());
-        }
-        let Some(r) = records.next_ok(&mut error) else {
-            break;
+    let sums = Sums::new(opt, events.list());
+    let ((read, pass, mut sums, mut symbolizer), last) = with_location_ids(|tickets| {
+        let mut reading = Reading {
+            children: opt.children,
+            pass_memory: opt.pass_memory.unwrap_or(PASS_MEMORY),
+            pass: Pass::default(),
+            sums,
+            symbolizer,
+            tickets,
         };
-        // Pages of the capture behind the reading position go back to the
-        // OS as the conversion does it: they are not read again.
-        release.reached(&capture, r.offset.0);
-        if r.kind != RecordType::SAMPLE {
-            if let Ok((data, _)) = capture.parse(&r) {
-                tracker.observe(&data);
-            }
-            continue;
-        }
-        let Some(ev) = r.event.index() else { continue };
-        let Ok(s) = capture.sample(&r) else {
-            undecoded += 1;
-            continue;
+        let Ok(()) = stream.run(&mut reading, progress);
+        let Reading {
+            pass,
+            sums,
+            symbolizer,
+            ..
+        } = reading;
+        (stream.finish(), pass, sums, symbolizer)
+    });
+    sums.add(pass, last, &mut symbolizer, &read.tracker);
+    let mut report = sums.report();
+    report.notes = symbolizer.notes();
+    report.read = read.notes();
+    Ok(report)
+}
+
+/// The read's side of a report: each sample's locations handed over by
+/// ticket, its deliveries kept, and a pass summed when it is full.
+struct Reading<'o, 't> {
+    children: bool,
+    pass_memory: u64,
+    pass: Pass,
+    sums: Sums<'o>,
+    symbolizer: Symbolizer,
+    tickets: &'t mut Tickets,
+}
+
+impl Consumer for Reading<'_, '_> {
+    type Error = std::convert::Infallible;
+
+    fn sample(&mut self, view: &mut SampleView<'_, '_>) -> Result<(), Self::Error> {
+        let reading = self;
+        let tickets = &mut *reading.tickets;
+        let s = view.sample();
+        let (Some(pid), Some(leaf_frame)) = (s.pid, view.leaf()) else {
+            return Ok(());
         };
-        let (Some(pid), Some(leaf_frame)) = (s.pid, leaf_lookup(&s)) else {
-            continue;
-        };
+        let tracker = view.tracker();
         let leaf = tickets.push((
             tracker.locate(pid, leaf_frame.lookup, leaf_frame.kernel),
             None,
             false,
         ));
-        let mut chain = NONE;
-        if opt.children {
-            let unwound = unwinder.sample_frames(&tracker, &symbolizer, &s, &mut lookups);
-            // How a frame is looked up, with whether its inlining levels
-            // count (DWARF-unwound user frames).
-            let flags_of = |f: &FrameLookup| {
-                let expand = unwound && f.kernel == Some(false);
-                f.lookup_bits() | if expand { EXPAND } else { 0 }
-            };
-            // The root-side frames shared with the thread's previous chain
-            // keep their locations; only the others are looked up.
-            let tid = s.tid.unwrap_or(pid);
-            let mut new = 0;
-            let any_expanded = &mut pass.any_expanded;
-            let ids = pass
-                .recent
-                .locate(&tracker, pid, tid, &lookups, flags_of, |f| {
-                    // Looked up here, numbered on the interning thread: a
-                    // cache of lookups was slower than the lookups it saved.
-                    let expand = flags_of(f) & EXPAND != 0;
-                    *any_expanded |= expand;
-                    let l = tracker.locate(pid, f.lookup, f.kernel);
-                    new += 1;
-                    tickets.push((l, Some(f.addr), expand))
-                });
-            chain = pass.tree.chain(ids, new);
-        }
+        let tid = s.tid.unwrap_or(pid);
+        let chain = if reading.children {
+            let unwound = view.locate_frames(Some(&reading.symbolizer));
+            reading
+                .pass
+                .chain(view.tracker(), pid, tid, view.frames(), unwound, tickets)
+        } else {
+            NONE
+        };
         // perf splits a sample-read sample into one sample per member with
         // its delta as period, dropping zero deltas.
-        if s.read.is_some() {
-            members.clear();
-            deltas.apply(events, ev, &s, &mut members);
-            for m in &members {
-                if let (Some(e), Some(d)) = (m.event, m.delta) {
-                    if d != 0 {
-                        pass.samples.push(Sample {
-                            event: e.0 as u32,
-                            leaf,
-                            chain,
-                            period: d,
-                        });
-                    }
-                }
-            }
-        } else {
-            let period = s
-                .period
-                .unwrap_or_else(|| events.get(ev).map_or(1, |e| e.attr.sample_period_or_freq));
-            pass.samples.push(Sample {
-                event: ev.0 as u32,
+        for (event, period) in view.delivered() {
+            reading.pass.samples.push(Sample {
+                event: event.0 as u32,
                 leaf,
                 chain,
                 period,
             });
         }
-        if pass.bytes(tickets.len()) >= pass_memory {
+        if reading.pass.bytes(tickets.len()) >= reading.pass_memory {
             let ids = tickets.cut();
-            sums.add(std::mem::take(&mut pass), ids, &mut symbolizer, &tracker);
+            let pass = std::mem::take(&mut reading.pass);
+            reading
+                .sums
+                .add(pass, ids, &mut reading.symbolizer, view.tracker());
         }
-    });
-    progress(capture.file_len(), capture.file_len());
-    // The read's lookup buffers are done with: their memory goes before
-    // resolving and summing need theirs.
-    drop((lookups, unwinder));
-    sums.add(pass, last, &mut symbolizer, &tracker);
-    let mut report = sums.report();
-    report.notes = symbolizer.notes();
-    report.undecoded = undecoded;
-    report.error = error.map(|e| e.with_path(path));
-    Ok(report)
+        Ok(())
+    }
 }
 
 /// What a pass of the read holds at most in tickets and samples
@@ -416,6 +384,40 @@ struct Pass {
 }
 
 impl Pass {
+    /// The chain of `lookups` (leaf first) in the pass's tree: the
+    /// root-side frames shared with the thread's previous chain keep their
+    /// tickets, the others are located and handed over.
+    fn chain(
+        &mut self,
+        tracker: &Tracker,
+        pid: u32,
+        tid: u32,
+        lookups: &[FrameLookup],
+        unwound: bool,
+        tickets: &mut Tickets,
+    ) -> u32 {
+        // How a frame is looked up, with whether its inlining levels
+        // count (DWARF-unwound user frames).
+        let flags_of = |f: &FrameLookup| {
+            let expand = unwound && f.kernel == Some(false);
+            f.lookup_bits() | if expand { EXPAND } else { 0 }
+        };
+        let mut new = 0;
+        let any_expanded = &mut self.any_expanded;
+        let ids = self
+            .recent
+            .locate(tracker, pid, tid, lookups, flags_of, |f| {
+                // Looked up here, numbered on the interning thread: a
+                // cache of lookups was slower than the lookups it saved.
+                let expand = flags_of(f) & EXPAND != 0;
+                *any_expanded |= expand;
+                let l = tracker.locate(pid, f.lookup, f.kernel);
+                new += 1;
+                tickets.push((l, Some(f.addr), expand))
+            });
+        self.tree.chain(ids, new)
+    }
+
     /// What the pass holds, given its tickets: a location id and a caller
     /// for each ticket (4 bytes each), and its samples.
     fn bytes(&self, tickets: usize) -> u64 {
@@ -655,11 +657,13 @@ impl<'o> Sums<'o> {
                 let slot = self.slot(e)?;
                 let t = self.totals.get_mut(e)?;
                 t.samples += 1;
-                t.period += smp.period;
+                // Periods add up as perf's do, wrapping: a damaged or reset
+                // counter's read delta wraps to near 2^64.
+                t.period = t.period.wrapping_add(smp.period);
                 let own = loc_key[smp.leaf as usize];
                 let a = &mut self.acc[slot][own as usize];
                 a.samples += 1;
-                a.period += smp.period;
+                a.period = a.period.wrapping_add(smp.period);
                 if let Some(why) = &loc_reason[smp.leaf as usize] {
                     a.unresolved_samples += 1;
                     *self.unresolved.entry(why.name()).or_default() += 1;
@@ -688,7 +692,7 @@ impl<'o> Sums<'o> {
             total_sums(groups, &tree, nkeys, keys_of, |k, slot, n, p| {
                 let a = &mut acc[slot][k];
                 a.total_samples += n;
-                a.total_period += p;
+                a.total_period = a.total_period.wrapping_add(p);
             });
         }
     }

@@ -146,6 +146,16 @@ pub struct Report {
 /// [`register_views`] are not needed for it).
 pub fn run(session: &Session, opt: &Options) -> Result<Report, Error> {
     let plans = plan(session, opt.capture.as_deref(), opt.cpu_model.as_deref())?;
+    if plans.sets.is_empty() && plans.unusable.is_empty() && !plans.warnings.is_empty() {
+        // Captures without samples: an answer without rows.
+        return Ok(Report {
+            nodes: Vec::new(),
+            rows: Vec::new(),
+            models: Vec::new(),
+            warnings: plans.warnings,
+            keys: Vec::new(),
+        });
+    }
     if plans.sets.is_empty() {
         let why = if plans.unusable.is_empty() {
             "the dataset holds no capture".to_string()

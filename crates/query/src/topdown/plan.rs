@@ -204,6 +204,12 @@ pub fn plan(
     let mut unusable = Vec::new();
     let mut groups: BTreeMap<String, SetPlan> = BTreeMap::new();
     for (capture, info) in &infos {
+        // Nothing to share out (a damaged capture may have lost every
+        // sample): no rows, whatever its CPU and events.
+        if member_counts.get(capture).is_none_or(|c| c.is_empty()) {
+            warnings.push(format!("capture {capture} has no samples"));
+            continue;
+        }
         let model = match cpu_model {
             Some(name) => by_name(name, info)?,
             None => detect(info).map_err(|e| match only {

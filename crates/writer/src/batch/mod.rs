@@ -21,7 +21,7 @@ use std::time::Instant;
 use perfq_symbolize::BinaryCache;
 
 use crate::convert::{self, Conversion};
-use crate::Error;
+use crate::{Error, Notes};
 use archive::{SpoolDir, SpoolFile};
 use inputs::Item;
 
@@ -41,14 +41,12 @@ pub enum Status {
     Converted {
         /// Rows of its samples table.
         samples: u64,
-        /// What was odd about it.
-        warnings: Vec<String>,
-        /// The error that ended its reading early: what came before is in
-        /// the dataset.
-        error: Option<String>,
+        /// What its conversion said of it.
+        notes: Notes,
     },
-    /// The dataset held it already (the same bytes).
-    Present,
+    /// The dataset held it already (the same bytes): what its conversion
+    /// said of it then.
+    Present(Notes),
     /// Nothing of it could be converted.
     Failed(String),
 }
@@ -71,13 +69,18 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// Whether something went wrong: nothing converted, or reading ended
-    /// early.
+    /// Whether nothing of the input could be converted.
     pub fn is_failure(&self) -> bool {
-        matches!(
-            self.status,
-            Status::Failed(_) | Status::Converted { error: Some(_), .. }
-        )
+        matches!(self.status, Status::Failed(_))
+    }
+
+    /// What was said of the capture: its conversion's notes, now or when
+    /// the dataset got it.
+    pub fn notes(&self) -> Option<&Notes> {
+        match &self.status {
+            Status::Converted { notes, .. } | Status::Present(notes) => Some(notes),
+            Status::Failed(_) => None,
+        }
     }
 }
 
@@ -311,12 +314,17 @@ fn convert_one(
             capture_id(&c.dir),
             Status::Converted {
                 samples: c.samples,
-                warnings: c.warnings,
-                error: c.error.map(named),
+                notes: Notes {
+                    warnings: c.warnings,
+                    damage: c.damage.map(named),
+                },
             },
         ),
         Ok(Ok(Conversion::Present { dir })) | Ok(Err(Error::Exists(dir))) => {
-            (capture_id(&dir), Status::Present)
+            // A capture table that cannot be read says nothing more: the
+            // queries over it will say what is wrong with it.
+            let notes = crate::notes(&dir).unwrap_or_default();
+            (capture_id(&dir), Status::Present(notes))
         }
         Ok(Err(e)) => (None, Status::Failed(named(e.to_string()))),
         Err(panic) => {

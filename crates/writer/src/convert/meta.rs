@@ -124,7 +124,8 @@ pub(crate) struct Summary<'a> {
     pub(crate) source: &'a std::path::Path,
     pub(crate) stats: &'a Stats,
     pub(crate) decode_errors: u64,
-    pub(crate) read_error: Option<&'a str>,
+    /// What could not be read: `capture.read_error`.
+    pub(crate) damage: Option<&'a str>,
     pub(crate) warnings: &'a [String],
 }
 
@@ -167,7 +168,7 @@ pub(crate) fn write_capture(
         Cell::U(sum.stats.lost_samples),
         Cell::U(sum.stats.samples_unknown_id),
         Cell::U(sum.decode_errors),
-        Cell::str(sum.read_error),
+        Cell::str(sum.damage),
         Cell::S(&warnings),
     ])?;
     t.finish()

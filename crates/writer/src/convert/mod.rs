@@ -25,11 +25,9 @@ mod warm;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use perfq_reader::{Capture, Mode, RecordType, ReleaseBehind};
-use perfq_symbolize::{
-    leaf_lookup, push_chain_lookups, Config, FrameLookup, LocationCache, RecentChains,
-    StackUnwinder, Symbolizer, Tracker,
-};
+use perfq_reader::{Capture, Events, Mode, RawRecord, RecordData, ReleaseBehind, SampleId};
+use perfq_stream::{Consumer, Notes, SampleView, Stream, Tracker};
+use perfq_symbolize::{Config, FrameLookup, LocationCache, RecentChains, Symbolizer};
 
 use crate::{CaptureWriter, Error};
 use frames::{Frames, FramesThread};
@@ -65,9 +63,10 @@ pub struct Converted {
     pub samples: u64,
     /// What was odd about the capture (also in the capture table).
     pub warnings: Vec<String>,
-    /// The error that ended reading early: what came before it was
-    /// converted and is in the dataset.
-    pub error: Option<String>,
+    /// What could not be read ([`perfq_stream::Damage::summary`], also
+    /// the capture table's `read_error`): everything else was converted
+    /// and is in the dataset.
+    pub damage: Option<String>,
 }
 
 /// What `convert` did with a capture.
@@ -93,7 +92,7 @@ pub fn convert(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Conversion, Error> {
     let capture = Capture::open(path)?;
-    let mut tracker = Tracker::new(&capture);
+    let mut stream = Stream::new(&capture);
     // Kernel symbols start loading on a thread of their own before the
     // capture is hashed, so that the two overlap (a capture the dataset
     // already holds then loads them for nothing: milliseconds from perf's
@@ -107,7 +106,7 @@ pub fn convert(
         };
         Arc::new(Symbolizer::new(
             &config,
-            tracker.kernel_build_id(),
+            stream.tracker().kernel_build_id(),
             capture.meta().os_release.as_deref(),
         ))
     });
@@ -122,128 +121,41 @@ pub fn convert(
         bytes,
         locations: capture.header().mode == Mode::File,
     });
-    let mut frames_table = FramesThread::new(Frames::create(&w, symbolizer.clone())?);
-    let mut tables = SampleTables::create(&w, events, segments)?;
-    let mut sideband = Sideband::create(&w)?;
-    let mut warmer = symbolizer.clone().map(Warmer::start);
-    let mut unwinder = StackUnwinder::new(capture.meta().arch.as_deref());
-    let mut lookups: Vec<FrameLookup> = Vec::new();
-    // Frames are located here and numbered by ticket; the samples thread
-    // gives the locations their ids (see `tickets`).
-    let mut cache = LocationCache::new();
-    let mut tickets = Tickets::default();
-    let mut chains = RecentChains::default();
-    let mut frames: Vec<u32> = Vec::new();
-    let mut branch_frames: Vec<(u32, u32)> = Vec::new();
-    let mut decode_errors = 0u64;
-    let mut records = capture.records_by_time();
-    let mut error = None;
-    let mut release = ReleaseBehind::default();
-    loop {
-        if let Some(done) = records.progress() {
-            progress(done, capture.file_len());
-        }
-        let Some(r) = records.next_ok(&mut error) else {
-            break;
-        };
-        release.reached(&capture, r.offset.0);
-        if r.kind != RecordType::SAMPLE {
-            if let Ok((data, sid)) = capture.parse(&r) {
-                sideband.push(r.time, r.event.index().map(|e| e.0 as u64), &data, sid)?;
-                tracker.observe(&data);
-                if let Some(w) = warmer.as_mut() {
-                    w.offer(tracker.dsos());
-                }
-            }
-            continue;
-        }
-        let Some(ev) = r.event.index() else { continue };
-        let Ok(s) = capture.sample(&r) else {
-            decode_errors += 1;
-            continue;
-        };
-        match symbolizer.as_ref() {
-            Some(sym) => {
-                unwinder.sample_frames(&tracker, sym, &s, &mut lookups);
-            }
-            None => {
-                lookups.clear();
-                push_chain_lookups(&s, &mut lookups);
-            }
-        }
-        frames.clear();
-        let tid = match s.pid {
-            Some(pid) => {
-                let tid = s.tid.unwrap_or(pid);
-                let chain = chains.start(&tracker, pid, tid, &lookups, FrameLookup::lookup_bits);
-                // Only the frames not shared with the thread's previous
-                // chain are looked up: deep stacks mostly share theirs.
-                cache.prefetch(pid, chain.unshared());
-                frames.extend_from_slice(chain.finish(FrameLookup::lookup_bits, |f| {
-                    cache.number(&tracker, pid, f, |l| tickets.ticket(l))
-                }));
-                tid
-            }
-            None => 0,
-        };
-        // Self time goes to the sample's own address, as perf reports it;
-        // it is the stack's leaf except when a callchain does not start at
-        // the ip (seen on LBR call graphs).
-        let leaf_frame = match (s.pid, leaf_lookup(&s)) {
-            // Looked up the same way as the stack's leaf: the same frame.
-            (Some(_), Some(f))
-                if lookups.first().is_some_and(|l| {
-                    l.addr == f.addr && l.lookup == f.lookup && l.kernel == f.kernel
-                }) =>
-            {
-                frames.last().copied()
-            }
-            (Some(pid), Some(f)) => Some(cache.number(&tracker, pid, &f, |l| tickets.ticket(l))),
-            _ => None,
-        };
-        let period = s
-            .period
-            .unwrap_or_else(|| events.get(ev).map_or(1, |e| e.attr.sample_period_or_freq));
-        branch_frames.clear();
-        if let Some(b) = &s.branch_stack {
-            let pid = s.pid.unwrap_or(u32::MAX);
-            // Branch endpoints are exact addresses, not return addresses.
-            let mut ticket = |addr| {
-                let f = FrameLookup {
-                    addr,
-                    lookup: addr,
-                    is_return: false,
-                    kernel: None,
-                    context: None,
-                };
-                cache.number(&tracker, pid, &f, |l| tickets.ticket(l))
-            };
-            branch_frames.extend(b.entries().map(|e| (ticket(e.from), ticket(e.to))));
-        }
-        if let Some(w) = warmer.as_mut() {
-            w.located(tickets.fresh(), tracker.dsos());
-        }
-        let row = SampleRow {
-            event: ev,
-            period,
-            tid,
-            frames: &frames,
-            leaf_frame,
-            branch_frames: &branch_frames,
-        };
-        tables.push(events, &s, row, &mut tickets)?;
-        if segments.is_some() {
-            if let Some(segment) = tables.segment() {
-                frames_table.write(tracker.dsos(), tracker.kernel_ref(), segment)?;
-            }
-        }
-    }
-    progress(capture.file_len(), capture.file_len());
+    let mut reading = Reading {
+        events,
+        frames_table: FramesThread::new(Frames::create(&w, symbolizer.clone())?),
+        tables: SampleTables::create(&w, events, segments)?,
+        sideband: Sideband::create(&w)?,
+        warmer: symbolizer.clone().map(Warmer::start),
+        symbolizer: symbolizer.clone(),
+        segments: segments.is_some(),
+        cache: LocationCache::new(),
+        tickets: Tickets::default(),
+        chains: RecentChains::default(),
+        frames: Vec::new(),
+        branch_frames: Vec::new(),
+    };
+    stream.run(&mut reading, progress)?;
+    let read = stream.finish();
+    let tracker = &read.tracker;
+    let Reading {
+        frames_table,
+        mut tables,
+        mut sideband,
+        mut warmer,
+        cache,
+        mut tickets,
+        chains,
+        ..
+    } = reading;
     let samples = tables.count;
     let data_src_values = std::mem::take(&mut tables.data_src);
     // The samples thread finishes the samples and writes the stacks while
     // this one symbolizes and writes the frames.
     let mut pending = tables.finish(&mut tickets)?;
+    if read.damage.read_error.is_some() {
+        sideband.unread(read.damage.unread_bytes)?;
+    }
     sideband.finish()?;
     // The rest of the locations are symbolized here, once the segments
     // handed over are written.
@@ -257,7 +169,7 @@ pub fn convert(
         Ok(())
     })?;
     frames_table.finish()?;
-    dsos::write(&w, &tracker, symbolizer.as_deref())?;
+    dsos::write(&w, tracker, symbolizer.as_deref())?;
     pending.wait()?;
     let mut values: Vec<u64> = data_src_values.into_iter().collect();
     values.sort_unstable();
@@ -265,13 +177,7 @@ pub fn convert(
     meta::write_events(&w, &capture)?;
     meta::write_pmus(&w, &capture)?;
 
-    let stats = records.stats().clone();
-    let mut warnings: Vec<String> = capture.warnings().iter().map(|w| w.to_string()).collect();
-    warnings.extend(records.warnings().iter().map(|w| w.to_string()));
-    if decode_errors > 0 {
-        warnings.push(format!("{decode_errors} samples could not be decoded"));
-    }
-    let error = error.map(|e| e.to_string());
+    let Notes { warnings, damage } = read.notes();
     meta::write_capture(
         &w,
         &capture,
@@ -279,22 +185,142 @@ pub fn convert(
             id: &id,
             hash,
             source: path,
-            stats: &stats,
-            decode_errors,
-            read_error: error.as_deref(),
+            stats: &read.stats,
+            decode_errors: read.damage.undecoded_samples.count,
+            damage: damage.as_deref(),
             warnings: &warnings,
         },
     )?;
     // What was read before an error is kept; the error is reported.
     let dir = w.finish()?;
-    drop(records);
-    drop_in_background((capture, tracker, symbolizer, kept, chains, cache));
+    drop_in_background((capture, read.tracker, symbolizer, kept, chains, cache));
     Ok(Conversion::Written(Converted {
         dir,
         samples,
         warnings,
-        error,
+        damage,
     }))
+}
+
+/// The read's side of a conversion: each record into its tables, each
+/// sample's frames located and numbered by ticket.
+struct Reading<'c> {
+    events: &'c Events,
+    frames_table: FramesThread,
+    tables: SampleTables,
+    sideband: Sideband,
+    warmer: Option<Warmer>,
+    symbolizer: Option<Arc<Symbolizer>>,
+    /// Whether stacks and locations are written in segments
+    /// ([`Options::stack_memory`]).
+    segments: bool,
+    /// Frames are located here and numbered by ticket; the samples thread
+    /// gives the locations their ids (see `tickets`).
+    cache: LocationCache,
+    tickets: Tickets,
+    chains: RecentChains,
+    frames: Vec<u32>,
+    branch_frames: Vec<(u32, u32)>,
+}
+
+impl Consumer for Reading<'_> {
+    type Error = Error;
+
+    fn sideband(
+        &mut self,
+        tracker: &Tracker,
+        r: &RawRecord<'_>,
+        data: &RecordData<'_>,
+        sample_id: Option<SampleId>,
+    ) -> Result<(), Error> {
+        let event = r.event.index().map(|e| e.0 as u64);
+        self.sideband.push(r.time, event, data, sample_id)?;
+        if let Some(w) = self.warmer.as_mut() {
+            w.offer(tracker.dsos());
+        }
+        Ok(())
+    }
+
+    fn lost(&mut self, r: &RawRecord<'_>) -> Result<(), Error> {
+        self.sideband.lost(r)
+    }
+
+    fn sample(&mut self, view: &mut SampleView<'_, '_>) -> Result<(), Error> {
+        view.locate_frames(self.symbolizer.as_deref());
+        let tracker = view.tracker();
+        let s = view.sample();
+        let lookups = view.frames();
+        let (cache, tickets) = (&mut self.cache, &mut self.tickets);
+        self.frames.clear();
+        let tid = match s.pid {
+            Some(pid) => {
+                let tid = s.tid.unwrap_or(pid);
+                let chain = self
+                    .chains
+                    .start(tracker, pid, tid, lookups, FrameLookup::lookup_bits);
+                // Only the frames not shared with the thread's previous
+                // chain are looked up: deep stacks mostly share theirs.
+                cache.prefetch(pid, chain.unshared());
+                self.frames
+                    .extend_from_slice(chain.finish(FrameLookup::lookup_bits, |f| {
+                        cache.number(tracker, pid, f, |l| tickets.ticket(l))
+                    }));
+                tid
+            }
+            None => 0,
+        };
+        // Self time goes to the sample's own address, as perf reports it;
+        // it is the stack's leaf except when a callchain does not start at
+        // the ip (seen on LBR call graphs).
+        let leaf_frame = match (s.pid, view.leaf()) {
+            // Looked up the same way as the stack's leaf: the same frame.
+            (Some(_), Some(f))
+                if lookups.first().is_some_and(|l| {
+                    l.addr == f.addr && l.lookup == f.lookup && l.kernel == f.kernel
+                }) =>
+            {
+                self.frames.last().copied()
+            }
+            (Some(pid), Some(f)) => Some(cache.number(tracker, pid, &f, |l| tickets.ticket(l))),
+            _ => None,
+        };
+        self.branch_frames.clear();
+        if let Some(b) = &s.branch_stack {
+            let pid = s.pid.unwrap_or(u32::MAX);
+            // Branch endpoints are exact addresses, not return addresses.
+            let mut ticket = |addr| {
+                let f = FrameLookup {
+                    addr,
+                    lookup: addr,
+                    is_return: false,
+                    kernel: None,
+                    context: None,
+                };
+                cache.number(tracker, pid, &f, |l| tickets.ticket(l))
+            };
+            self.branch_frames
+                .extend(b.entries().map(|e| (ticket(e.from), ticket(e.to))));
+        }
+        if let Some(w) = self.warmer.as_mut() {
+            w.located(tickets.fresh(), tracker.dsos());
+        }
+        let row = SampleRow {
+            event: view.event(),
+            period: view.period(),
+            tid,
+            frames: &self.frames,
+            leaf_frame,
+            branch_frames: &self.branch_frames,
+        };
+        self.tables.push(self.events, s, row, tickets)?;
+        if self.segments {
+            if let Some(segment) = self.tables.segment() {
+                self.frames_table
+                    .write(tracker.dsos(), tracker.kernel_ref(), segment)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Drops `t` on a thread of its own: freeing a conversion's hundreds of

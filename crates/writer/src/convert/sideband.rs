@@ -2,7 +2,7 @@
 //! exit), mappings (every MMAP/MMAP2) and data quality (lost records and
 //! samples, throttling).
 
-use perfq_reader::{MmapFileId, RecordData, SampleId};
+use perfq_reader::{MmapFileId, RawRecord, RecordData, RecordType, SampleId};
 
 use crate::convert::schema::{MAPPINGS, QUALITY, THREADS};
 use crate::{CaptureWriter, Cell, Error, Table};
@@ -103,6 +103,34 @@ impl Sideband {
             _ => {}
         }
         Ok(())
+    }
+
+    /// A record that could not be used (a sample that does not decode,
+    /// another record that does not parse): a `quality` row of its own.
+    pub(crate) fn lost(&mut self, r: &RawRecord<'_>) -> Result<(), Error> {
+        let kind = if r.kind == RecordType::SAMPLE {
+            "undecoded_sample"
+        } else {
+            "unparsed_record"
+        };
+        self.quality.push(&[
+            r.time.map_or(Cell::Null, Cell::U),
+            Cell::S(kind),
+            r.event.index().map_or(Cell::Null, |e| Cell::U(e.0 as u64)),
+            Cell::Null,
+            Cell::U(1),
+        ])
+    }
+
+    /// The bytes past the error that stopped the read: a `quality` row.
+    pub(crate) fn unread(&mut self, bytes: u64) -> Result<(), Error> {
+        self.quality.push(&[
+            Cell::Null,
+            Cell::S("unread_bytes"),
+            Cell::Null,
+            Cell::Null,
+            Cell::U(bytes),
+        ])
     }
 
     pub(crate) fn finish(self) -> Result<(), Error> {
