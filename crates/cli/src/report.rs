@@ -1,12 +1,12 @@
 //! `perfq report`: per-function self and total (inclusive) samples and
 //! periods, as `perf report --no-children` / `--children` compute them.
-//! The aggregation is `perfq_query::report`; this prints it.
+//! The aggregation is `perfq_report`; this prints it.
 
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 
-use perfq_query::report::{self, Report, Row};
+use perfq_report::{self as report, Report, Row};
 use perfq_symbolize::Config;
 use rayon::prelude::*;
 use serde_json::json;

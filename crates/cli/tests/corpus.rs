@@ -125,6 +125,10 @@ fn corpus_counts_match_perf() {
             .collect();
         if perf_reads {
             failures.push(format!("{rel}: perf reads it but counts differ: {diff:?} (samples perf {exp_samples:?} perfq {got_samples:?})"));
+        } else if let Some(damage) = info.as_ref().and_then(|i| i["damage"].as_str()) {
+            notes.push(format!(
+                "{rel}: perf cannot read it; perfq says what it could not read: {damage}"
+            ));
         } else if code == Some(1) {
             notes.push(format!(
                 "{rel}: perf cannot read it; perfq stops with: {}",

@@ -1,4 +1,4 @@
-//! `perfq report` (which reads a capture: `perfq_query::report`) against
+//! `perfq report` (which reads a capture: `perfq_report`) against
 //! the standard views `function_self` and `function_total` (SQL over its
 //! dataset) on every testdata capture and every corpus capture perf reads,
 //! converted once into one dataset: two definitions of the same

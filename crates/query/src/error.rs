@@ -44,17 +44,6 @@ pub enum Error {
     /// event asked for).
     #[error("{0}")]
     NoSamples(String),
-    /// A capture could not be read.
-    #[error(transparent)]
-    Read(#[from] perfq_reader::Error),
-    /// The capture has no event of the name asked for.
-    #[error("no event named {name:?} in {}", path.display())]
-    NoEvent {
-        /// The name asked for.
-        name: String,
-        /// The capture.
-        path: PathBuf,
-    },
     /// A result had an unexpected shape (a defect of perfq).
     #[error("unexpected result: {0}")]
     Shape(String),

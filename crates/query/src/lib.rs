@@ -6,9 +6,9 @@ partitioned by `capture`); [`topdown`] compiles the formula sets of
 `perfq-topdown` into SQL views over those tables — per-sample topdown
 values and their aggregations per function (self and total), thread,
 process, DSO and time interval, with standard errors, clamping and
-hierarchical flags — and runs them. [`report`] is `perf report`'s
-per-function self and total read straight from a capture (no dataset),
-the same aggregation as the `function_self` and `function_total` views.
+hierarchical flags — and runs them. `perf report`'s per-function self
+and total read straight from a capture, the same aggregation as the
+`function_self` and `function_total` views, is the `perfq-report` crate.
 
 ```no_run
 use perfq_query::{topdown, Session};
@@ -27,7 +27,6 @@ mod columns;
 pub mod diff;
 mod error;
 pub mod flamegraph;
-pub mod report;
 mod session;
 mod stack_tables;
 pub mod topdown;

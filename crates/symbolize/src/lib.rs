@@ -41,7 +41,6 @@ mod binary;
 mod binary_cache;
 mod demangle;
 mod dso;
-mod id_table;
 mod kallsyms;
 mod locate;
 mod location_ids;
@@ -57,7 +56,6 @@ pub use crate::binary::{Binary, BinaryError, FileBytes, SectionBytes, UnwindSect
 pub use crate::binary_cache::BinaryCache;
 pub use crate::demangle::{demangle, display_name};
 pub use crate::dso::{Dso, DsoId, DsoKind, Dsos};
-pub use crate::id_table::{prefetch_line, IdTable, KeyHash};
 pub use crate::kallsyms::{running_kernel_build_id, Kallsyms};
 pub use crate::locate::{same_build_id, LocateError, Locator};
 pub use crate::location_ids::{LocationCache, LocationInterner};

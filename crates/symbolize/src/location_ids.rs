@@ -9,8 +9,8 @@
 //! each location found to another thread and number it there (perfq's
 //! conversion does, by ticket).
 
-use crate::id_table::{prefetch_line, IdTable};
 use crate::tracker::{in_kernel_space, space_of, FrameLookup, Location, Tracker, KERNEL_SPACE};
+use perfq_ids::{prefetch_line, IdTable};
 
 /// Sets of [`LocationCache`]: 2^17 sets of two entries, 8 MiB (the hash
 /// map it replaced held 2^18 entries in 21 MiB).

@@ -14,7 +14,8 @@
 //! tickets into ids. The ids are those the reading thread would have
 //! given: the first location found is id 0, and so on.
 
-use perfq_symbolize::{IdTable, KeyHash, Location};
+use perfq_ids::{IdTable, KeyHash};
+use perfq_symbolize::Location;
 
 use crate::Error;
 

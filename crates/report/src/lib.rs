@@ -1,6 +1,9 @@
 //! Per-function self and total (inclusive) samples and periods of one
 //! capture, as `perf report --no-children` / `--children` compute them:
-//! the aggregation behind `perfq report`.
+//! the aggregation behind `perfq report`. Samples are counted as perf
+//! delivers them ([`perfq_stream::SampleView::delivered`]: a group read
+//! once per member whose counter moved, its delta as period), as the
+//! views count them too.
 //!
 //! It reads the perf.data file itself rather than a dataset: a report
 //! needs no conversion (the CLI's target is ≥ 5× `perf report`, and
@@ -11,10 +14,6 @@
 //! the two equal on every testdata and corpus capture and counts where
 //! they differ by design (docs/testing.md):
 //!
-//! - **Group reads.** perf delivers a `PERF_SAMPLE_READ` sample once per
-//!   member whose counter moved, with its delta as period; so does
-//!   [`run`]. The views count the `samples` table's rows: once, under the
-//!   sampling event, with the sample's own period.
 //! - **Unresolved callchain entries.** perf names an unresolved frame of
 //!   a callchain by the address recorded (a return address unadjusted),
 //!   a sample's own unresolved address by its offset in its DSO; the views
@@ -26,16 +25,17 @@
 //!   the views count the ELF symbol.
 //!
 //! ```no_run
-//! use perfq_query::report::{self, Options};
+//! use perfq_report::Options;
 //!
-//! let r = report::run("perf.data".as_ref(), &Options { children: true, ..Options::default() })?;
+//! let r = perfq_report::run("perf.data".as_ref(), &Options { children: true, ..Options::default() })?;
 //! for row in &r.rows {
 //!     let event = &r.events[row.event as usize];
 //!     let (dso, symbol) = (r.dso(row), r.symbol(row));
 //!     println!("{} {dso} {symbol} {} of {}", event.name, row.total_period, event.period);
 //! }
-//! # Ok::<(), perfq_query::Error>(())
+//! # Ok::<(), perfq_report::Error>(())
 //! ```
+#![deny(missing_docs)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -48,11 +48,12 @@ use perfq_symbolize::{
 };
 use rayon::prelude::*;
 
-use crate::Error;
-
 mod chain_tree;
+mod error;
 mod location_ids;
 mod row_keys;
+
+pub use error::Error;
 
 use chain_tree::{total_sums, ChainTree, Group, NONE};
 use location_ids::{with_location_ids, LocKey, LocationIds, Tickets};

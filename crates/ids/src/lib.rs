@@ -12,6 +12,8 @@
 //! the largest costs of reading it.) At most three slots in four are
 //! used: a probe then mostly stays within the line it starts in.
 
+#![deny(missing_docs)]
+
 use std::hash::{BuildHasher, Hash};
 
 use rustc_hash::FxBuildHasher;

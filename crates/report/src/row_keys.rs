@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use perfq_symbolize::IdTable;
+use perfq_ids::IdTable;
 use rustc_hash::FxHashMap;
 
 use super::{Sym, Symbol};

@@ -14,7 +14,8 @@
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread;
 
-use perfq_symbolize::{prefetch_line, IdTable, KeyHash, Location};
+use perfq_ids::{prefetch_line, IdTable, KeyHash};
+use perfq_symbolize::Location;
 
 /// A location as a report counts it: where it is, the address it shows
 /// while unresolved (callchain entries), and whether its inlining levels

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use perfq_query::report::{self, Options, Report, SortKey};
+use perfq_report::{self as report, Options, Report, SortKey};
 use perfq_testgen::{presets, Binary, CallTree, Workload};
 
 /// The workspace root (read when the test runs: a warm target folder may

@@ -1,0 +1,20 @@
+//! Why a report could not be made: one readable line each.
+
+use std::path::PathBuf;
+
+/// Why a capture could not be reported.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The capture could not be opened.
+    #[error(transparent)]
+    Read(#[from] perfq_reader::Error),
+    /// The capture has no event of the name asked for.
+    #[error("no event named {name:?} in {}", path.display())]
+    NoEvent {
+        /// The name asked for.
+        name: String,
+        /// The capture.
+        path: PathBuf,
+    },
+}
