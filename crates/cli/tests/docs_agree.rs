@@ -13,7 +13,13 @@ type Graph = BTreeMap<String, (String, Vec<String>)>;
 fn the_architecture_crate_graph_is_cargo_metadatas() {
     let root = common::root();
     let out = std::process::Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
         .current_dir(&root)
         .output()
         .expect("cargo metadata");

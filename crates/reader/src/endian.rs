@@ -84,6 +84,11 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// The byte order it reads in.
+    pub fn endian(&self) -> Endian {
+        self.endian
+    }
+
     /// Bytes not yet consumed.
     pub fn remaining(&self) -> usize {
         self.data.len() - self.pos

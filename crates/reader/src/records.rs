@@ -434,158 +434,214 @@ pub fn parse_record<'a>(
         }
         _ => (body, None),
     };
-    let mut c = Cursor::new(fields, endian);
-    let name: &'static str = kind.known_name().unwrap_or("unknown");
-    macro_rules! u32f {
-        () => {
-            c.u32().ok_or_else(|| short(name, "4 bytes"))?
-        };
-    }
-    macro_rules! u64f {
-        () => {
-            c.u64().ok_or_else(|| short(name, "8 bytes"))?
-        };
-    }
+    let mut f = Fields {
+        c: Cursor::new(fields, endian),
+        name: kind.known_name().unwrap_or("unknown"),
+    };
     let data = match kind {
-        RecordType::MMAP => {
-            let (pid, tid, addr, len, pgoff) = (u32f!(), u32f!(), u64f!(), u64f!(), u64f!());
-            RecordData::Mmap(Mmap {
-                pid,
-                tid,
-                addr,
-                len,
-                pgoff,
-                file_id: None,
-                prot: None,
-                flags: None,
-                filename: c_str(c.rest()),
-                is_data: misc_bits & misc::MMAP_DATA != 0,
-            })
-        }
-        RecordType::MMAP2 => {
-            let (pid, tid, addr, len, pgoff) = (u32f!(), u32f!(), u64f!(), u64f!(), u64f!());
-            let id_bytes = c.bytes(24).ok_or_else(|| short(name, "device/build id"))?;
-            let file_id = if misc_bits & misc::MMAP_BUILD_ID != 0 {
-                let n = id_bytes[0] as usize;
-                if n > 20 {
-                    return Err(short(name, &format!("build id size {n} > 20")));
-                }
-                MmapFileId::BuildId(&id_bytes[4..4 + n])
-            } else {
-                let mut ic = Cursor::new(id_bytes, endian);
-                MmapFileId::Inode {
-                    maj: ic.u32().unwrap_or(0),
-                    min: ic.u32().unwrap_or(0),
-                    ino: ic.u64().unwrap_or(0),
-                    ino_generation: ic.u64().unwrap_or(0),
-                }
-            };
-            let (prot, flags) = (u32f!(), u32f!());
-            RecordData::Mmap(Mmap {
-                pid,
-                tid,
-                addr,
-                len,
-                pgoff,
-                file_id: Some(file_id),
-                prot: Some(prot),
-                flags: Some(flags),
-                filename: c_str(c.rest()),
-                is_data: misc_bits & misc::MMAP_DATA != 0,
-            })
-        }
+        RecordType::MMAP | RecordType::MMAP2 => mmap(kind, misc_bits, &mut f)?,
+        RecordType::COMM
+        | RecordType::FORK
+        | RecordType::EXIT
+        | RecordType::NAMESPACES
+        | RecordType::CGROUP
+        | RecordType::SWITCH
+        | RecordType::SWITCH_CPU_WIDE
+        | RecordType::ITRACE_START => task_record(kind, misc_bits, &mut f)?,
+        k if k.is_kernel() => event_record(kind, &mut f, attr)?,
+        _ => perf_record(kind, misc_bits, &mut f, payload)?,
+    };
+    Ok((data, trailer))
+}
+
+/// A record's fields as they are read, naming the record in what is short.
+struct Fields<'a> {
+    c: Cursor<'a>,
+    name: &'static str,
+}
+
+impl<'a> Fields<'a> {
+    fn u16(&mut self, what: &str) -> Result<u16, ErrorKind> {
+        self.c.u16().ok_or_else(|| short(self.name, what))
+    }
+
+    fn u32(&mut self) -> Result<u32, ErrorKind> {
+        self.c.u32().ok_or_else(|| short(self.name, "4 bytes"))
+    }
+
+    fn u64(&mut self) -> Result<u64, ErrorKind> {
+        self.c.u64().ok_or_else(|| short(self.name, "8 bytes"))
+    }
+
+    fn bytes(&mut self, n: usize, what: &str) -> Result<&'a [u8], ErrorKind> {
+        self.c.bytes(n).ok_or_else(|| short(self.name, what))
+    }
+
+    /// `nr` entries of `words` u64 each, after their count.
+    fn entries(&mut self, words: u64) -> Result<U64s<'a>, ErrorKind> {
+        let nr = self.u64()?;
+        let n = nr
+            .checked_mul(words)
+            .ok_or_else(|| short(self.name, "entry count"))?;
+        self.c.u64s(n).ok_or_else(|| short(self.name, "entries"))
+    }
+
+    /// The rest of the fields as a NUL-terminated string.
+    fn text(&self) -> String {
+        c_str(self.c.rest())
+    }
+}
+
+/// MMAP and MMAP2: a mapping of a process.
+fn mmap<'a>(
+    kind: RecordType,
+    misc_bits: u16,
+    f: &mut Fields<'a>,
+) -> Result<RecordData<'a>, ErrorKind> {
+    let (pid, tid, addr, len, pgoff) = (f.u32()?, f.u32()?, f.u64()?, f.u64()?, f.u64()?);
+    let (mut file_id, mut prot, mut flags) = (None, None, None);
+    if kind == RecordType::MMAP2 {
+        let id_bytes = f.bytes(24, "device/build id")?;
+        file_id = Some(if misc_bits & misc::MMAP_BUILD_ID != 0 {
+            let n = id_bytes[0] as usize;
+            if n > 20 {
+                return Err(short(f.name, &format!("build id size {n} > 20")));
+            }
+            MmapFileId::BuildId(&id_bytes[4..4 + n])
+        } else {
+            let mut ic = Cursor::new(id_bytes, f.c.endian());
+            MmapFileId::Inode {
+                maj: ic.u32().unwrap_or(0),
+                min: ic.u32().unwrap_or(0),
+                ino: ic.u64().unwrap_or(0),
+                ino_generation: ic.u64().unwrap_or(0),
+            }
+        });
+        (prot, flags) = (Some(f.u32()?), Some(f.u32()?));
+    }
+    Ok(RecordData::Mmap(Mmap {
+        pid,
+        tid,
+        addr,
+        len,
+        pgoff,
+        file_id,
+        prot,
+        flags,
+        filename: f.text(),
+        is_data: misc_bits & misc::MMAP_DATA != 0,
+    }))
+}
+
+/// The kernel's records of a task's life: its names, forks and exits,
+/// namespaces, cgroups, context switches, trace starts.
+fn task_record<'a>(
+    kind: RecordType,
+    misc_bits: u16,
+    f: &mut Fields<'a>,
+) -> Result<RecordData<'a>, ErrorKind> {
+    Ok(match kind {
         RecordType::COMM => {
-            let (pid, tid) = (u32f!(), u32f!());
+            let (pid, tid) = (f.u32()?, f.u32()?);
             RecordData::Comm(Comm {
                 pid,
                 tid,
-                comm: c_str(c.rest()),
+                comm: f.text(),
                 is_exec: misc_bits & misc::COMM_EXEC != 0,
             })
         }
         RecordType::FORK | RecordType::EXIT => {
-            let f = ForkExit {
-                pid: u32f!(),
-                ppid: u32f!(),
-                tid: u32f!(),
-                ptid: u32f!(),
-                time: u64f!(),
+            let fe = ForkExit {
+                pid: f.u32()?,
+                ppid: f.u32()?,
+                tid: f.u32()?,
+                ptid: f.u32()?,
+                time: f.u64()?,
             };
             if kind == RecordType::FORK {
-                RecordData::Fork(f)
+                RecordData::Fork(fe)
             } else {
-                RecordData::Exit(f)
+                RecordData::Exit(fe)
             }
         }
-        RecordType::LOST => RecordData::Lost {
-            id: u64f!(),
-            lost: u64f!(),
-        },
-        RecordType::LOST_SAMPLES => RecordData::LostSamples { lost: u64f!() },
-        RecordType::THROTTLE | RecordType::UNTHROTTLE => RecordData::Throttle {
-            unthrottle: kind == RecordType::UNTHROTTLE,
-            time: u64f!(),
-            id: u64f!(),
-            stream_id: u64f!(),
-        },
-        RecordType::READ => {
-            let (pid, tid) = (u32f!(), u32f!());
-            let a = attr.ok_or_else(|| short(name, "no event for its id"))?;
-            RecordData::Read {
+        RecordType::NAMESPACES => {
+            let (pid, tid) = (f.u32()?, f.u32()?);
+            RecordData::Namespaces {
                 pid,
                 tid,
-                values: parse_read(&mut c, a.read_format)?,
+                namespaces: f.entries(2)?,
             }
         }
-        RecordType::AUX => RecordData::Aux {
-            aux_offset: u64f!(),
-            aux_size: u64f!(),
-            flags: u64f!(),
-        },
-        RecordType::ITRACE_START => RecordData::ItraceStart {
-            pid: u32f!(),
-            tid: u32f!(),
+        RecordType::CGROUP => RecordData::Cgroup {
+            id: f.u64()?,
+            path: f.text(),
         },
         RecordType::SWITCH | RecordType::SWITCH_CPU_WIDE => RecordData::Switch {
             out: misc_bits & misc::SWITCH_OUT != 0,
             preempt: misc_bits & misc::SWITCH_OUT_PREEMPT != 0,
             next_prev: if kind == RecordType::SWITCH_CPU_WIDE {
-                Some((u32f!(), u32f!()))
+                Some((f.u32()?, f.u32()?))
             } else {
                 None
             },
         },
-        RecordType::NAMESPACES => {
-            let (pid, tid, nr) = (u32f!(), u32f!(), u64f!());
-            let words = nr
-                .checked_mul(2)
-                .ok_or_else(|| short(name, "namespace count"))?;
-            let namespaces = c.u64s(words).ok_or_else(|| short(name, "namespaces"))?;
-            RecordData::Namespaces {
+        RecordType::ITRACE_START => RecordData::ItraceStart {
+            pid: f.u32()?,
+            tid: f.u32()?,
+        },
+        _ => RecordData::Other,
+    })
+}
+
+/// The kernel's other records: losses, throttling, counter reads, AUX
+/// areas, kernel symbols, BPF programs and code patches.
+fn event_record<'a>(
+    kind: RecordType,
+    f: &mut Fields<'a>,
+    attr: Option<&Attr>,
+) -> Result<RecordData<'a>, ErrorKind> {
+    Ok(match kind {
+        RecordType::LOST => RecordData::Lost {
+            id: f.u64()?,
+            lost: f.u64()?,
+        },
+        RecordType::LOST_SAMPLES => RecordData::LostSamples { lost: f.u64()? },
+        RecordType::THROTTLE | RecordType::UNTHROTTLE => RecordData::Throttle {
+            unthrottle: kind == RecordType::UNTHROTTLE,
+            time: f.u64()?,
+            id: f.u64()?,
+            stream_id: f.u64()?,
+        },
+        RecordType::READ => {
+            let (pid, tid) = (f.u32()?, f.u32()?);
+            let a = attr.ok_or_else(|| short(f.name, "no event for its id"))?;
+            RecordData::Read {
                 pid,
                 tid,
-                namespaces,
+                values: parse_read(&mut f.c, a.read_format)?,
             }
         }
+        RecordType::AUX => RecordData::Aux {
+            aux_offset: f.u64()?,
+            aux_size: f.u64()?,
+            flags: f.u64()?,
+        },
+        RecordType::AUX_OUTPUT_HW_ID => RecordData::AuxOutputHwId { hw_id: f.u64()? },
         RecordType::KSYMBOL => {
-            let addr = u64f!();
-            let len = u32f!();
-            let ksym_type = c.u16().ok_or_else(|| short(name, "type"))?;
-            let flags = c.u16().ok_or_else(|| short(name, "flags"))?;
+            let (addr, len) = (f.u64()?, f.u32()?);
+            let (ksym_type, flags) = (f.u16("type")?, f.u16("flags")?);
             RecordData::Ksymbol {
                 addr,
                 len,
                 ksym_type,
                 flags,
-                name: c_str(c.rest()),
+                name: f.text(),
             }
         }
         RecordType::BPF_EVENT => {
-            let type_ = c.u16().ok_or_else(|| short(name, "type"))?;
-            let flags = c.u16().ok_or_else(|| short(name, "flags"))?;
-            let id = u32f!();
+            let (type_, flags, id) = (f.u16("type")?, f.u16("flags")?, f.u32()?);
             let mut tag = [0u8; 8];
-            tag.copy_from_slice(c.bytes(8).ok_or_else(|| short(name, "tag"))?);
+            tag.copy_from_slice(f.bytes(8, "tag")?);
             RecordData::BpfEvent {
                 type_,
                 flags,
@@ -593,22 +649,31 @@ pub fn parse_record<'a>(
                 tag,
             }
         }
-        RecordType::CGROUP => RecordData::Cgroup {
-            id: u64f!(),
-            path: c_str(c.rest()),
-        },
         RecordType::TEXT_POKE => {
-            let addr = u64f!();
-            let old_len = c.u16().ok_or_else(|| short(name, "old_len"))? as usize;
-            let new_len = c.u16().ok_or_else(|| short(name, "new_len"))? as usize;
-            let old = c.bytes(old_len).ok_or_else(|| short(name, "old bytes"))?;
-            let new = c.bytes(new_len).ok_or_else(|| short(name, "new bytes"))?;
+            let addr = f.u64()?;
+            let old_len = f.u16("old_len")? as usize;
+            let new_len = f.u16("new_len")? as usize;
+            let old = f.bytes(old_len, "old bytes")?;
+            let new = f.bytes(new_len, "new bytes")?;
             RecordData::TextPoke { addr, old, new }
         }
-        RecordType::AUX_OUTPUT_HW_ID => RecordData::AuxOutputHwId { hw_id: u64f!() },
+        _ => RecordData::Other,
+    })
+}
+
+/// perf's own records (types from 64): build ids, AUX trace data, the
+/// header of a pipe, `perf stat`'s records, rounds, compressed data.
+fn perf_record<'a>(
+    kind: RecordType,
+    misc_bits: u16,
+    f: &mut Fields<'a>,
+    payload: &'a [u8],
+) -> Result<RecordData<'a>, ErrorKind> {
+    let (fields, endian) = (f.c.rest(), f.c.endian());
+    Ok(match kind {
         RecordType::HEADER_BUILD_ID => {
-            let pid = u32f!() as i32;
-            let id = c.bytes(24).ok_or_else(|| short(name, "build id"))?;
+            let pid = f.u32()? as i32;
+            let id = f.bytes(24, "build id")?;
             let n = if misc_bits & misc::BUILD_ID_SIZE != 0 {
                 (id[20] as usize).min(20)
             } else {
@@ -617,12 +682,12 @@ pub fn parse_record<'a>(
             RecordData::BuildId {
                 pid,
                 build_id: &id[..n],
-                filename: c_str(c.rest()),
+                filename: f.text(),
             }
         }
         RecordType::AUXTRACE => {
-            let (size, offset, reference) = (u64f!(), u64f!(), u64f!());
-            let (idx, tid, cpu) = (u32f!(), u32f!(), u32f!());
+            let (size, offset, reference) = (f.u64()?, f.u64()?, f.u64()?);
+            let (idx, tid, cpu) = (f.u32()?, f.u32()?, f.u32()?);
             RecordData::Auxtrace {
                 size,
                 offset,
@@ -633,22 +698,16 @@ pub fn parse_record<'a>(
                 data: payload,
             }
         }
-        RecordType::ID_INDEX => {
-            let nr = u64f!();
-            let words = nr
-                .checked_mul(4)
-                .ok_or_else(|| short(name, "entry count"))?;
-            RecordData::IdIndex {
-                entries: c.u64s(words).ok_or_else(|| short(name, "entries"))?,
-            }
-        }
+        RecordType::ID_INDEX => RecordData::IdIndex {
+            entries: f.entries(4)?,
+        },
         RecordType::HEADER_ATTR => {
             let (attr, ids) = user::header_attr(fields, endian)?;
             RecordData::HeaderAttr { attr, ids }
         }
         RecordType::HEADER_FEATURE => RecordData::HeaderFeature {
-            feature: u64f!(),
-            data: c.rest(),
+            feature: f.u64()?,
+            data: f.c.rest(),
         },
         RecordType::EVENT_UPDATE => {
             let (id, update) = user::event_update(fields, endian)?;
@@ -658,24 +717,18 @@ pub fn parse_record<'a>(
         RecordType::CPU_MAP => RecordData::CpuMap(user::cpu_map(fields, endian)?),
         RecordType::STAT => RecordData::Stat(user::stat(fields, endian)?),
         RecordType::STAT_ROUND => RecordData::StatRound {
-            type_: u64f!(),
-            time: u64f!(),
+            type_: f.u64()?,
+            time: f.u64()?,
         },
-        RecordType::STAT_CONFIG => {
-            let nr = u64f!();
-            let words = nr
-                .checked_mul(2)
-                .ok_or_else(|| short(name, "entry count"))?;
-            RecordData::StatConfig(c.u64s(words).ok_or_else(|| short(name, "entries"))?)
-        }
+        RecordType::STAT_CONFIG => RecordData::StatConfig(f.entries(2)?),
         RecordType::TIME_CONV => RecordData::TimeConv(user::time_conv(fields, endian)?),
         RecordType::AUXTRACE_INFO => {
-            let type_ = u32f!();
-            c.skip(4).ok_or_else(|| short(name, "reserved"))?;
-            let n = (c.remaining() / 8) as u64;
+            let type_ = f.u32()?;
+            f.c.skip(4).ok_or_else(|| short(f.name, "reserved"))?;
+            let n = (f.c.remaining() / 8) as u64;
             RecordData::AuxtraceInfo {
                 type_,
-                private: c.u64s(n).unwrap_or(U64s::EMPTY),
+                private: f.c.u64s(n).unwrap_or(U64s::EMPTY),
             }
         }
         RecordType::AUXTRACE_ERROR => {
@@ -685,6 +738,5 @@ pub fn parse_record<'a>(
         RecordType::FINISHED_INIT => RecordData::FinishedInit,
         RecordType::COMPRESSED | RecordType::COMPRESSED2 => RecordData::Compressed { data: fields },
         _ => RecordData::Other,
-    };
-    Ok((data, trailer))
+    })
 }
