@@ -44,21 +44,18 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                 .to_string()
         };
         match &o.status {
-            Status::Present(notes) => {
-                writeln!(
-                    out,
-                    "{} -> {} (already in the dataset; --force converts it again)",
-                    o.input,
-                    dir()
-                )?;
-                problems.extend(opt.policy.say(&o.input, notes));
-            }
-            Status::Converted { notes, .. } => {
-                writeln!(out, "{} -> {}", o.input, dir())?;
-                problems.extend(opt.policy.say(&o.input, notes));
-            }
+            Status::Present(_) => writeln!(
+                out,
+                "{} -> {} (already in the dataset; --force converts it again)",
+                o.input,
+                dir()
+            )?,
+            Status::Converted { .. } => writeln!(out, "{} -> {}", o.input, dir())?,
             Status::Failed(e) if e.contains(&o.input) => problems.push(e.clone()),
             Status::Failed(e) => problems.push(format!("{}: {e}", o.input)),
+        }
+        if let Some(notes) = o.notes() {
+            problems.extend(opt.policy.say(&o.input, notes));
         }
     }
     Ok(Outcome::from_problems(problems))

@@ -97,7 +97,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let (schema, batch) = diff::compare(&ca, &cb, by)?;
     output::emit(opt.format, opt.output.as_deref(), &schema, &[batch], out)?;
     Ok(Outcome::from_problems(
-        a.problem.into_iter().chain(b.problem).collect(),
+        a.problem.into_iter().chain(b.problem),
     ))
 }
 

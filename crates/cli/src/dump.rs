@@ -113,7 +113,7 @@ pub fn run(
     stream.run(&mut printing, &mut |done, total| bar.update(done, total))?;
     bar.finish();
     let problem = policy.say(&path.display().to_string(), &stream.finish().notes());
-    Ok(Outcome::from_problems(problem.into_iter().collect()))
+    Ok(Outcome::from_problems(problem))
 }
 
 /// The output's read of `perfq dump`: a line per record.

@@ -113,7 +113,7 @@ pub fn run(
     }
     out.flush()?;
     let problem = policy.damage(&path.display().to_string(), notes.damage.as_deref());
-    Ok(Outcome::from_problems(problem.into_iter().collect()))
+    Ok(Outcome::from_problems(problem))
 }
 
 /// Records that could not be decoded, by type.

@@ -108,7 +108,7 @@ impl Input {
 
     /// How the command ends once it has answered.
     pub fn outcome(&self) -> Outcome {
-        Outcome::from_problems(self.problem.iter().cloned().collect())
+        Outcome::from_problems(self.problem.clone())
     }
 
     /// A session over the dataset: only the input file's capture when

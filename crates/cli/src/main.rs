@@ -289,7 +289,8 @@ pub enum Outcome {
 
 impl Outcome {
     /// Success when nothing went wrong, else one line naming every problem.
-    pub fn from_problems(problems: Vec<String>) -> Outcome {
+    pub fn from_problems(problems: impl IntoIterator<Item = String>) -> Outcome {
+        let problems: Vec<String> = problems.into_iter().collect();
         if problems.is_empty() {
             Outcome::Ok
         } else {

@@ -87,7 +87,7 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
         eprintln!("perfq: note: {n}");
     }
     let problem = opt.policy.say(&path.display().to_string(), &report.read);
-    Ok(Outcome::from_problems(problem.into_iter().collect()))
+    Ok(Outcome::from_problems(problem))
 }
 
 /// Writes the text `line` makes of each row (given the row before it) in

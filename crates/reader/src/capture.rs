@@ -236,6 +236,13 @@ impl Capture {
         }
     }
 
+    /// Where the records are: the data section as read (to the end of the
+    /// file when the header gives no size or the file is cut; after the
+    /// pipe header in pipe mode).
+    pub fn data_range(&self) -> Range<u64> {
+        self.data.start as u64..self.data.end as u64
+    }
+
     /// The records in file order (fastest; what perf's counts are of).
     pub fn records(&self) -> FileRecords<'_> {
         FileRecords::new(

@@ -44,8 +44,8 @@ mod damage;
 pub use damage::{Count, Damage};
 
 use perfq_reader::{
-    Capture, EventIndex, MemberDelta, Mode, RawRecord, ReadDeltas, RecordData, RecordType,
-    ReleaseBehind, Sample, SampleId, Stats, TimeOrdered, Warning,
+    Capture, EventIndex, MemberDelta, RawRecord, ReadDeltas, RecordData, RecordType, ReleaseBehind,
+    Sample, SampleId, Stats, TimeOrdered, Warning,
 };
 use perfq_symbolize::{leaf_lookup, push_chain_lookups, FrameLookup, StackUnwinder, Symbolizer};
 
@@ -229,7 +229,7 @@ impl<'c> Stream<'c> {
         }
         progress(capture.file_len(), capture.file_len());
         if let Some(e) = self.damage.read_error.take() {
-            self.damage.unread_bytes = data_end(capture).saturating_sub(e.offset.0);
+            self.damage.unread_bytes = capture.data_range().end.saturating_sub(e.offset.0);
             self.damage.read_error = Some(e.with_path(capture.path()));
         }
         Ok(())
@@ -245,20 +245,6 @@ impl<'c> Stream<'c> {
             damage: self.damage,
             tracker: self.tracker,
         }
-    }
-}
-
-/// Where the records end: the data section's end, or the file's when the
-/// header does not say (a pipe, or a capture whose writer was killed).
-fn data_end(capture: &Capture) -> u64 {
-    let h = capture.header();
-    match h.mode {
-        Mode::File if h.data.size > 0 => h
-            .data
-            .offset
-            .saturating_add(h.data.size)
-            .min(capture.file_len()),
-        _ => capture.file_len(),
     }
 }
 
