@@ -1,7 +1,7 @@
 //! Callchains as a tree of tickets, and `--children` sums over it.
 //!
 //! The read hands every frame it looks up to the location-numbering
-//! thread as a ticket (`location_ids`); a frame shared with its thread's
+//! thread as a ticket (`numbering_thread`); a frame shared with its thread's
 //! previous callchain keeps that chain's ticket (`RecentChains`). So the
 //! tickets of callchain frames already form a tree: each new frame's
 //! caller is the ticket before it, or the last shared one. A sample keeps

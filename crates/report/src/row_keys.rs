@@ -14,7 +14,8 @@ use std::sync::Arc;
 use perfq_ids::IdTable;
 use rustc_hash::FxHashMap;
 
-use super::{Sym, Symbol};
+use crate::shown::Sym;
+use crate::Symbol;
 
 /// A key's symbol as looked up: names shared with the resolutions.
 #[derive(Clone, Copy, Debug)]

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use arrow_buffer::NullBuffer;
 use bytes::Bytes;
 use parquet::basic::{Compression, Encoding, PageType};
-use parquet::column::page::{CompressedPage, Page, PageWriter};
+use parquet::column::page::{CompressedPage, Page, PageWriteSpec, PageWriter};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
 use parquet::file::metadata::{ColumnChunkMetaData, OffsetIndexBuilder, PageEncodingStats};
@@ -161,33 +161,14 @@ pub(crate) fn chunk(
         i32::try_from(page.compressed_size).map_err(|_| general("page too large"))?,
     );
     offsets.append_row_count(rows as i64);
-    let stats = |page_type, encoding| PageEncodingStats {
-        page_type,
+    let written = Written {
+        codec,
         encoding,
-        count: 1,
+        levels,
+        dict,
+        page,
     };
-    let mut encodings = vec![Encoding::RLE, encoding];
-    let mut page_stats = vec![stats(PageType::DATA_PAGE, encoding)];
-    if dict.is_some() {
-        encodings.push(Encoding::PLAIN);
-        page_stats.insert(0, stats(PageType::DICTIONARY_PAGE, Encoding::PLAIN));
-    }
-    let size = |f: fn(&parquet::column::page::PageWriteSpec) -> usize| {
-        (dict.as_ref().map_or(0, f) + f(&page)) as i64
-    };
-    let mut metadata = ColumnChunkMetaData::builder(descr.clone())
-        .set_compression(codec)
-        .set_encodings(encodings)
-        .set_page_encoding_stats(page_stats)
-        .set_num_values(levels as i64)
-        .set_total_compressed_size(size(|p| p.compressed_size))
-        .set_total_uncompressed_size(size(|p| p.uncompressed_size))
-        .set_dictionary_page_offset(dict.as_ref().map(|d| d.offset as i64))
-        .set_data_page_offset(page.offset as i64);
-    if let Some(statistics) = statistics {
-        metadata = metadata.set_statistics(statistics);
-    }
-    let metadata = metadata.build()?;
+    let metadata = written.metadata(descr, statistics)?;
     let bytes = Bytes::from(sink.into_inner()?);
     let close = ColumnCloseResult {
         bytes_written: bytes.len() as u64,
@@ -198,6 +179,58 @@ pub(crate) fn chunk(
         offset_index: Some(offsets.build()),
     };
     Ok((bytes, close))
+}
+
+/// A column chunk's pages as written: what its metadata says of them.
+struct Written {
+    codec: Compression,
+    encoding: Encoding,
+    levels: usize,
+    dict: Option<PageWriteSpec>,
+    page: PageWriteSpec,
+}
+
+impl Written {
+    /// The chunk's metadata: its encodings, sizes, offsets and
+    /// `statistics`.
+    fn metadata(
+        &self,
+        descr: &ColumnDescPtr,
+        statistics: Option<Statistics>,
+    ) -> Result<ColumnChunkMetaData, ParquetError> {
+        let Written {
+            codec,
+            encoding,
+            levels,
+            dict,
+            page,
+        } = self;
+        let stats = |page_type, encoding| PageEncodingStats {
+            page_type,
+            encoding,
+            count: 1,
+        };
+        let mut encodings = vec![Encoding::RLE, *encoding];
+        let mut page_stats = vec![stats(PageType::DATA_PAGE, *encoding)];
+        if dict.is_some() {
+            encodings.push(Encoding::PLAIN);
+            page_stats.insert(0, stats(PageType::DICTIONARY_PAGE, Encoding::PLAIN));
+        }
+        let size = |f: fn(&PageWriteSpec) -> usize| (dict.as_ref().map_or(0, f) + f(page)) as i64;
+        let mut metadata = ColumnChunkMetaData::builder(descr.clone())
+            .set_compression(*codec)
+            .set_encodings(encodings)
+            .set_page_encoding_stats(page_stats)
+            .set_num_values(*levels as i64)
+            .set_total_compressed_size(size(|p| p.compressed_size))
+            .set_total_uncompressed_size(size(|p| p.uncompressed_size))
+            .set_dictionary_page_offset(dict.as_ref().map(|d| d.offset as i64))
+            .set_data_page_offset(page.offset as i64);
+        if let Some(statistics) = statistics {
+            metadata = metadata.set_statistics(statistics);
+        }
+        metadata.build()
+    }
 }
 
 pub(crate) fn general(why: &str) -> ParquetError {
@@ -223,11 +256,7 @@ const FAST_LEVELS: i32 = 2;
 /// 20,000 rows. A 2^16-entry table made up for it; the shorter matches
 /// ([`MIN_MATCH`]) do as well with the 2^14-entry table (64 KB, within a
 /// core's L2 cache), and compress faster though they take more
-/// instructions (fewer cache misses): on the 4× build capture's pages,
-/// stored uncompressed and compressed by `zstd -b` alternately, 3–13%
-/// faster under load (256 → 280, 329 → 338, 297 → 336 MB/s) and 1% smaller;
-/// its dataset came out 0.8% smaller (the frame-pointer build capture's
-/// 0.5% smaller, the DWARF one's 1.7% larger).
+/// instructions (fewer cache misses; docs/benchmarks.md).
 const HASH_LOG: u32 = 14;
 /// The shortest match zstd looks for (what level 1 takes for inputs up to
 /// 256 KB).

@@ -14,7 +14,7 @@ mod archive;
 mod inputs;
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::sync_channel;
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -170,91 +170,121 @@ pub fn run(
                 record(convert_one(job, dataset, &opt.convert, observer));
             });
         }
-        let mut index = 0;
-        let mut next = |input: String, bytes: u64| {
-            observer.found(index, &input, bytes);
-            index += 1;
-            index - 1
+        let mut feeder = Feeder {
+            tx,
+            spool: &spool,
+            observer,
+            record: &record,
+            index: 0,
         };
         for item in items {
-            match item {
-                Item::Problem { input, reason } => {
-                    let index = next(input.clone(), 0);
-                    record(failed(index, input, reason));
-                }
-                Item::Capture { path, symbols } => {
-                    let input = path.display().to_string();
-                    let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
-                    let index = next(input.clone(), bytes);
-                    let symbols = match symbols {
-                        None => None,
-                        Some(a) => match spooled(&spool, || {
-                            archive::extract_all(&a, archive::ArchiveKind::TarBz2, &spool.0)
-                        }) {
-                            Ok(dir) => Some(Arc::new(dir)),
-                            Err(e) => {
-                                record(failed(index, input, format!("{}: {e}", a.display())));
-                                continue;
-                            }
-                        },
-                    };
-                    let job = Job {
-                        index,
-                        input,
-                        path,
-                        bytes,
-                        _spooled: None,
-                        symbols,
-                    };
-                    if tx.send(job).is_err() {
-                        break;
-                    }
-                }
-                Item::Archive { path, kind } => {
-                    let shown = path.display().to_string();
-                    let mut sent = 0usize;
-                    let streamed = spooled(&spool, || {
-                        archive::stream(&path, kind, &spool.0, &mut |m| {
-                            let input = format!("{shown}!{}", m.name);
-                            let bytes = std::fs::metadata(&m.file.0).map_or(0, |m| m.len());
-                            let job = Job {
-                                index: next(input.clone(), bytes),
-                                input,
-                                path: m.file.0.clone(),
-                                bytes,
-                                _spooled: Some(m.file),
-                                symbols: m.symbols,
-                            };
-                            if tx.send(job).is_ok() {
-                                sent += 1;
-                            }
-                        })
-                    });
-                    match streamed {
-                        Ok(0) => {
-                            let index = next(shown.clone(), 0);
-                            record(failed(index, shown, "holds no perf.data capture".into()));
-                        }
-                        Ok(_) => {}
-                        Err(e) => {
-                            let index = next(shown.clone(), 0);
-                            let done = if sent > 0 {
-                                format!(" ({sent} captures before it were read)")
-                            } else {
-                                String::new()
-                            };
-                            record(failed(index, shown, format!("{e}{done}")));
-                        }
-                    }
-                }
+            if !feeder.feed(item) {
+                break;
             }
         }
-        drop(tx);
+        // Closing the channel ends the workers' loops.
+        drop(feeder);
     });
     drop(spool);
     let mut outcomes = outcomes.into_inner().unwrap_or_default();
     outcomes.sort_by_key(|o| o.index);
     Ok(outcomes)
+}
+
+/// The batch's reading side: each item found numbered, announced and
+/// sent to the workers as jobs, or recorded as a failure.
+struct Feeder<'a, R: Fn(Outcome)> {
+    tx: SyncSender<Job>,
+    spool: &'a SpoolDir,
+    observer: &'a dyn Observer,
+    record: &'a R,
+    /// The index the next input found gets.
+    index: usize,
+}
+
+impl<R: Fn(Outcome)> Feeder<'_, R> {
+    /// Feeds `item`'s captures to the workers; false once they are gone.
+    fn feed(&mut self, item: Item) -> bool {
+        match item {
+            Item::Problem { input, reason } => {
+                let index = self.next(&input, 0);
+                (self.record)(failed(index, input, reason));
+                true
+            }
+            Item::Capture { path, symbols } => self.capture(path, symbols),
+            Item::Archive { path, kind } => {
+                self.archive(&path, kind);
+                true
+            }
+        }
+    }
+
+    /// The index of `input` (of `bytes`), announced to the observer.
+    fn next(&mut self, input: &str, bytes: u64) -> usize {
+        self.observer.found(self.index, input, bytes);
+        self.index += 1;
+        self.index - 1
+    }
+
+    /// A capture file, with the build-id cache archived beside it.
+    fn capture(&mut self, path: PathBuf, symbols: Option<PathBuf>) -> bool {
+        let input = path.display().to_string();
+        let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+        let index = self.next(&input, bytes);
+        let symbols = match symbols {
+            None => None,
+            Some(a) => match spooled(self.spool, || {
+                archive::extract_all(&a, archive::ArchiveKind::TarBz2, &self.spool.0)
+            }) {
+                Ok(dir) => Some(Arc::new(dir)),
+                Err(e) => {
+                    (self.record)(failed(index, input, format!("{}: {e}", a.display())));
+                    return true;
+                }
+            },
+        };
+        let job = Job {
+            index,
+            input,
+            path,
+            bytes,
+            _spooled: None,
+            symbols,
+        };
+        self.tx.send(job).is_ok()
+    }
+
+    /// An archive's captures, each spooled and sent as it is read.
+    fn archive(&mut self, path: &Path, kind: archive::ArchiveKind) {
+        let shown = path.display().to_string();
+        let mut sent = 0usize;
+        let spool = self.spool;
+        let streamed = spooled(spool, || {
+            archive::stream(path, kind, &spool.0, &mut |m| {
+                let input = format!("{shown}!{}", m.name);
+                let bytes = std::fs::metadata(&m.file.0).map_or(0, |m| m.len());
+                let job = Job {
+                    index: self.next(&input, bytes),
+                    input,
+                    path: m.file.0.clone(),
+                    bytes,
+                    _spooled: Some(m.file),
+                    symbols: m.symbols,
+                };
+                if self.tx.send(job).is_ok() {
+                    sent += 1;
+                }
+            })
+        });
+        let problem = match streamed {
+            Ok(0) => "holds no perf.data capture".to_string(),
+            Ok(_) => return,
+            Err(e) if sent > 0 => format!("{e} ({sent} captures before it were read)"),
+            Err(e) => e,
+        };
+        let index = self.next(&shown, 0);
+        (self.record)(failed(index, shown, problem));
+    }
 }
 
 /// Runs `f` once the spool folder exists.

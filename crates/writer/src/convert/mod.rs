@@ -19,21 +19,20 @@ mod samples;
 mod schema;
 mod sideband;
 mod stacks;
-mod tickets;
 mod warm;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use perfq_ids::TicketBook;
 use perfq_reader::{Capture, Events, Mode, RawRecord, RecordData, ReleaseBehind, SampleId};
-use perfq_stream::{Consumer, Notes, SampleView, Stream, Tracker};
-use perfq_symbolize::{Config, FrameLookup, LocationCache, RecentChains, Symbolizer};
+use perfq_stream::{Consumer, Notes, Read, SampleView, Stream, Tracker};
+use perfq_symbolize::{Config, FrameLookup, Location, LocationCache, RecentChains, Symbolizer};
 
 use crate::{CaptureWriter, Error};
 use frames::{Frames, FramesThread};
 use samples::{SampleRow, SampleTables, Segments};
 use sideband::Sideband;
-use tickets::Tickets;
 use warm::Warmer;
 
 /// How to convert.
@@ -93,90 +92,20 @@ pub fn convert(
 ) -> Result<Conversion, Error> {
     let capture = Capture::open(path)?;
     let mut stream = Stream::new(&capture);
-    // Kernel symbols start loading on a thread of their own before the
-    // capture is hashed, so that the two overlap (a capture the dataset
-    // already holds then loads them for nothing: milliseconds from perf's
-    // saved copy, ~0.1 s from /proc/kallsyms, against the hash's reading
-    // of the whole file).
-    let symbolizer = opt.symbols.as_ref().map(|c| {
-        // Frames carry inline chains and file:line.
-        let config = Config {
-            inline: true,
-            ..c.clone()
-        };
-        Arc::new(Symbolizer::new(
-            &config,
-            stream.tracker().kernel_build_id(),
-            capture.meta().os_release.as_deref(),
-        ))
-    });
+    let symbolizer = start_symbolizer(opt, &capture, &stream);
     let hash = file_hash(&capture);
     let id = format!("{hash:016x}");
     let w = match CaptureWriter::create(dataset, &id, opt.force) {
         Err(Error::Exists(dir)) => return Ok(Conversion::Present { dir }),
         w => w?,
     };
-    let events = capture.events();
-    let segments = opt.stack_memory.map(|bytes| Segments {
-        bytes,
-        locations: capture.header().mode == Mode::File,
-    });
-    let mut reading = Reading {
-        events,
-        frames_table: FramesThread::new(Frames::create(&w, symbolizer.clone())?),
-        tables: SampleTables::create(&w, events, segments)?,
-        sideband: Sideband::create(&w)?,
-        warmer: symbolizer.clone().map(Warmer::start),
-        symbolizer: symbolizer.clone(),
-        segments: segments.is_some(),
-        cache: LocationCache::new(),
-        tickets: Tickets::default(),
-        chains: RecentChains::default(),
-        frames: Vec::new(),
-        branch_frames: Vec::new(),
-    };
+    let mut reading = Reading::new(&w, &capture, symbolizer.clone(), opt.stack_memory)?;
     stream.run(&mut reading, progress)?;
     let read = stream.finish();
-    let tracker = &read.tracker;
-    let Reading {
-        frames_table,
-        mut tables,
-        mut sideband,
-        mut warmer,
-        cache,
-        mut tickets,
-        chains,
-        ..
-    } = reading;
-    let samples = tables.count;
-    let data_src_values = std::mem::take(&mut tables.data_src);
-    // The samples thread finishes the samples and writes the stacks while
-    // this one symbolizes and writes the frames.
-    let mut pending = tables.finish(&mut tickets)?;
-    if read.damage.read_error.is_some() {
-        sideband.unread(read.damage.unread_bytes)?;
-    }
-    sideband.finish()?;
-    // The rest of the locations are symbolized here, once the segments
-    // handed over are written.
-    let mut frames_table = frames_table.finish()?;
-    let mut kept = None;
-    pending.locations(|locations| {
-        if let Some(w) = warmer.take() {
-            w.finish();
-        }
-        kept = Some(frames_table.write(tracker.dsos(), tracker.kernel_ref(), locations)?);
-        Ok(())
-    })?;
-    frames_table.finish()?;
-    dsos::write(&w, tracker, symbolizer.as_deref())?;
-    pending.wait()?;
-    let mut values: Vec<u64> = data_src_values.into_iter().collect();
-    values.sort_unstable();
-    data_src::write(&w, values.into_iter())?;
+    let samples = reading.tables.count;
+    let done_with = reading.finish(&w, &read, symbolizer.as_deref())?;
     meta::write_events(&w, &capture)?;
     meta::write_pmus(&w, &capture)?;
-
     let Notes { warnings, damage } = read.notes();
     meta::write_capture(
         &w,
@@ -193,13 +122,37 @@ pub fn convert(
     )?;
     // What was read before an error is kept; the error is reported.
     let dir = w.finish()?;
-    drop_in_background((capture, read.tracker, symbolizer, kept, chains, cache));
+    drop_in_background((capture, read.tracker, symbolizer, done_with));
     Ok(Conversion::Written(Converted {
         dir,
         samples,
         warnings,
         damage,
     }))
+}
+
+/// The symbolizer of a conversion with symbols: kernel symbols start
+/// loading on a thread of their own before the capture is hashed, so that
+/// the two overlap (a capture the dataset already holds then loads them
+/// for nothing: milliseconds from perf's saved copy, more from
+/// /proc/kallsyms, against the hash's reading of the whole file).
+fn start_symbolizer(
+    opt: &Options,
+    capture: &Capture,
+    stream: &Stream<'_>,
+) -> Option<Arc<Symbolizer>> {
+    opt.symbols.as_ref().map(|c| {
+        // Frames carry inline chains and file:line.
+        let config = Config {
+            inline: true,
+            ..c.clone()
+        };
+        Arc::new(Symbolizer::new(
+            &config,
+            stream.tracker().kernel_build_id(),
+            capture.meta().os_release.as_deref(),
+        ))
+    })
 }
 
 /// The read's side of a conversion: each record into its tables, each
@@ -215,12 +168,89 @@ struct Reading<'c> {
     /// ([`Options::stack_memory`]).
     segments: bool,
     /// Frames are located here and numbered by ticket; the samples thread
-    /// gives the locations their ids (see `tickets`).
+    /// gives the locations their ids (see `samples`).
     cache: LocationCache,
-    tickets: Tickets,
+    tickets: TicketBook<Location>,
     chains: RecentChains,
     frames: Vec<u32>,
     branch_frames: Vec<(u32, u32)>,
+}
+
+impl<'c> Reading<'c> {
+    /// The read of `capture` into `w`'s tables.
+    fn new(
+        w: &CaptureWriter,
+        capture: &'c Capture,
+        symbolizer: Option<Arc<Symbolizer>>,
+        stack_memory: Option<u64>,
+    ) -> Result<Self, Error> {
+        let events = capture.events();
+        let segments = stack_memory.map(|bytes| Segments {
+            bytes,
+            locations: capture.header().mode == Mode::File,
+        });
+        Ok(Reading {
+            events,
+            frames_table: FramesThread::new(Frames::create(w, symbolizer.clone())?),
+            tables: SampleTables::create(w, events, segments)?,
+            sideband: Sideband::create(w)?,
+            warmer: symbolizer.clone().map(Warmer::start),
+            symbolizer,
+            segments: segments.is_some(),
+            cache: LocationCache::new(),
+            tickets: TicketBook::default(),
+            chains: RecentChains::default(),
+            frames: Vec::new(),
+            branch_frames: Vec::new(),
+        })
+    }
+
+    /// Once the capture is read: the samples, stacks, sideband, frames,
+    /// DSOs and data sources written. Returns what is left to drop.
+    fn finish(
+        self,
+        w: &CaptureWriter,
+        read: &Read,
+        symbolizer: Option<&Symbolizer>,
+    ) -> Result<impl Send + 'static, Error> {
+        let tracker = &read.tracker;
+        let Reading {
+            frames_table,
+            mut tables,
+            mut sideband,
+            mut warmer,
+            cache,
+            mut tickets,
+            chains,
+            ..
+        } = self;
+        let data_src_values = std::mem::take(&mut tables.data_src);
+        // The samples thread finishes the samples and writes the stacks
+        // while this one symbolizes and writes the frames.
+        let mut pending = tables.finish(&mut tickets)?;
+        if read.damage.read_error.is_some() {
+            sideband.unread(read.damage.unread_bytes)?;
+        }
+        sideband.finish()?;
+        // The rest of the locations are symbolized here, once the
+        // segments handed over are written.
+        let mut frames_table = frames_table.finish()?;
+        let mut kept = None;
+        pending.locations(|locations| {
+            if let Some(w) = warmer.take() {
+                w.finish();
+            }
+            kept = Some(frames_table.write(tracker.dsos(), tracker.kernel_ref(), locations)?);
+            Ok(())
+        })?;
+        frames_table.finish()?;
+        dsos::write(w, tracker, symbolizer)?;
+        pending.wait()?;
+        let mut values: Vec<u64> = data_src_values.into_iter().collect();
+        values.sort_unstable();
+        data_src::write(w, values.into_iter())?;
+        Ok((kept, chains, cache))
+    }
 }
 
 impl Consumer for Reading<'_> {
@@ -263,7 +293,7 @@ impl Consumer for Reading<'_> {
                 cache.prefetch(pid, chain.unshared());
                 self.frames
                     .extend_from_slice(chain.finish(FrameLookup::lookup_bits, |f| {
-                        cache.number(tracker, pid, f, |l| tickets.ticket(l))
+                        cache.number(tracker, pid, f, tickets)
                     }));
                 tid
             }
@@ -281,7 +311,7 @@ impl Consumer for Reading<'_> {
             {
                 self.frames.last().copied()
             }
-            (Some(pid), Some(f)) => Some(cache.number(tracker, pid, &f, |l| tickets.ticket(l))),
+            (Some(pid), Some(f)) => Some(cache.number(tracker, pid, &f, tickets)),
             _ => None,
         };
         self.branch_frames.clear();
@@ -296,7 +326,7 @@ impl Consumer for Reading<'_> {
                     kernel: None,
                     context: None,
                 };
-                cache.number(tracker, pid, &f, |l| tickets.ticket(l))
+                cache.number(tracker, pid, &f, tickets)
             };
             self.branch_frames
                 .extend(b.entries().map(|e| (ticket(e.from), ticket(e.to))));

@@ -3,15 +3,14 @@
 //!
 //! The samples table and the stack tree are built on a thread of their
 //! own: the reading thread sends each sample's fields and frames (as
-//! location tickets, with the locations found, see [`tickets`]) in
-//! batches, and that thread gives the locations their ids, interns the
+//! location tickets, with the locations found: a [`TicketBook`]) in
+//! batches, and that thread gives the locations their ids (its
+//! [`TicketIds`]), interns the
 //! stack, writes the row and, at the end, the stacks table. Interning
 //! probes a table of hundreds of thousands of stacks per new frame, the
 //! largest cost per sample after decoding; on its own thread it overlaps
 //! the reading. Branch entries, whose endpoints are locations too, are
 //! written there as well.
-//!
-//! [`tickets`]: crate::convert::tickets
 //!
 //! A sample's group-read deltas also go into its own row, `m0..m15` by
 //! member position, so that per-sample counter values need no pivot of
@@ -21,6 +20,7 @@
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::thread::JoinHandle;
 
+use perfq_ids::{TicketBook, TicketIds};
 use perfq_reader::{BranchEntry, EventIndex, Events, MemberDelta, ReadDeltas, Sample};
 use perfq_symbolize::Location;
 use rustc_hash::FxHashSet;
@@ -29,7 +29,6 @@ use crate::convert::meta::members;
 use crate::convert::sample_columns::SampleColumns;
 use crate::convert::schema::{BRANCHES, MEMBER_COLUMNS, RAW, READ_VALUES, SAMPLES, STACKS};
 use crate::convert::stacks::Stacks;
-use crate::convert::tickets::{TicketIds, Tickets};
 use crate::{CaptureWriter, Error, Table};
 
 /// Samples a batch carries to the samples thread.
@@ -135,9 +134,16 @@ impl SampleTables {
         events: &Events,
         s: &Sample<'_>,
         row: SampleRow<'_>,
-        tickets: &mut Tickets,
+        tickets: &mut TicketBook<Location>,
     ) -> Result<(), Error> {
-        tickets.check()?;
+        if tickets.exhausted() {
+            // More frame lookups than tickets can number: the stacks
+            // written would be wrong.
+            return Err(Error::Arrow(format!(
+                "more than {} location lookups: the capture is too large to convert whole",
+                u32::MAX
+            )));
+        }
         let sample_id = self.count;
         self.members.clear();
         if s.read.is_some() {
@@ -234,7 +240,7 @@ impl SampleTables {
     /// Finishes the tables written on this thread and hands the last
     /// samples (and `tickets`' last locations) to the samples thread,
     /// which then writes the stacks table: [`Pending::wait`] for it.
-    pub(crate) fn finish(self, tickets: &mut Tickets) -> Result<Pending, Error> {
+    pub(crate) fn finish(self, tickets: &mut TicketBook<Location>) -> Result<Pending, Error> {
         self.read_values.finish()?;
         self.raw.finish()?;
         self.rows.finish(tickets)
@@ -419,7 +425,7 @@ impl RowsThread {
         frames: &[u32],
         members: &[Option<u64>],
         branches: Option<impl Iterator<Item = Branch>>,
-        tickets: &mut Tickets,
+        tickets: &mut TicketBook<Location>,
     ) -> Result<(), Error> {
         self.batch.rows.push(fields);
         self.batch.frames.extend_from_slice(frames);
@@ -434,7 +440,7 @@ impl RowsThread {
         Ok(())
     }
 
-    fn send(&mut self, tickets: &mut Tickets) -> Result<(), Error> {
+    fn send(&mut self, tickets: &mut TicketBook<Location>) -> Result<(), Error> {
         tickets.hand_over(&mut self.batch.locations);
         let next = match self.done.try_recv() {
             Ok(b) => b,
@@ -451,7 +457,7 @@ impl RowsThread {
             .unwrap_or_else(|| Error::Arrow("the samples thread stopped early".into())))
     }
 
-    fn finish(mut self, tickets: &mut Tickets) -> Result<Pending, Error> {
+    fn finish(mut self, tickets: &mut TicketBook<Location>) -> Result<Pending, Error> {
         // Sent even without rows: the last locations found must arrive.
         self.send(tickets)?;
         self.tx = None;
@@ -492,7 +498,7 @@ fn write_rows(
     mut tables: RowTables,
     segments: Option<Segments>,
 ) -> Result<(), Error> {
-    let mut ids = TicketIds::default();
+    let mut ids = TicketIds::new();
     let mut stacks = Stacks::default();
     let mut group = SampleColumns::new();
     for mut b in rx {
@@ -542,7 +548,7 @@ fn write_rows(
     // The reading thread waits for these to symbolize while this one
     // finishes the samples and writes the stacks. It may have stopped
     // early on an error: then nobody waits.
-    let _ = located.send(Located::Last(ids.into_locations()));
+    let _ = located.send(Located::Last(ids.into_numbered().keys));
     if !group.is_empty() {
         tables.samples.push_group(group.finish())?;
     }
@@ -552,7 +558,7 @@ fn write_rows(
 }
 
 /// Writes branch entry `b`, its endpoints' tickets made ids.
-fn write_branch(branches: &mut Table, b: &Branch, ids: &TicketIds) -> Result<(), Error> {
+fn write_branch(branches: &mut Table, b: &Branch, ids: &TicketIds<Location>) -> Result<(), Error> {
     let e = &b.entry;
     let f = e.flags();
     branches

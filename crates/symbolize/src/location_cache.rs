@@ -1,19 +1,16 @@
-//! Numbering the locations of a capture's frames: each distinct
-//! [`Location`] gets a dense id, in order of first appearance.
-//!
-//! A frame's location depends on its process's mappings at the time, so
-//! finding it is an address-space search; [`LocationCache`] remembers
-//! recent (process, address) answers while the mappings stay the same.
-//! What a location's number is comes from the caller: [`LocationInterner`]
-//! numbers them itself, and a caller on a busy thread can instead hand
-//! each location found to another thread and number it there (perfq's
-//! conversion does, by ticket).
+//! Finding the number of a frame's location fast: a frame's location
+//! depends on its process's mappings at the time, so finding it is an
+//! address-space search; [`LocationCache`] remembers recent (process,
+//! address) answers while the mappings stay the same. What a location's
+//! number is comes from the caller's [`Numbering`]: an [`Interner`] gives
+//! its id (as [`LocationInterner`] does), a ticket book a ticket that
+//! becomes its id on another thread (as perfq's conversion does).
 
 use crate::tracker::{in_kernel_space, space_of, FrameLookup, Location, Tracker, KERNEL_SPACE};
-use perfq_ids::{prefetch_line, IdTable};
+use perfq_ids::{prefetch_line, IdTable, Interner, Numbering};
 
-/// Sets of [`LocationCache`]: 2^17 sets of two entries, 8 MiB (the hash
-/// map it replaced held 2^18 entries in 21 MiB).
+/// Sets of [`LocationCache`]: 2^17 sets of two entries, 8 MiB, a fixed
+/// size whatever the capture.
 const CACHE_SETS: usize = 1 << 17;
 
 /// A remembered lookup: the frame's (address space, address, lookup bits)
@@ -114,15 +111,15 @@ impl LocationCache {
     }
 
     /// The number of the location of frame `f` of a sample of process
-    /// `pid`: remembered, or `number` of the location found now. Numbers
-    /// are the caller's; the cache only gives back the one `number` gave.
+    /// `pid`: remembered, or the number `numbering` gives the location
+    /// found now. The cache only gives back what `numbering` gave.
     #[inline]
     pub fn number(
         &mut self,
         tracker: &Tracker,
         pid: u32,
         f: &FrameLookup,
-        number: impl FnOnce(Location) -> u32,
+        numbering: &mut impl Numbering<Location>,
     ) -> u32 {
         if self.sets.is_empty() {
             self.sets = vec![CacheSet([CacheEntry::EMPTY; 2]); CACHE_SETS];
@@ -139,7 +136,7 @@ impl LocationCache {
         if let Some(e) = self.sets.get(at).and_then(|s| s.0.iter().find(|e| hit(e))) {
             return e.number;
         }
-        let n = number(tracker.locate(pid, f.lookup, f.kernel));
+        let n = numbering.number(tracker.locate(pid, f.lookup, f.kernel));
         if let Some(set) = self.sets.get_mut(at) {
             set.0[1] = set.0[0];
             set.0[0] = CacheEntry {
@@ -155,15 +152,11 @@ impl LocationCache {
 }
 
 /// Gives each distinct [`Location`] of a capture's frames a dense id, in
-/// order of first appearance, through a [`LocationCache`].
+/// order of first appearance: an [`Interner`] behind a [`LocationCache`].
 #[derive(Debug, Default)]
 pub struct LocationInterner {
     cache: LocationCache,
-    /// Location ids, hashed by their location: the locations themselves
-    /// are only in `locations` (a map keyed by location would hold each
-    /// twice; 8 bytes a slot instead of 32 on a million locations).
-    ids: IdTable,
-    locations: Vec<Location>,
+    ids: Interner<Location>,
 }
 
 impl LocationInterner {
@@ -174,20 +167,17 @@ impl LocationInterner {
 
     /// The id of the location of frame `f` of a sample of process `pid`.
     pub fn intern(&mut self, tracker: &Tracker, pid: u32, f: &FrameLookup) -> u32 {
-        let (ids, locations) = (&mut self.ids, &mut self.locations);
-        self.cache
-            .number(tracker, pid, f, |l| ids.id_in(l, locations))
+        self.cache.number(tracker, pid, f, &mut self.ids)
     }
 
     /// The id of location `l`, if it was interned.
     pub fn get(&self, l: &Location) -> Option<u32> {
-        self.ids
-            .find(IdTable::hash(l), |id| self.locations[id as usize] == *l)
+        self.ids.get(l)
     }
 
     /// The locations, by id.
     pub fn locations(&self) -> &[Location] {
-        &self.locations
+        self.ids.keys()
     }
 }
 
