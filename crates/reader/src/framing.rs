@@ -5,19 +5,20 @@
 //! over, where zstd `COMPRESSED`/`COMPRESSED2` records are expanded into
 //! the records they hold, and where every record type is counted.
 
-use std::collections::BTreeMap;
+mod decompress;
+mod stats;
 
 use crate::endian::Endian;
 use crate::error::{Error, ErrorKind, FileOffset, Result, Warning};
 use crate::events::{EventRef, Events};
 use crate::record_type::RecordType;
+use decompress::Decompressor;
+use stats::account;
+
+pub use stats::{Stats, TypeCount};
 
 /// Size of `perf_event_header`.
 pub const HEADER_LEN: usize = 8;
-
-/// Decompressed bytes that may pile up without forming one complete record
-/// (records are at most 64 KiB, so this only trips on corrupt input).
-const MAX_PENDING_DECOMPRESSED: usize = 64 << 20;
 
 /// A record as found in the file, not yet decoded.
 #[derive(Clone, Copy, Debug)]
@@ -39,95 +40,6 @@ pub struct RawRecord<'a> {
     pub event: EventRef,
     /// Its timestamp, when it carries one.
     pub time: Option<u64>,
-}
-
-/// Counts of one record type.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TypeCount {
-    /// Records at the top level of the data section.
-    pub top: u64,
-    /// Records found inside compressed records.
-    pub compressed: u64,
-}
-
-impl TypeCount {
-    /// Both together.
-    pub fn total(&self) -> u64 {
-        self.top + self.compressed
-    }
-}
-
-/// What a pass over the records saw.
-#[derive(Clone, Debug, Default)]
-pub struct Stats {
-    /// Counts of types below 128, indexed by type (the hot path: no
-    /// lookup structure per record).
-    small: Vec<TypeCount>,
-    /// Counts of other types.
-    large: BTreeMap<RecordType, TypeCount>,
-    /// Samples per event index.
-    pub samples_per_event: Vec<u64>,
-    /// Samples whose id matches no event.
-    pub samples_unknown_id: u64,
-    /// Samples whose event could not be told (no id in a multi-event capture).
-    pub samples_no_event: u64,
-    /// Sum of `LOST.lost`: records the kernel dropped.
-    pub lost_records: u64,
-    /// Sum of `LOST_SAMPLES.lost`.
-    pub lost_samples: u64,
-    /// Bytes produced by decompression.
-    pub decompressed_bytes: u64,
-    /// Bytes of the data section walked.
-    pub data_bytes: u64,
-    /// First and last sample time.
-    pub sample_time: Option<(u64, u64)>,
-}
-
-impl Stats {
-    /// Total `SAMPLE` records, inside compressed records too.
-    pub fn samples(&self) -> u64 {
-        self.count(RecordType::SAMPLE).total()
-    }
-
-    /// The counts of one record type.
-    pub fn count(&self, t: RecordType) -> TypeCount {
-        match self.small.get(t.0 as usize) {
-            Some(c) => *c,
-            None => self.large.get(&t).copied().unwrap_or_default(),
-        }
-    }
-
-    /// Every record type seen, in type order, with its counts.
-    pub fn by_type(&self) -> impl Iterator<Item = (RecordType, TypeCount)> + '_ {
-        let small = self
-            .small
-            .iter()
-            .enumerate()
-            .map(|(t, c)| (RecordType(t as u32), *c));
-        small
-            .chain(self.large.iter().map(|(t, c)| (*t, *c)))
-            .filter(|(_, c)| c.total() > 0)
-    }
-
-    fn entry(&mut self, t: RecordType) -> &mut TypeCount {
-        if self.small.is_empty() {
-            self.small = vec![TypeCount::default(); 128];
-        }
-        match self.small.get_mut(t.0 as usize) {
-            Some(c) => c,
-            None => self.large.entry(t).or_default(),
-        }
-    }
-}
-
-struct Decompressor {
-    dec: zstd::stream::raw::Decoder<'static>,
-    /// Decompressed bytes not yet split into records.
-    buf: Vec<u8>,
-    /// How much of `buf` has been handed out.
-    pos: usize,
-    /// The compressed record the bytes at `pos` came from.
-    container: u64,
 }
 
 /// Iterates the records of a data section in file order.
@@ -168,10 +80,7 @@ impl<'f> FileRecords<'f> {
             z_failed: false,
             no_decompression: false,
             done: false,
-            stats: Stats {
-                samples_per_event: vec![0; events.len()],
-                ..Stats::default()
-            },
+            stats: Stats::for_events(events.len()),
             warnings: Vec::new(),
         }
     }
@@ -262,6 +171,40 @@ impl<'f> FileRecords<'f> {
             return Ok(None);
         }
         let off = self.pos as u64;
+        let Some((kind, misc, size)) = self.top_level_header(off, remaining)? else {
+            return Ok(None);
+        };
+        let body_start = self.pos + HEADER_LEN;
+        let body_end = self.pos + size;
+        let body = &self.file[body_start..body_end];
+        let Some(payload_len) = self.trailing_payload(kind, body, off, size, remaining)? else {
+            return Ok(None);
+        };
+        self.pos = body_end + payload_len;
+        self.stats.data_bytes += (size + payload_len) as u64;
+        self.stats.entry(kind).top += 1;
+        if kind == RecordType::COMPRESSED || kind == RecordType::COMPRESSED2 {
+            self.decompress(kind, body, off)?;
+        }
+        Ok(Some(Loc::File {
+            off,
+            body_start,
+            body_end,
+            payload_len,
+            kind,
+            misc,
+        }))
+    }
+
+    /// The type, misc and size (`COMPRESSED2`'s corrected) of the record
+    /// at `off`, with `remaining` bytes of the data section left; `None`,
+    /// with a warning, where the capture is cut inside the record.
+    #[inline]
+    fn top_level_header(
+        &mut self,
+        off: u64,
+        remaining: usize,
+    ) -> Result<Option<(RecordType, u16, usize)>> {
         if remaining < HEADER_LEN {
             self.warnings.push(Warning::at(
                 off,
@@ -270,19 +213,7 @@ impl<'f> FileRecords<'f> {
             return Ok(None);
         }
         let h = &self.file[self.pos..self.pos + HEADER_LEN];
-        let e = self.endian;
-        let kind = RecordType(e.u32_at(h, 0).unwrap_or(0));
-        let misc = e.u16_at(h, 4).unwrap_or(0);
-        let mut size = e.u16_at(h, 6).unwrap_or(0) as usize;
-        if size < HEADER_LEN {
-            return Err(Error::at(
-                off,
-                ErrorKind::BadRecordSize {
-                    record_type: kind.0,
-                    size: size as u64,
-                },
-            ));
-        }
+        let (kind, misc, mut size) = record_header(self.endian, h, off)?;
         if kind == RecordType::COMPRESSED2 {
             size = self.compressed2_size(off, size)?;
         }
@@ -295,9 +226,21 @@ impl<'f> FileRecords<'f> {
             ));
             return Ok(None);
         }
-        let body_start = self.pos + HEADER_LEN;
-        let body_end = self.pos + size;
-        let body = &self.file[body_start..body_end];
+        Ok(Some((kind, misc, size)))
+    }
+
+    /// The length of the data that follows the record at `off` (`size`
+    /// bytes, `remaining` left with it) outside its size; `None`, with a
+    /// warning, where the capture is cut inside that data.
+    #[inline]
+    fn trailing_payload(
+        &mut self,
+        kind: RecordType,
+        body: &[u8],
+        off: u64,
+        size: usize,
+        remaining: usize,
+    ) -> Result<Option<usize>> {
         let payload_len = self.payload_len(kind, body, off)?;
         if payload_len > self.file.len() {
             // More than the whole file: not a cut capture but a wrong size.
@@ -319,20 +262,7 @@ impl<'f> FileRecords<'f> {
             ));
             return Ok(None);
         }
-        self.pos = body_end + payload_len;
-        self.stats.data_bytes += (size + payload_len) as u64;
-        self.stats.entry(kind).top += 1;
-        if kind == RecordType::COMPRESSED || kind == RecordType::COMPRESSED2 {
-            self.decompress(kind, body, off)?;
-        }
-        Ok(Some(Loc::File {
-            off,
-            body_start,
-            body_end,
-            payload_len,
-            kind,
-            misc,
-        }))
+        Ok(Some(payload_len))
     }
 
     /// perf >= 6.16 can write a COMPRESSED2 whose u16 size wrapped; the
@@ -392,117 +322,6 @@ impl<'f> FileRecords<'f> {
         })
     }
 
-    fn decompress(&mut self, kind: RecordType, body: &[u8], off: u64) -> Result<()> {
-        if self.z_failed || self.no_decompression {
-            return Ok(());
-        }
-        let data = if kind == RecordType::COMPRESSED2 {
-            let n = self.endian.u64_at(body, 0).unwrap_or(0);
-            match usize::try_from(n)
-                .ok()
-                .and_then(|n| body.get(8..8usize.checked_add(n)?))
-            {
-                Some(d) => d,
-                None => {
-                    return Err(Error::at(
-                        off,
-                        ErrorKind::ShortRecord {
-                            what: "COMPRESSED2",
-                            why: format!("data size {n} exceeds the record"),
-                        },
-                    ))
-                }
-            }
-        } else {
-            body
-        };
-        if self.z.is_none() {
-            let dec = zstd::stream::raw::Decoder::new()
-                .map_err(|e| Error::at(off, ErrorKind::Decompress(e.to_string())))?;
-            self.z = Some(Decompressor {
-                dec,
-                buf: Vec::new(),
-                pos: 0,
-                container: off,
-            });
-        }
-        let Some(z) = self.z.as_mut() else {
-            return Ok(());
-        };
-        // Keep only the unconsumed tail (a record split across chunks).
-        z.buf.drain(..z.pos);
-        z.pos = 0;
-        z.container = off;
-        use zstd::stream::raw::{InBuffer, Operation, OutBuffer};
-        let mut input = InBuffer::around(data);
-        let mut chunk = vec![0u8; 256 << 10];
-        loop {
-            let before = input.pos();
-            let mut out = OutBuffer::around(&mut chunk[..]);
-            let r = z.dec.run(&mut input, &mut out);
-            let produced = out.pos();
-            if let Err(e) = r {
-                self.z_failed = true;
-                self.warnings.push(Warning::at(
-                    off,
-                    format!("zstd decompression failed ({e}); the records in this and later compressed records are skipped"),
-                ));
-                return Ok(());
-            }
-            z.buf.extend_from_slice(&chunk[..produced]);
-            self.stats.decompressed_bytes += produced as u64;
-            if z.buf.len() > MAX_PENDING_DECOMPRESSED {
-                return Err(Error::at(
-                    off,
-                    ErrorKind::DecompressBomb(MAX_PENDING_DECOMPRESSED),
-                ));
-            }
-            let stalled = produced == 0 && input.pos() == before;
-            if stalled || (input.pos() >= data.len() && produced < chunk.len()) {
-                break;
-            }
-        }
-        Ok(())
-    }
-
-    fn next_decompressed(&mut self) -> Result<Option<Loc>> {
-        let Some(z) = self.z.as_mut() else {
-            return Ok(None);
-        };
-        let rest = &z.buf[z.pos..];
-        if rest.len() < HEADER_LEN {
-            return Ok(None);
-        }
-        let e = self.endian;
-        let kind = RecordType(e.u32_at(rest, 0).unwrap_or(0));
-        let misc = e.u16_at(rest, 4).unwrap_or(0);
-        let size = e.u16_at(rest, 6).unwrap_or(0) as usize;
-        if size < HEADER_LEN {
-            return Err(Error::at(
-                z.container,
-                ErrorKind::BadRecordSize {
-                    record_type: kind.0,
-                    size: size as u64,
-                },
-            ));
-        }
-        if size > rest.len() {
-            // The rest comes with the next compressed record.
-            return Ok(None);
-        }
-        let start = z.pos;
-        z.pos += size;
-        let container = z.container;
-        self.stats.entry(kind).compressed += 1;
-        Ok(Some(Loc::Decompressed {
-            container,
-            start,
-            end: start + size,
-            kind,
-            misc,
-        }))
-    }
-
     fn materialize(&mut self, loc: Loc) -> RawRecord<'_> {
         let (kind, misc, offset, compressed, body, payload): (_, _, _, _, &[u8], &[u8]) = match loc
         {
@@ -555,47 +374,6 @@ impl<'f> FileRecords<'f> {
     }
 }
 
-/// Per-record statistics that need the record's content.
-fn account(
-    stats: &mut Stats,
-    kind: RecordType,
-    body: &[u8],
-    event: EventRef,
-    time: Option<u64>,
-    e: Endian,
-) {
-    match kind {
-        RecordType::SAMPLE => {
-            match event {
-                EventRef::Known(i) => {
-                    if let Some(n) = stats.samples_per_event.get_mut(i.0) {
-                        *n += 1;
-                    }
-                }
-                EventRef::UnknownId(_) => stats.samples_unknown_id += 1,
-                EventRef::None => stats.samples_no_event += 1,
-            }
-            if let Some(t) = time {
-                stats.sample_time = Some(match stats.sample_time {
-                    Some((a, b)) => (a.min(t), b.max(t)),
-                    None => (t, t),
-                });
-            }
-        }
-        RecordType::LOST => {
-            stats.lost_records = stats
-                .lost_records
-                .saturating_add(e.u64_at(body, 8).unwrap_or(0))
-        }
-        RecordType::LOST_SAMPLES => {
-            stats.lost_samples = stats
-                .lost_samples
-                .saturating_add(e.u64_at(body, 0).unwrap_or(0))
-        }
-        _ => {}
-    }
-}
-
 #[derive(Clone, Copy, Debug)]
 enum Loc {
     File {
@@ -613,4 +391,24 @@ enum Loc {
         kind: RecordType,
         misc: u16,
     },
+}
+
+/// The type, misc and size of the record header at the start of `h`
+/// (at least [`HEADER_LEN`] bytes); a size smaller than the header is an
+/// error at file offset `off`.
+#[inline]
+fn record_header(e: Endian, h: &[u8], off: u64) -> Result<(RecordType, u16, usize)> {
+    let kind = RecordType(e.u32_at(h, 0).unwrap_or(0));
+    let misc = e.u16_at(h, 4).unwrap_or(0);
+    let size = e.u16_at(h, 6).unwrap_or(0) as usize;
+    if size < HEADER_LEN {
+        return Err(Error::at(
+            off,
+            ErrorKind::BadRecordSize {
+                record_type: kind.0,
+                size: size as u64,
+            },
+        ));
+    }
+    Ok((kind, misc, size))
 }

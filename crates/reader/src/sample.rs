@@ -417,6 +417,9 @@ fn short(field: &str, need: &str) -> ErrorKind {
 }
 
 /// Decodes a sample body (the bytes after the 8-byte record header).
+///
+/// The steps follow the kernel's field order; what they return borrows
+/// from `body`.
 pub fn parse_sample<'a>(
     body: &'a [u8],
     misc: u16,
@@ -429,136 +432,188 @@ pub fn parse_sample<'a>(
         misc,
         ..Sample::default()
     };
-    macro_rules! u64f {
-        ($name:literal) => {
-            c.u64().ok_or_else(|| short($name, "8 bytes"))?
-        };
-    }
-    if t.contains(SampleType::IDENTIFIER) {
-        s.identifier = Some(u64f!("identifier"));
-    }
-    if t.contains(SampleType::IP) {
-        s.ip = Some(u64f!("ip"));
-    }
-    if t.contains(SampleType::TID) {
-        s.pid = Some(c.u32().ok_or_else(|| short("pid", "4 bytes"))?);
-        s.tid = Some(c.u32().ok_or_else(|| short("tid", "4 bytes"))?);
-    }
-    if t.contains(SampleType::TIME) {
-        s.time = Some(u64f!("time"));
-    }
-    if t.contains(SampleType::ADDR) {
-        s.addr = Some(u64f!("addr"));
-    }
-    if t.contains(SampleType::ID) {
-        s.id = Some(u64f!("id"));
-    }
-    if t.contains(SampleType::STREAM_ID) {
-        s.stream_id = Some(u64f!("stream_id"));
-    }
-    if t.contains(SampleType::CPU) {
-        s.cpu = Some(c.u32().ok_or_else(|| short("cpu", "4 bytes"))?);
-        c.skip(4).ok_or_else(|| short("cpu", "4 reserved bytes"))?;
-    }
-    if t.contains(SampleType::PERIOD) {
-        s.period = Some(u64f!("period"));
-    }
+    parse_ids_and_times(&mut c, t, &mut s)?;
     if t.contains(SampleType::READ) {
         s.read = Some(parse_read(&mut c, attr.read_format)?);
     }
     if t.contains(SampleType::CALLCHAIN) {
-        let nr = u64f!("callchain nr");
-        let raw = c
-            .u64s(nr)
-            .ok_or_else(|| short("callchain", &format!("{nr} entries")))?;
-        s.callchain = Some(Callchain { raw });
+        s.callchain = Some(parse_callchain(&mut c)?);
     }
     if t.contains(SampleType::RAW) {
-        let size = c.u32().ok_or_else(|| short("raw size", "4 bytes"))?;
-        s.raw = Some(
-            c.bytes(size as usize)
-                .ok_or_else(|| short("raw", &format!("{size} bytes")))?,
-        );
+        s.raw = Some(parse_raw(&mut c)?);
     }
     if t.contains(SampleType::BRANCH_STACK) {
-        let nr = u64f!("branch stack nr");
-        let hw_idx = if attr.branch_sample_type.contains(BranchSampleType::HW_INDEX) {
-            Some(u64f!("branch hw_idx"))
-        } else {
-            None
-        };
-        let words = nr
-            .checked_mul(3)
-            .ok_or_else(|| short("branch stack", "entries"))?;
-        let entries = c
-            .u64s(words)
-            .ok_or_else(|| short("branch stack", &format!("{nr} entries")))?;
-        let counters = if attr.branch_sample_type.contains(BranchSampleType::COUNTERS) {
-            Some(
-                c.u64s(nr)
-                    .ok_or_else(|| short("branch counters", &format!("{nr} words")))?,
-            )
-        } else {
-            None
-        };
-        s.branch_stack = Some(BranchStack {
-            hw_idx,
-            entries,
-            counters,
-            endian,
-        });
+        s.branch_stack = Some(parse_branch_stack(&mut c, attr.branch_sample_type)?);
     }
     if t.contains(SampleType::REGS_USER) {
         s.regs_user = Some(parse_regs(&mut c, attr.sample_regs_user, "regs_user")?);
     }
     if t.contains(SampleType::STACK_USER) {
-        let size = u64f!("stack_user size");
-        let len = usize::try_from(size).map_err(|_| short("stack_user", "size fits memory"))?;
-        let data = c
-            .bytes(len)
-            .ok_or_else(|| short("stack_user", &format!("{size} bytes")))?;
-        // dyn_size is present only when size is not 0.
-        let dyn_size = if size != 0 {
-            Some(u64f!("stack_user dyn_size"))
-        } else {
-            None
-        };
-        s.stack_user = Some(StackUser { data, dyn_size });
+        s.stack_user = Some(parse_stack_user(&mut c)?);
     }
-    if t.intersects(SampleType::WEIGHT | SampleType::WEIGHT_STRUCT) {
-        s.weight = Some(u64f!("weight"));
-        s.weight_struct = t.contains(SampleType::WEIGHT_STRUCT);
-    }
-    if t.contains(SampleType::DATA_SRC) {
-        s.data_src = Some(u64f!("data_src"));
-    }
-    if t.contains(SampleType::TRANSACTION) {
-        s.transaction = Some(u64f!("transaction"));
-    }
+    parse_memory_access(&mut c, t, &mut s)?;
     if t.contains(SampleType::REGS_INTR) {
         s.regs_intr = Some(parse_regs(&mut c, attr.sample_regs_intr, "regs_intr")?);
     }
-    if t.contains(SampleType::PHYS_ADDR) {
-        s.phys_addr = Some(u64f!("phys_addr"));
-    }
-    if t.contains(SampleType::CGROUP) {
-        s.cgroup = Some(u64f!("cgroup"));
-    }
-    if t.contains(SampleType::DATA_PAGE_SIZE) {
-        s.data_page_size = Some(u64f!("data_page_size"));
-    }
-    if t.contains(SampleType::CODE_PAGE_SIZE) {
-        s.code_page_size = Some(u64f!("code_page_size"));
-    }
+    s.phys_addr = u64_field_if(&mut c, t, SampleType::PHYS_ADDR, "phys_addr")?;
+    s.cgroup = u64_field_if(&mut c, t, SampleType::CGROUP, "cgroup")?;
+    s.data_page_size = u64_field_if(&mut c, t, SampleType::DATA_PAGE_SIZE, "data_page_size")?;
+    s.code_page_size = u64_field_if(&mut c, t, SampleType::CODE_PAGE_SIZE, "code_page_size")?;
     if t.contains(SampleType::AUX) {
-        let size = u64f!("aux size");
-        let len = usize::try_from(size).map_err(|_| short("aux", "size fits memory"))?;
-        s.aux = Some(
-            c.bytes(len)
-                .ok_or_else(|| short("aux", &format!("{size} bytes")))?,
-        );
+        s.aux = Some(sized_bytes(&mut c, "aux size", "aux")?.1);
     }
     Ok(s)
+}
+
+/// The next 8-byte field, `name`d in the error when the body ends first.
+#[inline]
+fn u64_field(c: &mut Cursor<'_>, name: &str) -> Result<u64, ErrorKind> {
+    c.u64().ok_or_else(|| short(name, "8 bytes"))
+}
+
+/// The 8-byte field `name`, when the attr's `t` has `flag`.
+#[inline]
+fn u64_field_if(
+    c: &mut Cursor<'_>,
+    t: SampleType,
+    flag: SampleType,
+    name: &str,
+) -> Result<Option<u64>, ErrorKind> {
+    if t.contains(flag) {
+        u64_field(c, name).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+/// The 4-byte field `name`.
+#[inline]
+fn u32_field(c: &mut Cursor<'_>, name: &str) -> Result<u32, ErrorKind> {
+    c.u32().ok_or_else(|| short(name, "4 bytes"))
+}
+
+/// The fixed fields before the first variable-length one: `IDENTIFIER`
+/// through `PERIOD`.
+#[inline]
+fn parse_ids_and_times(
+    c: &mut Cursor<'_>,
+    t: SampleType,
+    s: &mut Sample<'_>,
+) -> Result<(), ErrorKind> {
+    s.identifier = u64_field_if(c, t, SampleType::IDENTIFIER, "identifier")?;
+    s.ip = u64_field_if(c, t, SampleType::IP, "ip")?;
+    if t.contains(SampleType::TID) {
+        s.pid = Some(u32_field(c, "pid")?);
+        s.tid = Some(u32_field(c, "tid")?);
+    }
+    s.time = u64_field_if(c, t, SampleType::TIME, "time")?;
+    s.addr = u64_field_if(c, t, SampleType::ADDR, "addr")?;
+    s.id = u64_field_if(c, t, SampleType::ID, "id")?;
+    s.stream_id = u64_field_if(c, t, SampleType::STREAM_ID, "stream_id")?;
+    if t.contains(SampleType::CPU) {
+        s.cpu = Some(u32_field(c, "cpu")?);
+        c.skip(4).ok_or_else(|| short("cpu", "4 reserved bytes"))?;
+    }
+    s.period = u64_field_if(c, t, SampleType::PERIOD, "period")?;
+    Ok(())
+}
+
+/// `CALLCHAIN`: `nr`, then `nr` entries.
+#[inline]
+fn parse_callchain<'a>(c: &mut Cursor<'a>) -> Result<Callchain<'a>, ErrorKind> {
+    let nr = u64_field(c, "callchain nr")?;
+    let raw = c
+        .u64s(nr)
+        .ok_or_else(|| short("callchain", &format!("{nr} entries")))?;
+    Ok(Callchain { raw })
+}
+
+/// `RAW`: a 4-byte size, then that many bytes.
+#[inline]
+fn parse_raw<'a>(c: &mut Cursor<'a>) -> Result<&'a [u8], ErrorKind> {
+    let size = u32_field(c, "raw size")?;
+    c.bytes(size as usize)
+        .ok_or_else(|| short("raw", &format!("{size} bytes")))
+}
+
+/// `BRANCH_STACK`: `nr`, `hw_idx` when asked for, `nr` entries of three
+/// words, then `nr` counters when asked for.
+#[inline]
+fn parse_branch_stack<'a>(
+    c: &mut Cursor<'a>,
+    bst: BranchSampleType,
+) -> Result<BranchStack<'a>, ErrorKind> {
+    let nr = u64_field(c, "branch stack nr")?;
+    let hw_idx = if bst.contains(BranchSampleType::HW_INDEX) {
+        Some(u64_field(c, "branch hw_idx")?)
+    } else {
+        None
+    };
+    let words = nr
+        .checked_mul(3)
+        .ok_or_else(|| short("branch stack", "entries"))?;
+    let entries = c
+        .u64s(words)
+        .ok_or_else(|| short("branch stack", &format!("{nr} entries")))?;
+    let counters = if bst.contains(BranchSampleType::COUNTERS) {
+        Some(
+            c.u64s(nr)
+                .ok_or_else(|| short("branch counters", &format!("{nr} words")))?,
+        )
+    } else {
+        None
+    };
+    Ok(BranchStack {
+        hw_idx,
+        entries,
+        counters,
+        endian: c.endian(),
+    })
+}
+
+/// `STACK_USER`: a size, that many bytes, and `dyn_size` when the size is
+/// not 0.
+#[inline]
+fn parse_stack_user<'a>(c: &mut Cursor<'a>) -> Result<StackUser<'a>, ErrorKind> {
+    let (size, data) = sized_bytes(c, "stack_user size", "stack_user")?;
+    let dyn_size = if size != 0 {
+        Some(u64_field(c, "stack_user dyn_size")?)
+    } else {
+        None
+    };
+    Ok(StackUser { data, dyn_size })
+}
+
+/// A 64-bit size (the field `size_name`), then that many bytes of `what`.
+#[inline]
+fn sized_bytes<'a>(
+    c: &mut Cursor<'a>,
+    size_name: &str,
+    what: &str,
+) -> Result<(u64, &'a [u8]), ErrorKind> {
+    let size = u64_field(c, size_name)?;
+    let len = usize::try_from(size).map_err(|_| short(what, "size fits memory"))?;
+    let data = c
+        .bytes(len)
+        .ok_or_else(|| short(what, &format!("{size} bytes")))?;
+    Ok((size, data))
+}
+
+/// What the sampled access cost and touched: `WEIGHT` (or
+/// `WEIGHT_STRUCT`), `DATA_SRC`, `TRANSACTION`.
+#[inline]
+fn parse_memory_access(
+    c: &mut Cursor<'_>,
+    t: SampleType,
+    s: &mut Sample<'_>,
+) -> Result<(), ErrorKind> {
+    if t.intersects(SampleType::WEIGHT | SampleType::WEIGHT_STRUCT) {
+        s.weight = Some(u64_field(c, "weight")?);
+        s.weight_struct = t.contains(SampleType::WEIGHT_STRUCT);
+    }
+    s.data_src = u64_field_if(c, t, SampleType::DATA_SRC, "data_src")?;
+    s.transaction = u64_field_if(c, t, SampleType::TRANSACTION, "transaction")?;
+    Ok(())
 }
 
 /// Decodes a `read_format` block (in samples and in `PERF_RECORD_READ`).
@@ -568,11 +623,10 @@ pub(crate) fn parse_read<'a>(
 ) -> Result<ReadValues<'a>, ErrorKind> {
     let has_id = rf.contains(ReadFormat::ID);
     let has_lost = rf.contains(ReadFormat::LOST);
-    let rd = |c: &mut Cursor<'a>, what: &str| c.u64().ok_or_else(|| short(what, "8 bytes"));
     // A word present only when `rf` has `flag`.
     let opt = |c: &mut Cursor<'a>, flag: ReadFormat, what: &str| {
         if rf.contains(flag) {
-            rd(c, what).map(Some)
+            u64_field(c, what).map(Some)
         } else {
             Ok(None)
         }
@@ -580,7 +634,7 @@ pub(crate) fn parse_read<'a>(
     // Group: {nr, [enabled], [running], {value, [id], [lost]} x nr}.
     // Single: {value, [enabled], [running], [id], [lost]}.
     // The first word: the member count of a group, or the single value.
-    let first = rd(c, "read nr/value")?;
+    let first = u64_field(c, "read nr/value")?;
     let group = rf.contains(ReadFormat::GROUP);
     let time_enabled = opt(c, ReadFormat::TOTAL_TIME_ENABLED, "read time_enabled")?;
     let time_running = opt(c, ReadFormat::TOTAL_TIME_RUNNING, "read time_running")?;

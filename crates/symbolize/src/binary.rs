@@ -53,11 +53,16 @@ pub(crate) fn map(path: &Path) -> Result<Arc<memmap2::Mmap>, BinaryError> {
 /// The build id of the ELF file at `path`, if it has one.
 pub fn file_build_id(path: &Path) -> Result<Option<Vec<u8>>, BinaryError> {
     let data = map(path)?;
-    let obj = object::File::parse(&data[..]).map_err(|err| BinaryError::Parse {
+    let obj = parse_object(path, &data)?;
+    Ok(obj.build_id().ok().flatten().map(<[u8]>::to_vec))
+}
+
+/// `data`, the bytes of the file `path`, read as an object file.
+fn parse_object<'d>(path: &Path, data: &'d [u8]) -> Result<object::File<'d>, BinaryError> {
+    object::File::parse(data).map_err(|err| BinaryError::Parse {
         path: path.into(),
         err,
-    })?;
-    Ok(obj.build_id().ok().flatten().map(<[u8]>::to_vec))
+    })
 }
 
 /// An ELF binary as mapped by a process, with its symbols and DWARF taken
@@ -202,117 +207,29 @@ impl Binary {
         disk: Option<&SymbolDisk>,
     ) -> Result<Binary, BinaryError> {
         let data = map(path)?;
-        let obj = object::File::parse(&data[..]).map_err(|err| BinaryError::Parse {
-            path: path.into(),
-            err,
-        })?;
+        let obj = parse_object(path, &data)?;
         let build_id = obj.build_id().ok().flatten().map(<[u8]>::to_vec);
-        let segments = obj
-            .segments()
-            .map(|s| {
-                let (off, size) = s.file_range();
-                (off, size, s.address())
-            })
-            .collect();
         let debug_data = match debug {
-            Some(p) => Some(map(p)?),
+            Some(p) => Some((p, map(p)?)),
             None => None,
         };
-        let debug_obj = match &debug_data {
-            Some(d) => Some(
-                object::File::parse(&d[..]).map_err(|err| BinaryError::Parse {
-                    path: debug.map(Path::to_path_buf).unwrap_or_default(),
-                    err,
-                })?,
-            ),
+        let debug_file = match &debug_data {
+            Some((p, d)) => Some((parse_object(p, d)?, d)),
             None => None,
         };
-        // A table is kept under the binary's build id, or, for binaries
-        // without one (Rust's toolchain libraries), the identity of the
-        // files it was read from. The sizes of the symbol sections and PLT
-        // relocations are part of the key (stripping keeps the build id).
-        let identity = build_id_hex(build_id.as_deref()).or_else(|| file_identity(path, debug));
-        let kept = disk.zip(identity.map(|id| {
-            let size =
-                |o: &object::File<'_>, name: &str| o.section_by_name(name).map_or(0, |s| s.size());
-            let src = debug_obj.as_ref().unwrap_or(&obj);
-            // `p3`: PLT (with its `.plt` header) and `.plt.got` stubs named
-            // as perf >= 6.3 names them.
-            format!(
-                "{id}-{}-{:x}-{:x}-{:x}-p3",
-                if debug_obj.is_some() { 'd' } else { 'r' },
-                size(src, ".symtab"),
-                size(&obj, ".dynsym"),
-                size(&obj, ".rela.plt")
-            )
-        }));
-        let symbols = match kept.as_ref().and_then(|(d, key)| d.load(key)) {
-            Some(t) => t,
-            None => {
-                let mut raw = debug_obj
-                    .as_ref()
-                    .map(|o| collect_functions(o.symbols()))
-                    .unwrap_or_default();
-                if raw.is_empty() {
-                    raw = collect_functions(obj.symbols());
-                }
-                if raw.is_empty() {
-                    raw = collect_functions(obj.dynamic_symbols());
-                }
-                let objs = [debug_obj.as_ref(), Some(&obj)];
-                let ifuncs = std::cell::OnceCell::new();
-                let ifunc_at = |addr: u64| {
-                    ifuncs
-                        .get_or_init(|| ifunc_names(objs.into_iter().flatten()))
-                        .get(&addr)
-                        .cloned()
-                };
-                raw.extend(plt_symbols(&obj, &ifunc_at));
-                raw.extend(plt_got_symbols(&obj));
-                let t = SymbolTable::new(raw);
-                if let Some((d, key)) = &kept {
-                    d.store(key, &t);
-                }
-                t
-            }
-        };
-        let has_dwarf = |o: &object::File<'_>| {
-            o.section_by_name(".debug_info")
-                .is_some_and(|s| s.size() > 0)
-        };
-        let dwarf_file = match (&debug_obj, &debug_data) {
-            (Some(o), Some(d)) if has_dwarf(o) => Some(d.clone()),
-            _ if has_dwarf(&obj) => Some(data.clone()),
-            _ => None,
-        };
-        let base_svma = obj
-            .segments()
-            .filter(|s| s.file_range().1 > 0)
-            .map(|s| s.address())
-            .min()
-            .unwrap_or(0);
-        let debug_frame = match (&debug_obj, &debug_data) {
-            (Some(o), Some(d)) => section_bytes(o, d, ".debug_frame"),
-            _ => None,
-        }
-        .or_else(|| section_bytes(&obj, &data, ".debug_frame"));
-        let unwind = UnwindSections {
-            base_svma,
-            text: section_bytes(&obj, &data, ".text"),
-            eh_frame: section_bytes(&obj, &data, ".eh_frame"),
-            eh_frame_hdr: section_bytes(&obj, &data, ".eh_frame_hdr"),
-            debug_frame,
-        };
+        let debug_obj = debug_file.as_ref().map(|(o, d)| (o, *d));
+        let key = symbol_table_key(path, debug, build_id.as_deref(), &obj, debug_obj);
+        let symbols = kept_or_read_symbols(disk.zip(key), &obj, debug_obj.map(|(o, _)| o));
         Ok(Binary {
             path: path.into(),
             build_id,
-            segments,
+            segments: load_segments(&obj),
             symbols,
             names: Mutex::default(),
-            dwarf_file,
+            dwarf_file: dwarf_file(&obj, &data, debug_obj),
             dwarf_sections: OnceLock::new(),
             debug_path: debug.map(Path::to_path_buf),
-            unwind,
+            unwind: unwind_sections(&obj, &data, debug_obj),
         })
     }
 
@@ -503,6 +420,131 @@ fn file_identity(path: &Path, debug: Option<&Path>) -> Option<String> {
     Some(format!("f{:016x}", h.finish()))
 }
 
+/// An object file with the mapped bytes it was read from.
+type Mapped<'o, 'd> = (&'o object::File<'d>, &'o Arc<memmap2::Mmap>);
+
+/// PT_LOAD segments: (file offset, file size, virtual address).
+fn load_segments(obj: &object::File<'_>) -> Vec<(u64, u64, u64)> {
+    obj.segments()
+        .map(|s| {
+            let (off, size) = s.file_range();
+            (off, size, s.address())
+        })
+        .collect()
+}
+
+/// The key a binary's symbol table is kept under on the symbol disk: its
+/// build id, or, for binaries without one (Rust's toolchain libraries),
+/// the identity of the files it was read from. The sizes of the symbol
+/// sections and PLT relocations are part of the key (stripping keeps the
+/// build id).
+fn symbol_table_key(
+    path: &Path,
+    debug: Option<&Path>,
+    build_id: Option<&[u8]>,
+    obj: &object::File<'_>,
+    debug_obj: Option<Mapped<'_, '_>>,
+) -> Option<String> {
+    let id = build_id_hex(build_id).or_else(|| file_identity(path, debug))?;
+    let size = |o: &object::File<'_>, name: &str| o.section_by_name(name).map_or(0, |s| s.size());
+    let src = debug_obj.map_or(obj, |(o, _)| o);
+    // `p3`: PLT (with its `.plt` header) and `.plt.got` stubs named
+    // as perf >= 6.3 names them.
+    Some(format!(
+        "{id}-{}-{:x}-{:x}-{:x}-p3",
+        if debug_obj.is_some() { 'd' } else { 'r' },
+        size(src, ".symtab"),
+        size(obj, ".dynsym"),
+        size(obj, ".rela.plt")
+    ))
+}
+
+/// The symbol table `kept` holds under its key, else the one read from
+/// the files (and then kept there).
+fn kept_or_read_symbols(
+    kept: Option<(&SymbolDisk, String)>,
+    obj: &object::File<'_>,
+    debug_obj: Option<&object::File<'_>>,
+) -> SymbolTable {
+    if let Some(t) = kept.as_ref().and_then(|(d, key)| d.load(key)) {
+        return t;
+    }
+    let t = read_symbols(obj, debug_obj);
+    if let Some((d, key)) = &kept {
+        d.store(key, &t);
+    }
+    t
+}
+
+/// The functions of the first of (debug file, runtime file) that has a
+/// `.symtab`, else of the runtime `.dynsym`, with the PLT and `.plt.got`
+/// stubs of the runtime file.
+fn read_symbols(obj: &object::File<'_>, debug_obj: Option<&object::File<'_>>) -> SymbolTable {
+    let mut raw = debug_obj
+        .map(|o| collect_functions(o.symbols()))
+        .unwrap_or_default();
+    if raw.is_empty() {
+        raw = collect_functions(obj.symbols());
+    }
+    if raw.is_empty() {
+        raw = collect_functions(obj.dynamic_symbols());
+    }
+    let objs = [debug_obj, Some(obj)];
+    let ifuncs = std::cell::OnceCell::new();
+    let ifunc_at = |addr: u64| {
+        ifuncs
+            .get_or_init(|| ifunc_names(objs.into_iter().flatten()))
+            .get(&addr)
+            .cloned()
+    };
+    raw.extend(plt_symbols(obj, &ifunc_at));
+    raw.extend(plt_got_symbols(obj));
+    SymbolTable::new(raw)
+}
+
+/// The file whose DWARF is used: the debug file when it has DWARF, else
+/// the runtime file when it has.
+fn dwarf_file(
+    obj: &object::File<'_>,
+    data: &Arc<memmap2::Mmap>,
+    debug_obj: Option<Mapped<'_, '_>>,
+) -> Option<Arc<memmap2::Mmap>> {
+    let has_dwarf = |o: &object::File<'_>| {
+        o.section_by_name(".debug_info")
+            .is_some_and(|s| s.size() > 0)
+    };
+    match debug_obj {
+        Some((o, d)) if has_dwarf(o) => Some(d.clone()),
+        _ if has_dwarf(obj) => Some(data.clone()),
+        _ => None,
+    }
+}
+
+/// The runtime file's sections for unwinding, with `.debug_frame` from
+/// the debug file when it has one.
+fn unwind_sections(
+    obj: &object::File<'_>,
+    data: &Arc<memmap2::Mmap>,
+    debug_obj: Option<Mapped<'_, '_>>,
+) -> UnwindSections {
+    let base_svma = obj
+        .segments()
+        .filter(|s| s.file_range().1 > 0)
+        .map(|s| s.address())
+        .min()
+        .unwrap_or(0);
+    let debug_frame = debug_obj
+        .and_then(|(o, d)| section_bytes(o, d, ".debug_frame"))
+        .or_else(|| section_bytes(obj, data, ".debug_frame"));
+    UnwindSections {
+        base_svma,
+        text: section_bytes(obj, data, ".text"),
+        eh_frame: section_bytes(obj, data, ".eh_frame"),
+        eh_frame_hdr: section_bytes(obj, data, ".eh_frame_hdr"),
+        debug_frame,
+    }
+}
+
 /// A binary's DWARF sections, decompressed.
 struct DwarfSections {
     endian: gimli::RunTimeEndian,
@@ -576,35 +618,106 @@ fn plt_symbols(
     ifuncs: &dyn Fn(u64) -> Option<String>,
 ) -> Vec<RawSymbol<'static>> {
     let mut out = Vec::new();
+    let Some((rels, is_rela)) = plt_relocations(obj) else {
+        return out;
+    };
+    let Some(lazy) = obj.section_by_name(".plt") else {
+        return out;
+    };
+    let (plt, header, stride) = plt_stub_layout(obj, lazy, rels.len() as u64, &mut out);
+    let Some(dynsyms) = obj.dynamic_symbol_table() else {
+        return out;
+    };
+    let (file_base, _) = plt.file_range().unwrap_or((plt.address(), 0));
+    for (i, r) in rels.iter().enumerate() {
+        let at = header + stride * i as u64;
+        let name = dynamic_symbol_name(&dynsyms, r.sym)
+            .or_else(|| {
+                (is_rela
+                    && r.ty == u64::from(object::elf::R_X86_64_IRELATIVE.0)
+                    && obj.architecture() == object::Architecture::X86_64)
+                    .then(|| ifuncs(r.addend))
+                    .flatten()
+            })
+            .unwrap_or_else(|| format!("offset_{:#x}", file_base.wrapping_add(at)));
+        out.push(stub(
+            plt.address().wrapping_add(at),
+            stride,
+            format!("{name}@plt"),
+        ));
+    }
+    out
+}
+
+/// A relocation of `.rela.plt` or `.rel.plt`.
+struct PltReloc {
+    /// The GOT slot it fills.
+    slot: u64,
+    /// Its symbol's index in the dynamic symbol table.
+    sym: u64,
+    /// Its type.
+    ty: u64,
+    /// Its addend (0 for REL).
+    addend: u64,
+}
+
+/// The PLT relocations (`.rela.plt`, else `.rel.plt`), in the order of
+/// the stubs they name: sorted by GOT slot on x86. With whether they are
+/// RELA (have addends).
+fn plt_relocations(obj: &object::File<'_>) -> Option<(Vec<PltReloc>, bool)> {
     let (rel, is_rela) = match (
         obj.section_by_name(".rela.plt"),
         obj.section_by_name(".rel.plt"),
     ) {
         (Some(s), _) => (s, true),
         (None, Some(s)) => (s, false),
-        _ => return out,
+        _ => return None,
     };
-    let Ok(data) = rel.data() else { return out };
+    let data = rel.data().ok()?;
     let is64 = obj.is_64();
     let width = if is64 { 8 } else { 4 };
     let entry = width * if is_rela { 3 } else { 2 };
-    let x86 = matches!(
-        obj.architecture(),
-        object::Architecture::X86_64
-            | object::Architecture::X86_64_X32
-            | object::Architecture::I386
-    );
-    let count = (data.len() / entry) as u64;
-    let Some(lazy) = obj.section_by_name(".plt") else {
-        return out;
-    };
-    // The `.plt` header (the lazy binder's entry) is a symbol of its own,
-    // `.plt`, as perf names it; with IBT's `.plt.sec` holding the stubs,
-    // all of `.plt` is (its lazy-binding pushes are not the stubs callers
-    // jump to).
+    let little = obj.is_little_endian();
+    let mut rels: Vec<PltReloc> = data
+        .chunks_exact(entry)
+        .map(|r| {
+            let word = |b: &[u8]| elf_word(b, little);
+            let (offset, info) = (word(&r[..width]), word(&r[width..2 * width]));
+            let addend = if is_rela { word(&r[2 * width..]) } else { 0 };
+            let (sym, ty) = if is64 {
+                (info >> 32, info & 0xffff_ffff)
+            } else {
+                (info >> 8, info & 0xff)
+            };
+            PltReloc {
+                slot: offset,
+                sym,
+                ty,
+                addend,
+            }
+        })
+        .collect();
+    if is_x86(obj.architecture()) {
+        rels.sort_by_key(|r| r.slot);
+    }
+    Some((rels, is_rela))
+}
+
+/// Where the stubs of `count` PLT relocations are: their section (`.plt`,
+/// or `.plt.sec` with IBT), the first one's offset in it and the stride.
+/// The `.plt` header (the lazy binder's entry) is a symbol of its own,
+/// `.plt`, as perf names it, pushed to `out`; with IBT's `.plt.sec`
+/// holding the stubs, all of `.plt` is (its lazy-binding pushes are not
+/// the stubs callers jump to).
+fn plt_stub_layout<'d, 'f>(
+    obj: &'f object::File<'d>,
+    lazy: object::Section<'d, 'f>,
+    count: u64,
+    out: &mut Vec<RawSymbol<'static>>,
+) -> (object::Section<'d, 'f>, u64, u64) {
     let header_symbol = |size: u64| stub(lazy.address(), size, ".plt".to_owned());
-    let (plt, header, stride) = match obj.section_by_name(".plt.sec") {
-        Some(sec) if x86 => {
+    match obj.section_by_name(".plt.sec") {
+        Some(sec) if is_x86(obj.architecture()) => {
             out.push(header_symbol(lazy.size()));
             (sec, 0, 16)
         }
@@ -623,69 +736,47 @@ fn plt_symbols(
                 (lazy, header, stride)
             }
         }
-    };
-    let Some(dynsyms) = obj.dynamic_symbol_table() else {
-        return out;
-    };
-    let little = obj.is_little_endian();
-    let word = |b: &[u8]| -> u64 {
-        match *b {
-            [a, b, c, d] => {
-                let x = [a, b, c, d];
-                u64::from(if little {
-                    u32::from_le_bytes(x)
-                } else {
-                    u32::from_be_bytes(x)
-                })
-            }
-            _ => {
-                let x: [u8; 8] = b.try_into().unwrap_or_default();
-                if little {
-                    u64::from_le_bytes(x)
-                } else {
-                    u64::from_be_bytes(x)
-                }
+    }
+}
+
+/// A 4- or 8-byte word of an ELF file, little- or big-endian.
+fn elf_word(b: &[u8], little: bool) -> u64 {
+    match *b {
+        [a, b, c, d] => {
+            let x = [a, b, c, d];
+            u64::from(if little {
+                u32::from_le_bytes(x)
+            } else {
+                u32::from_be_bytes(x)
+            })
+        }
+        _ => {
+            let x: [u8; 8] = b.try_into().unwrap_or_default();
+            if little {
+                u64::from_le_bytes(x)
+            } else {
+                u64::from_be_bytes(x)
             }
         }
-    };
-    // (GOT slot, symbol index, type, addend) of each relocation.
-    let mut rels: Vec<(u64, u64, u64, u64)> = data
-        .chunks_exact(entry)
-        .map(|r| {
-            let (offset, info) = (word(&r[..width]), word(&r[width..2 * width]));
-            let addend = if is_rela { word(&r[2 * width..]) } else { 0 };
-            if is64 {
-                (offset, info >> 32, info & 0xffff_ffff, addend)
-            } else {
-                (offset, info >> 8, info & 0xff, addend)
-            }
-        })
-        .collect();
-    if x86 {
-        rels.sort_by_key(|r| r.0);
     }
-    let (file_base, _) = plt.file_range().unwrap_or((plt.address(), 0));
-    for (i, &(_, sym, ty, addend)) in rels.iter().enumerate() {
-        let at = header + stride * i as u64;
-        let name = dynsyms
-            .symbol_by_index(object::SymbolIndex(sym as usize))
-            .ok()
-            .and_then(|s| s.name().ok().filter(|n| !n.is_empty()).map(str::to_owned))
-            .or_else(|| {
-                (is_rela
-                    && ty == u64::from(object::elf::R_X86_64_IRELATIVE.0)
-                    && obj.architecture() == object::Architecture::X86_64)
-                    .then(|| ifuncs(addend))
-                    .flatten()
-            })
-            .unwrap_or_else(|| format!("offset_{:#x}", file_base.wrapping_add(at)));
-        out.push(stub(
-            plt.address().wrapping_add(at),
-            stride,
-            format!("{name}@plt"),
-        ));
-    }
-    out
+}
+
+/// Whether `arch` is one of x86's, whose PLTs perf names by GOT slot.
+fn is_x86(arch: object::Architecture) -> bool {
+    matches!(
+        arch,
+        object::Architecture::X86_64
+            | object::Architecture::X86_64_X32
+            | object::Architecture::I386
+    )
+}
+
+/// The name of dynamic symbol `index`, unless it has none.
+fn dynamic_symbol_name(table: &object::SymbolTable<'_, '_>, index: u64) -> Option<String> {
+    table
+        .symbol_by_index(object::SymbolIndex(index as usize))
+        .ok()
+        .and_then(|s| s.name().ok().filter(|n| !n.is_empty()).map(str::to_owned))
 }
 
 /// A synthesized PLT symbol: global, as perf makes them.
@@ -724,12 +815,7 @@ fn section_entsize(obj: &object::File<'_>, name: &str) -> Option<u64> {
 fn plt_got_symbols(obj: &object::File<'_>) -> Vec<RawSymbol<'static>> {
     let mut out = Vec::new();
     let arch = obj.architecture();
-    if !matches!(
-        arch,
-        object::Architecture::X86_64
-            | object::Architecture::X86_64_X32
-            | object::Architecture::I386
-    ) {
+    if !is_x86(arch) {
         return out;
     }
     let Some(sec) = obj.section_by_name(".plt.got") else {
@@ -764,13 +850,7 @@ fn plt_got_symbols(obj: &object::File<'_>) -> Vec<RawSymbol<'static>> {
         let name = entry
             .and_then(jmp_target)
             .and_then(|to| slots.get(&sec.address().wrapping_add(at).wrapping_add(to)))
-            .and_then(|&i| {
-                dynsyms
-                    .as_ref()?
-                    .symbol_by_index(object::SymbolIndex(i as usize))
-                    .ok()
-            })
-            .and_then(|s| s.name().ok().filter(|n| !n.is_empty()).map(str::to_owned))
+            .and_then(|&i| dynamic_symbol_name(dynsyms.as_ref()?, i))
             .unwrap_or_else(|| format!("offset_{:#x}", file_base.wrapping_add(at)));
         out.push(stub(
             sec.address().wrapping_add(at),

@@ -535,19 +535,11 @@ impl Symbolizer {
             return self.resolve_jit(dsos, id, idx);
         }
         if dso.kind == DsoKind::Anon {
-            return idx
-                .iter()
-                .map(|&(off, _)| unresolved(name.clone(), off, Unresolved::Anonymous))
-                .collect();
+            return all_unresolved(&name, idx, Unresolved::Anonymous);
         }
         let bin = match self.binary(dsos, id) {
             Ok(b) => b,
-            Err(why) => {
-                return idx
-                    .iter()
-                    .map(|&(off, _)| unresolved(name.clone(), off, why.clone()))
-                    .collect()
-            }
+            Err(why) => return all_unresolved(&name, idx, why),
         };
         let ctx = if self.inline { bin.dwarf() } else { None };
         // Building the context reads every unit's root entry, address
@@ -560,75 +552,119 @@ impl Symbolizer {
         if ctx.is_some() {
             bin.release_dwarf_pages();
         }
-        // Each function's name is demangled once (C++ and Rust names cost
-        // microseconds each; a capture of a large binary has hundreds of
-        // thousands of locations in a few thousand functions, and a report
-        // resolves them a slice at a time). The locations come sorted by
-        // address, so those of one function follow each other: the last
-        // one's names are at hand without a lookup.
-        let mut last: Option<(u64, Arc<str>, Arc<str>)> = None;
-        let mut inline_names: FxHashMap<String, String> = FxHashMap::default();
-        // (displayed, as stored), shared by the function's locations.
-        let mut names = |s: crate::symtab::Symbol<'_>| -> (Arc<str>, Arc<str>) {
-            match &last {
-                Some((start, shown, raw)) if *start == s.start => (shown.clone(), raw.clone()),
-                _ => {
-                    let (shown, raw) = bin.names().of(s);
-                    last = Some((s.start, Arc::clone(&shown), Arc::clone(&raw)));
-                    (shown, raw)
-                }
-            }
-        };
-        let path: Arc<Path> = Arc::from(bin.path());
+        let mut lookup = BinaryLookup::new(&bin, ctx, name);
         let resolved = idx
             .iter()
             .enumerate()
             .map(|(n, &(off, _))| {
-                if ctx.is_some() && n % RELEASE_DWARF_EVERY == RELEASE_DWARF_EVERY - 1 {
+                if lookup.ctx.is_some() && n % RELEASE_DWARF_EVERY == RELEASE_DWARF_EVERY - 1 {
                     bin.release_dwarf_pages();
                 }
-                let vaddr = bin.vaddr_of_offset(off);
-                let sym = bin.symbols().find(vaddr);
-                let mut inlined = ctx
-                    .as_ref()
-                    .map(|c| inline_frames(c, vaddr, &mut inline_names))
-                    .unwrap_or_default();
-                // Without DWARF for the address, the symbol is its only
-                // level, as binutils addr2line reports it.
-                if let (true, Some(_), Some(s)) = (inlined.is_empty(), &ctx, sym) {
-                    inlined.push(InlineFrame {
-                        function: Some(names(s).0.to_string()),
-                        raw_function: Some(s.name.to_string()),
-                        file: None,
-                        line: None,
-                    });
-                }
-                let binary = Some((Arc::clone(&path), vaddr));
-                match sym {
-                    Some(s) => {
-                        let (shown, raw) = names(s);
-                        Resolved {
-                            dso: name.clone(),
-                            symbol: Some(shown),
-                            raw_symbol: Some(raw),
-                            reason: None,
-                            addr: off,
-                            inlined,
-                            binary,
-                        }
-                    }
-                    None => Resolved {
-                        inlined,
-                        binary,
-                        ..unresolved(name.clone(), off, Unresolved::NoSymbol)
-                    },
-                }
+                lookup.resolve(off)
             })
             .collect();
-        if ctx.is_some() {
+        if lookup.ctx.is_some() {
             bin.release_dwarf_pages();
         }
         resolved
+    }
+}
+
+/// Each of the locations `idx` of the DSO `name`, unresolved for `why`.
+fn all_unresolved(name: &Arc<str>, idx: &[Keyed], why: Unresolved) -> Vec<Resolved> {
+    idx.iter()
+        .map(|&(off, _)| unresolved(name.clone(), off, why.clone()))
+        .collect()
+}
+
+/// File offsets of one binary resolved to its symbols and, with a DWARF
+/// context, to their inline chains.
+struct BinaryLookup<'b> {
+    bin: &'b Binary,
+    ctx: Option<addr2line::Context<crate::binary::Reader>>,
+    /// The DSO's short name.
+    dso: Arc<str>,
+    path: Arc<Path>,
+    /// Each function's name is demangled once (C++ and Rust names cost
+    /// microseconds each; a capture of a large binary has hundreds of
+    /// thousands of locations in a few thousand functions, and a report
+    /// resolves them a slice at a time). The locations come sorted by
+    /// address, so those of one function follow each other: the last
+    /// one's (start, shown, stored) names are at hand without a lookup.
+    last: Option<(u64, Arc<str>, Arc<str>)>,
+    /// Inlined functions' names, demangled.
+    inline_names: FxHashMap<String, String>,
+}
+
+impl<'b> BinaryLookup<'b> {
+    fn new(
+        bin: &'b Binary,
+        ctx: Option<addr2line::Context<crate::binary::Reader>>,
+        dso: Arc<str>,
+    ) -> Self {
+        BinaryLookup {
+            bin,
+            ctx,
+            dso,
+            path: Arc::from(bin.path()),
+            last: None,
+            inline_names: FxHashMap::default(),
+        }
+    }
+
+    /// The (displayed, as stored) names of `s`, shared by the function's
+    /// locations.
+    fn names(&mut self, s: crate::symtab::Symbol<'_>) -> (Arc<str>, Arc<str>) {
+        match &self.last {
+            Some((start, shown, raw)) if *start == s.start => (shown.clone(), raw.clone()),
+            _ => {
+                let (shown, raw) = self.bin.names().of(s);
+                self.last = Some((s.start, Arc::clone(&shown), Arc::clone(&raw)));
+                (shown, raw)
+            }
+        }
+    }
+
+    /// The location at file offset `off`, resolved.
+    fn resolve(&mut self, off: u64) -> Resolved {
+        let bin = self.bin;
+        let vaddr = bin.vaddr_of_offset(off);
+        let sym = bin.symbols().find(vaddr);
+        let mut inlined = self
+            .ctx
+            .as_ref()
+            .map(|c| inline_frames(c, vaddr, &mut self.inline_names))
+            .unwrap_or_default();
+        // Without DWARF for the address, the symbol is its only
+        // level, as binutils addr2line reports it.
+        if let (true, true, Some(s)) = (inlined.is_empty(), self.ctx.is_some(), sym) {
+            inlined.push(InlineFrame {
+                function: Some(self.names(s).0.to_string()),
+                raw_function: Some(s.name.to_string()),
+                file: None,
+                line: None,
+            });
+        }
+        let binary = Some((Arc::clone(&self.path), vaddr));
+        match sym {
+            Some(s) => {
+                let (shown, raw) = self.names(s);
+                Resolved {
+                    dso: self.dso.clone(),
+                    symbol: Some(shown),
+                    raw_symbol: Some(raw),
+                    reason: None,
+                    addr: off,
+                    inlined,
+                    binary,
+                }
+            }
+            None => Resolved {
+                inlined,
+                binary,
+                ..unresolved(self.dso.clone(), off, Unresolved::NoSymbol)
+            },
+        }
     }
 }
 

@@ -42,14 +42,48 @@ pub struct StackUnwinder {
     modules: FxHashMap<(DsoId, u64, u64, u64), Option<Module<FileBytes>>>,
     cfi_modules: FxHashMap<(DsoId, u64, u64, u64), Option<Arc<CfiModule>>>,
     per_pid: FxHashMap<u32, PidUnwinder>,
+    odd: OddAddresses,
+    cache: Option<CacheX86_64>,
+}
+
+/// The addresses met so far whose frames framehop cannot follow (see
+/// [`registers`]), remembered by address and by FDE.
+#[derive(Default)]
+struct OddAddresses {
     /// Whether framehop cannot follow a binary's address (by the DSO and
     /// its linked address: the same in every process that maps it).
-    odd: FxHashMap<(DsoId, u64), bool>,
+    by_address: FxHashMap<(DsoId, u64), bool>,
     /// The odd rows of each FDE met (by the DSO and its offset in
     /// `.eh_frame`): a function's addresses share one.
-    odd_rows: FxHashMap<(DsoId, usize), Vec<std::ops::Range<u64>>>,
-    cfi_context: Option<Box<gimli::UnwindContext<usize>>>,
-    cache: Option<CacheX86_64>,
+    rows: FxHashMap<(DsoId, usize), Vec<std::ops::Range<u64>>>,
+    context: Option<Box<gimli::UnwindContext<usize>>>,
+}
+
+impl OddAddresses {
+    /// Whether framehop cannot follow any of the frame addresses `frames`
+    /// of a process whose modules are `cfi`.
+    fn any(&mut self, cfi: &[Arc<CfiModule>], frames: &[u64]) -> bool {
+        let ctx = self
+            .context
+            .get_or_insert_with(|| Box::new(gimli::UnwindContext::new()));
+        let (by_address, rows) = (&mut self.by_address, &mut self.rows);
+        frames.iter().any(|&a| {
+            let Some(m) = registers::find(cfi, a) else {
+                return false;
+            };
+            let svma = m.svma(a);
+            *by_address
+                .entry((m.dso, svma))
+                .or_insert_with(|| match m.fde_offset(a) {
+                    Some(fde) => rows
+                        .entry((m.dso, fde))
+                        .or_insert_with(|| m.odd_rows(fde, ctx))
+                        .iter()
+                        .any(|r| r.contains(&svma)),
+                    None => m.is_odd(a, ctx),
+                })
+        })
+    }
 }
 
 /// A process's unwinder as of a generation of its mappings: framehop's,
@@ -59,6 +93,35 @@ struct PidUnwinder {
     generation: u64,
     framehop: UnwinderX86_64<FileBytes>,
     cfi: Vec<Arc<CfiModule>>,
+}
+
+/// The 8 bytes at address `addr` of a stack whose dump `data` starts at
+/// `sp`.
+fn stack_reader(data: &[u8], sp: u64) -> impl FnMut(u64) -> Result<u64, ()> + '_ {
+    move |addr| {
+        let off = usize::try_from(addr.checked_sub(sp).ok_or(())?).map_err(|_| ())?;
+        let bytes = data.get(off..off.checked_add(8).ok_or(())?).ok_or(())?;
+        Ok(u64::from_le_bytes(bytes.try_into().map_err(|_| ())?))
+    }
+}
+
+/// framehop's walk of a stack from `ip` with `regs`: the frame addresses
+/// appended to `out`, up to [`MAX_FRAMES`] in `out`.
+fn framehop_frames(
+    unwinder: &UnwinderX86_64<FileBytes>,
+    ip: u64,
+    regs: UnwindRegsX86_64,
+    cache: &mut CacheX86_64,
+    read_stack: &mut impl FnMut(u64) -> Result<u64, ()>,
+    out: &mut Vec<u64>,
+) {
+    let mut frames = unwinder.iter_frames(ip, regs, cache, read_stack);
+    while let Ok(Some(f)) = frames.next() {
+        out.push(f.address_for_lookup());
+        if out.len() >= MAX_FRAMES {
+            break;
+        }
+    }
 }
 
 /// The value of register `reg` in a perf register dump.
@@ -132,6 +195,34 @@ impl StackUnwinder {
         else {
             return false;
         };
+        self.refresh(tracker, symbolizer, pid);
+        let Some(PidUnwinder {
+            framehop: unwinder,
+            cfi,
+            ..
+        }) = self.per_pid.get(&pid)
+        else {
+            return false;
+        };
+        let mut read_stack = stack_reader(stack.valid(), sp);
+        let cache = self.cache.get_or_insert_with(CacheX86_64::new);
+        let start = out.len();
+        let regs_at_ip = UnwindRegsX86_64::new(ip, sp, bp);
+        framehop_frames(unwinder, ip, regs_at_ip, cache, &mut read_stack, out);
+        // A frame framehop could not follow: its caller and everything
+        // above came from the frame pointer, which such code does not
+        // keep. The whole stack again, every register tracked.
+        if self.odd.any(cfi, &out[start..]) {
+            out.truncate(start);
+            let regs = registers::from_dump(|r| reg(regs, r));
+            registers::unwind(cfi, regs, &mut read_stack, out, MAX_FRAMES);
+        }
+        true
+    }
+
+    /// Builds the unwinder of process `pid` anew when its mappings have
+    /// changed since it was built.
+    fn refresh(&mut self, tracker: &Tracker, symbolizer: &Symbolizer, pid: u32) {
         let generation = tracker.spaces().generation();
         let stale = self
             .per_pid
@@ -141,63 +232,6 @@ impl StackUnwinder {
             let unwinder = self.build(tracker, symbolizer, pid, generation);
             self.per_pid.insert(pid, unwinder);
         }
-        let Some(PidUnwinder {
-            framehop: unwinder,
-            cfi,
-            ..
-        }) = self.per_pid.get(&pid)
-        else {
-            return false;
-        };
-        let data = stack.valid();
-        let mut read_stack = |addr: u64| -> Result<u64, ()> {
-            let off = usize::try_from(addr.checked_sub(sp).ok_or(())?).map_err(|_| ())?;
-            let bytes = data.get(off..off.checked_add(8).ok_or(())?).ok_or(())?;
-            Ok(u64::from_le_bytes(bytes.try_into().map_err(|_| ())?))
-        };
-        let cache = self.cache.get_or_insert_with(CacheX86_64::new);
-        let start = out.len();
-        let mut frames = unwinder.iter_frames(
-            ip,
-            UnwindRegsX86_64::new(ip, sp, bp),
-            cache,
-            &mut read_stack,
-        );
-        while let Ok(Some(f)) = frames.next() {
-            out.push(f.address_for_lookup());
-            if out.len() >= MAX_FRAMES {
-                break;
-            }
-        }
-        // A frame framehop could not follow: its caller and everything
-        // above came from the frame pointer, which such code does not
-        // keep. The whole stack again, every register tracked.
-        let ctx = self
-            .cfi_context
-            .get_or_insert_with(|| Box::new(gimli::UnwindContext::new()));
-        let (odd_cache, odd_rows) = (&mut self.odd, &mut self.odd_rows);
-        let mut odd = |a: u64| {
-            let Some(m) = registers::find(cfi, a) else {
-                return false;
-            };
-            let svma = m.svma(a);
-            *odd_cache
-                .entry((m.dso, svma))
-                .or_insert_with(|| match m.fde_offset(a) {
-                    Some(fde) => odd_rows
-                        .entry((m.dso, fde))
-                        .or_insert_with(|| m.odd_rows(fde, ctx))
-                        .iter()
-                        .any(|r| r.contains(&svma)),
-                    None => m.is_odd(a, ctx),
-                })
-        };
-        if out[start..].iter().any(|&a| odd(a)) {
-            out.truncate(start);
-            let regs = registers::from_dump(|r| reg(regs, r));
-            registers::unwind(cfi, regs, &mut read_stack, out, MAX_FRAMES);
-        }
-        true
     }
 
     fn build(

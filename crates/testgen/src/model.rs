@@ -209,139 +209,178 @@ pub fn interval_counts(
     out.clear();
     let w = width as f64;
     let c = cycles as f64;
-    let slots = w * c;
-    let mix = if family == Family::AmdZen {
-        *mix
-    } else {
-        mix.without_smt()
+    let iv = Interval {
+        width,
+        cycles,
+        w,
+        c,
+        slots: w * c,
+        mix: if family == Family::AmdZen {
+            *mix
+        } else {
+            mix.without_smt()
+        },
     };
-    let r = |x: f64| x.max(0.0).round() as u64;
+    let mut push =
+        |count: &dyn Fn(Quantity) -> u64| out.extend(quantities.iter().map(|&q| count(q)));
     match family {
-        Family::IntelPerfMetrics => {
-            let has = |q| quantities.contains(&q);
-            // Corrections in the group change what perf computes: pick them
-            // small, and move the PERF_METRICS fractions so that perf's
-            // corrected FE and BE are the mix's.
-            let drop = if has(Quantity::UopDropping) {
-                (0.02 * mix.frontend).min(0.005)
-            } else {
-                0.0
-            };
-            let clears = if has(Quantity::ClearsCount) {
-                (0.01 * mix.backend / 5.0).min(0.0004)
-            } else {
-                0.0
-            };
-            let bytes = perf_metrics_bytes(&Mix {
-                frontend: mix.frontend + drop,
-                backend: mix.backend - 5.0 * clears,
-                ..mix
-            });
-            let s = width as u64 * cycles;
-            for q in quantities {
-                out.push(match q {
-                    Quantity::Cycles => cycles,
-                    Quantity::Slots => s,
-                    Quantity::PerfMetric(n) => {
-                        metric_count(s, bytes.get(*n as usize).copied().unwrap_or(0))
-                    }
-                    Quantity::UopDropping => r(drop * slots),
-                    Quantity::ClearsCount => r(clears * slots),
-                    _ => 0,
-                });
-            }
-        }
-        Family::IntelSkylake => {
-            // tma_bad_speculation = (ISSUED - RETIRED + 4*RECOVERY) / SLOTS:
-            // a tenth of it comes from recovery cycles.
-            let retired = r(mix.retiring * slots);
-            let recovery = r(mix.bad_speculation * slots / 10.0 / w);
-            let issued = r(mix.retiring * slots + mix.bad_speculation * slots)
-                .saturating_sub(width as u64 * recovery);
-            let bad_events = r(mix.bad_speculation * slots / 50.0);
-            for q in quantities {
-                out.push(match q {
-                    Quantity::Cycles => cycles,
-                    Quantity::FrontendSlots => r(mix.frontend * slots),
-                    Quantity::RetiredSlots => retired,
-                    Quantity::IssuedUops => issued,
-                    Quantity::RecoveryCycles => recovery,
-                    Quantity::FetchLatencyCycles => r(mix.frontend * mix.fetch_latency * slots / w),
-                    Quantity::BranchMisses => r(bad_events as f64 * mix.mispredict),
-                    Quantity::MachineClears => r(bad_events as f64 * (1.0 - mix.mispredict)),
-                    _ => 0,
-                });
-            }
-        }
-        Family::IntelAtom => {
-            for q in quantities {
-                let fe = mix.frontend * slots;
-                let bad = mix.bad_speculation * slots;
-                out.push(match q {
-                    Quantity::Cycles => cycles,
-                    Quantity::FrontendSlots => r(fe),
-                    Quantity::BackendSlots => r(mix.backend * slots),
-                    Quantity::RetiredSlots => r(mix.retiring * slots),
-                    Quantity::FetchLatencySlots => r(fe * mix.fetch_latency),
-                    Quantity::FetchBandwidthSlots => r(fe * (1.0 - mix.fetch_latency)),
-                    Quantity::MispredictSlots => r(bad * mix.mispredict),
-                    Quantity::MachineClearSlots => r(bad * (1.0 - mix.mispredict)),
-                    Quantity::CoreBoundSlots => r(mix.backend * slots * (1.0 - mix.memory)),
-                    _ => 0,
-                });
-            }
-        }
-        Family::AmdZen => {
-            let retired = mix.retiring * slots;
-            let bad = mix.bad_speculation * slots;
-            // Redirect events: one per 40 slots of bad speculation.
-            let redirects = bad / 40.0;
-            let not_complete = mix.backend * c;
-            for q in quantities {
-                out.push(match q {
-                    Quantity::Cycles => cycles,
-                    Quantity::FrontendSlots => r(mix.frontend * slots),
-                    Quantity::BackendSlots => r(mix.backend * slots),
-                    Quantity::RetiredSlots => r(retired),
-                    Quantity::DispatchedOps => r(retired) + r(bad),
-                    Quantity::SmtSlots => r(mix.smt * slots),
-                    Quantity::FetchLatencyCycles => r(mix.frontend * mix.fetch_latency * c),
-                    Quantity::BranchMisses => r(redirects * mix.mispredict),
-                    Quantity::MachineClears => r(redirects * (1.0 - mix.mispredict)),
-                    Quantity::NotCompleteCycles => r(not_complete),
-                    Quantity::LoadNotCompleteCycles => r(not_complete * mix.memory),
-                    Quantity::MicrocodeOps => r(retired * mix.heavy),
-                    _ => 0,
-                });
-            }
-        }
-        Family::ArmNeoverse => {
-            // perf's neoverse-n2-v2 formulas (V2: no CPU_CYCLES
-            // subtraction), with m = BR_MIS_PRED / CPU_CYCLES:
-            //   FE  = STALL_SLOT_FRONTEND/(slots) - m
-            //   BE  = STALL_SLOT_BACKEND/(slots) - 3m
-            //   Bad = (1 - OP_RETIRED/OP_SPEC)(1 - STALL_SLOT/slots) + 4m
-            //   Ret = OP_RETIRED/OP_SPEC (1 - STALL_SLOT/slots)
-            // STALL_SLOT = FE + BE stall slots, OP_RETIRED = ret × slots,
-            // OP_SPEC = (ret + bad - 4m) × slots give the mix back.
-            let m = mix.bad_speculation * mix.mispredict / 4.0 * 0.25;
-            let fe = (mix.frontend + m) * slots;
-            let be = (mix.backend + 3.0 * m) * slots;
-            let ret = mix.retiring * slots;
-            let spec = (mix.retiring + mix.bad_speculation - 4.0 * m) * slots;
-            for q in quantities {
-                out.push(match q {
-                    Quantity::Cycles => cycles,
-                    Quantity::FrontendSlots => r(fe),
-                    Quantity::BackendSlots => r(be),
-                    Quantity::StallSlots => r(fe) + r(be),
-                    Quantity::RetiredSlots => r(ret),
-                    Quantity::SpecOps => r(spec).max(r(ret)),
-                    Quantity::BranchMisses => r(m * c),
-                    _ => 0,
-                });
-            }
-        }
+        Family::IntelPerfMetrics => push(&perf_metrics_counts(&iv, quantities)),
+        Family::IntelSkylake => push(&skylake_counts(&iv)),
+        Family::IntelAtom => push(&atom_counts(&iv)),
+        Family::AmdZen => push(&zen_counts(&iv)),
+        Family::ArmNeoverse => push(&neoverse_counts(&iv)),
+    }
+}
+
+/// An interval as the counting model sees it.
+struct Interval {
+    width: u32,
+    cycles: u64,
+    /// `width` as a float.
+    w: f64,
+    /// `cycles` as a float.
+    c: f64,
+    /// `w * c`.
+    slots: f64,
+    /// The mix, without SMT contention on families that have no such
+    /// category.
+    mix: Mix,
+}
+
+/// A non-negative amount rounded to a count.
+fn r(x: f64) -> u64 {
+    x.max(0.0).round() as u64
+}
+
+/// Ice Lake and later: slots and PERF_METRICS, with ICL's corrections
+/// when `quantities` holds them.
+fn perf_metrics_counts<'a>(
+    iv: &'a Interval,
+    quantities: &[Quantity],
+) -> impl Fn(Quantity) -> u64 + 'a {
+    let mix = iv.mix;
+    let has = |q| quantities.contains(&q);
+    // Corrections in the group change what perf computes: pick them
+    // small, and move the PERF_METRICS fractions so that perf's
+    // corrected FE and BE are the mix's.
+    let drop = if has(Quantity::UopDropping) {
+        (0.02 * mix.frontend).min(0.005)
+    } else {
+        0.0
+    };
+    let clears = if has(Quantity::ClearsCount) {
+        (0.01 * mix.backend / 5.0).min(0.0004)
+    } else {
+        0.0
+    };
+    let bytes = perf_metrics_bytes(&Mix {
+        frontend: mix.frontend + drop,
+        backend: mix.backend - 5.0 * clears,
+        ..mix
+    });
+    let s = iv.width as u64 * iv.cycles;
+    move |q| match q {
+        Quantity::Cycles => iv.cycles,
+        Quantity::Slots => s,
+        Quantity::PerfMetric(n) => metric_count(s, bytes.get(n as usize).copied().unwrap_or(0)),
+        Quantity::UopDropping => r(drop * iv.slots),
+        Quantity::ClearsCount => r(clears * iv.slots),
+        _ => 0,
+    }
+}
+
+/// Before Ice Lake: raw events over 4 × cycles.
+fn skylake_counts(iv: &Interval) -> impl Fn(Quantity) -> u64 + '_ {
+    let (mix, slots, w) = (&iv.mix, iv.slots, iv.w);
+    // tma_bad_speculation = (ISSUED - RETIRED + 4*RECOVERY) / SLOTS:
+    // a tenth of it comes from recovery cycles.
+    let retired = r(mix.retiring * slots);
+    let recovery = r(mix.bad_speculation * slots / 10.0 / w);
+    let issued = r(mix.retiring * slots + mix.bad_speculation * slots)
+        .saturating_sub(iv.width as u64 * recovery);
+    let bad_events = r(mix.bad_speculation * slots / 50.0);
+    move |q| match q {
+        Quantity::Cycles => iv.cycles,
+        Quantity::FrontendSlots => r(mix.frontend * slots),
+        Quantity::RetiredSlots => retired,
+        Quantity::IssuedUops => issued,
+        Quantity::RecoveryCycles => recovery,
+        Quantity::FetchLatencyCycles => r(mix.frontend * mix.fetch_latency * slots / w),
+        Quantity::BranchMisses => r(bad_events as f64 * mix.mispredict),
+        Quantity::MachineClears => r(bad_events as f64 * (1.0 - mix.mispredict)),
+        _ => 0,
+    }
+}
+
+/// E-cores: `TOPDOWN_*` slots over width × cycles.
+fn atom_counts(iv: &Interval) -> impl Fn(Quantity) -> u64 + '_ {
+    let (mix, slots) = (&iv.mix, iv.slots);
+    let fe = mix.frontend * slots;
+    let bad = mix.bad_speculation * slots;
+    move |q| match q {
+        Quantity::Cycles => iv.cycles,
+        Quantity::FrontendSlots => r(fe),
+        Quantity::BackendSlots => r(mix.backend * slots),
+        Quantity::RetiredSlots => r(mix.retiring * slots),
+        Quantity::FetchLatencySlots => r(fe * mix.fetch_latency),
+        Quantity::FetchBandwidthSlots => r(fe * (1.0 - mix.fetch_latency)),
+        Quantity::MispredictSlots => r(bad * mix.mispredict),
+        Quantity::MachineClearSlots => r(bad * (1.0 - mix.mispredict)),
+        Quantity::CoreBoundSlots => r(mix.backend * slots * (1.0 - mix.memory)),
+        _ => 0,
+    }
+}
+
+/// AMD Zen 4 and later, SMT contention included.
+fn zen_counts(iv: &Interval) -> impl Fn(Quantity) -> u64 + '_ {
+    let (mix, slots, c) = (&iv.mix, iv.slots, iv.c);
+    let retired = mix.retiring * slots;
+    let bad = mix.bad_speculation * slots;
+    // Redirect events: one per 40 slots of bad speculation.
+    let redirects = bad / 40.0;
+    let not_complete = mix.backend * c;
+    move |q| match q {
+        Quantity::Cycles => iv.cycles,
+        Quantity::FrontendSlots => r(mix.frontend * slots),
+        Quantity::BackendSlots => r(mix.backend * slots),
+        Quantity::RetiredSlots => r(retired),
+        Quantity::DispatchedOps => r(retired) + r(bad),
+        Quantity::SmtSlots => r(mix.smt * slots),
+        Quantity::FetchLatencyCycles => r(mix.frontend * mix.fetch_latency * c),
+        Quantity::BranchMisses => r(redirects * mix.mispredict),
+        Quantity::MachineClears => r(redirects * (1.0 - mix.mispredict)),
+        Quantity::NotCompleteCycles => r(not_complete),
+        Quantity::LoadNotCompleteCycles => r(not_complete * mix.memory),
+        Quantity::MicrocodeOps => r(retired * mix.heavy),
+        _ => 0,
+    }
+}
+
+/// Arm Neoverse: `STALL_SLOT*` and `OP_*` events.
+fn neoverse_counts(iv: &Interval) -> impl Fn(Quantity) -> u64 + '_ {
+    let (mix, slots, c) = (&iv.mix, iv.slots, iv.c);
+    // perf's neoverse-n2-v2 formulas (V2: no CPU_CYCLES
+    // subtraction), with m = BR_MIS_PRED / CPU_CYCLES:
+    //   FE  = STALL_SLOT_FRONTEND/(slots) - m
+    //   BE  = STALL_SLOT_BACKEND/(slots) - 3m
+    //   Bad = (1 - OP_RETIRED/OP_SPEC)(1 - STALL_SLOT/slots) + 4m
+    //   Ret = OP_RETIRED/OP_SPEC (1 - STALL_SLOT/slots)
+    // STALL_SLOT = FE + BE stall slots, OP_RETIRED = ret × slots,
+    // OP_SPEC = (ret + bad - 4m) × slots give the mix back.
+    let m = mix.bad_speculation * mix.mispredict / 4.0 * 0.25;
+    let fe = (mix.frontend + m) * slots;
+    let be = (mix.backend + 3.0 * m) * slots;
+    let ret = mix.retiring * slots;
+    let spec = (mix.retiring + mix.bad_speculation - 4.0 * m) * slots;
+    move |q| match q {
+        Quantity::Cycles => iv.cycles,
+        Quantity::FrontendSlots => r(fe),
+        Quantity::BackendSlots => r(be),
+        Quantity::StallSlots => r(fe) + r(be),
+        Quantity::RetiredSlots => r(ret),
+        Quantity::SpecOps => r(spec).max(r(ret)),
+        Quantity::BranchMisses => r(m * c),
+        _ => 0,
     }
 }
 

@@ -146,7 +146,9 @@ fn all_cpus(n: u32) -> Vec<u32> {
 }
 
 /// Builds a preset from groups of events.
-fn build(name: &str, m: Machine, groups: Vec<Group>, event_arg: String) -> Preset {
+fn build(name: &str, m: Machine, groups: Vec<Group>) -> Preset {
+    let names: Vec<Vec<&str>> = groups.iter().map(|g| event_names(&g.evs)).collect();
+    let event_arg = group_arg(&names.iter().map(Vec::as_slice).collect::<Vec<_>>());
     let mut events = Vec::new();
     let mut counts = Vec::new();
     let mut specs = Vec::new();
@@ -269,6 +271,40 @@ fn intel_pmus(cpu: &str) -> Vec<(u32, String)> {
     ])
 }
 
+/// The caps perf records for an Intel core PMU whose `pmu_name` is
+/// `pmu_name`.
+fn intel_caps(pmu_name: &str) -> Vec<(String, String)> {
+    caps(&[
+        ("branches", "32"),
+        ("max_precise", "3"),
+        ("pmu_name", pmu_name),
+    ])
+}
+
+/// An Intel machine with one core PMU, `cpu`.
+fn intel_machine(
+    cpu_desc: &'static str,
+    cpuid: &'static str,
+    nr_cpus: u32,
+    pmu_name: &str,
+) -> Machine {
+    Machine {
+        arch: "x86_64",
+        cpu_desc: Some(cpu_desc),
+        cpuid,
+        nr_cpus,
+        pmu_mappings: intel_pmus("cpu"),
+        cpu_pmu_caps: Some(intel_caps(pmu_name)),
+        pmu_caps: Some(Vec::new()),
+        hybrid_topology: None,
+    }
+}
+
+/// An event of the core PMU named by its raw config (`r19c`).
+fn raw(config: u64, counts: Quantity) -> Ev {
+    ev(&format!("r{config:x}"), event_type::RAW, config, counts)
+}
+
 /// The slots leader, the cycles sampler and the topdown metric events:
 /// `{slots,cycles,topdown-*}:S` (perf >= 6.13 keeps this order;
 /// topdown.md §4.6). `prefix` is `cpu_core/` on hybrid parts.
@@ -330,21 +366,12 @@ fn icelake(corrections: bool) -> Preset {
             Quantity::ClearsCount,
         ));
     }
-    let arg = group_arg(&[&event_names(&evs)]);
-    let m = Machine {
-        arch: "x86_64",
-        cpu_desc: Some("Intel(R) Core(TM) i7-1065G7 CPU @ 1.30GHz"),
-        cpuid: "GenuineIntel,6,126,5",
-        nr_cpus: 8,
-        pmu_mappings: intel_pmus("cpu"),
-        cpu_pmu_caps: Some(caps(&[
-            ("branches", "32"),
-            ("max_precise", "3"),
-            ("pmu_name", "icelake"),
-        ])),
-        pmu_caps: Some(Vec::new()),
-        hybrid_topology: None,
-    };
+    let m = intel_machine(
+        "Intel(R) Core(TM) i7-1065G7 CPU @ 1.30GHz",
+        "GenuineIntel,6,126,5",
+        8,
+        "icelake",
+    );
     let name = if corrections {
         "icelake-corrections"
     } else {
@@ -357,26 +384,17 @@ fn icelake(corrections: bool) -> Preset {
         width: 5,
         cpus: all_cpus(8),
     };
-    build(name, m, vec![g], arg)
+    build(name, m, vec![g])
 }
 
 fn sapphirerapids() -> Preset {
     let evs = perf_metrics_group(8, None);
-    let arg = group_arg(&[&event_names(&evs)]);
-    let m = Machine {
-        arch: "x86_64",
-        cpu_desc: Some("Intel(R) Xeon(R) Platinum 8488C"),
-        cpuid: "GenuineIntel,6,143,8",
-        nr_cpus: 8,
-        pmu_mappings: intel_pmus("cpu"),
-        cpu_pmu_caps: Some(caps(&[
-            ("branches", "32"),
-            ("max_precise", "3"),
-            ("pmu_name", "sapphire_rapids"),
-        ])),
-        pmu_caps: Some(Vec::new()),
-        hybrid_topology: None,
-    };
+    let m = intel_machine(
+        "Intel(R) Xeon(R) Platinum 8488C",
+        "GenuineIntel,6,143,8",
+        8,
+        "sapphire_rapids",
+    );
     let g = Group {
         evs,
         sampler: 1,
@@ -384,13 +402,12 @@ fn sapphirerapids() -> Preset {
         width: 6,
         cpus: all_cpus(8),
     };
-    build("sapphirerapids", m, vec![g], arg)
+    build("sapphirerapids", m, vec![g])
 }
 
 fn skylake() -> Preset {
     use Quantity::*;
     // topdown.md §3.3, SKL column; cycles is CPU_CLK_UNHALTED.THREAD.
-    let raw = |c: u64, q| ev(&format!("r{c:x}"), event_type::RAW, c, q);
     let evs = vec![
         ev("cycles", event_type::HARDWARE, 0, Cycles),
         raw(0x19c, FrontendSlots),
@@ -401,23 +418,14 @@ fn skylake() -> Preset {
         raw(0xc5, BranchMisses),
         raw(0x104_01c3, MachineClears),
     ];
-    let arg = group_arg(&[&event_names(&evs)]);
     // Four cores with SMT off: eight general counters per thread hold the
     // seven raw events; cycles takes fixed counter 1.
-    let m = Machine {
-        arch: "x86_64",
-        cpu_desc: Some("Intel(R) Core(TM) i7-6700K CPU @ 4.00GHz"),
-        cpuid: "GenuineIntel,6,94,3",
-        nr_cpus: 4,
-        pmu_mappings: intel_pmus("cpu"),
-        cpu_pmu_caps: Some(caps(&[
-            ("branches", "32"),
-            ("max_precise", "3"),
-            ("pmu_name", "skylake"),
-        ])),
-        pmu_caps: Some(Vec::new()),
-        hybrid_topology: None,
-    };
+    let m = intel_machine(
+        "Intel(R) Core(TM) i7-6700K CPU @ 4.00GHz",
+        "GenuineIntel,6,94,3",
+        4,
+        "skylake",
+    );
     let g = Group {
         evs,
         sampler: 0,
@@ -425,7 +433,7 @@ fn skylake() -> Preset {
         width: 4,
         cpus: all_cpus(4),
     };
-    build("skylake", m, vec![g], arg)
+    build("skylake", m, vec![g])
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -448,46 +456,8 @@ enum ZenEvents {
 
 fn zen(gen: Zen, which: ZenEvents) -> Preset {
     use Quantity::*;
-    let raw = |c: u64, q| ev(&format!("r{c:x}"), event_type::RAW, c, q);
-    let (width, cpu_desc, cpuid) = match gen {
-        Zen::Four => (
-            6,
-            Some("AMD EPYC 9654 96-Core Processor"),
-            "AuthenticAMD,25,17,1",
-        ),
-        Zen::Five => (
-            8,
-            Some("AMD EPYC 9755 128-Core Processor"),
-            "AuthenticAMD,26,2,0",
-        ),
-    };
-    let nr = 8;
-    let m = Machine {
-        arch: "x86_64",
-        cpu_desc,
-        cpuid,
-        nr_cpus: nr,
-        pmu_mappings: pmus(&[
-            (4, "cpu"),
-            (1, "software"),
-            (2, "tracepoint"),
-            (5, "breakpoint"),
-            (6, "kprobe"),
-            (7, "uprobe"),
-            (8, "ibs_fetch"),
-            (9, "ibs_op"),
-            (10, "msr"),
-            (11, "amd_df"),
-            (12, "amd_l3"),
-            (13, "power"),
-        ]),
-        cpu_pmu_caps: Some(caps(&[("branches", "16")])),
-        pmu_caps: Some(vec![
-            ("ibs_op".into(), caps(&[("zen4_ibs_extensions", "1")])),
-            ("ibs_fetch".into(), caps(&[("zen4_ibs_extensions", "1")])),
-        ]),
-        hybrid_topology: None,
-    };
+    let (width, m) = zen_machine(gen);
+    let nr = m.nr_cpus;
     let l1 = || {
         vec![
             ev("cycles", event_type::HARDWARE, 0, Cycles),
@@ -513,11 +483,7 @@ fn zen(gen: Zen, which: ZenEvents) -> Preset {
         (_, ZenEvents::Independent) => "zen4-independent",
     };
     match which {
-        ZenEvents::L1 => {
-            let evs = l1();
-            let arg = group_arg(&[&event_names(&evs)]);
-            build(name, m, vec![group(evs)], arg)
-        }
+        ZenEvents::L1 => build(name, m, vec![group(l1())]),
         ZenEvents::Ris => {
             // r430076 is ls_not_halted_cyc with USR|OS|EN set by hand; the
             // kernel rebuilds those bits (topdown.md §6.3). No SMT event.
@@ -528,33 +494,79 @@ fn zen(gen: Zen, which: ZenEvents) -> Preset {
                 raw(0x43_07aa, DispatchedOps),
                 raw(0x43_00c1, RetiredSlots),
             ];
-            let arg = group_arg(&[&event_names(&evs)]);
-            build(name, m, vec![group(evs)], arg)
+            build(name, m, vec![group(evs)])
         }
         ZenEvents::L1L2 => {
-            // Six counters a group: the L2 events (topdown.md §6.2) go in
-            // two more groups, each with its own cycles sampler, and the
-            // kernel rotates the three.
-            let cmask = (width as u64) << 24;
-            let l2a = vec![
-                ev("cycles", event_type::HARDWARE, 0, Cycles),
-                raw(0x1_0000_01a0 | cmask, FetchLatencyCycles),
-                raw(0xc3, BranchMisses),
-                raw(0x96, MachineClears),
-                raw(0xa2d6, LoadNotCompleteCycles),
-                raw(0x2d6, NotCompleteCycles),
-            ];
-            let l2b = vec![
-                ev("cycles", event_type::HARDWARE, 0, Cycles),
-                raw(0xc1, RetiredSlots),
-                raw(0x1_0000_00c2, MicrocodeOps),
-            ];
-            let (a, b, c) = (l1(), l2a, l2b);
-            let arg = group_arg(&[&event_names(&a), &event_names(&b), &event_names(&c)]);
-            build(name, m, vec![group(a), group(b), group(c)], arg)
+            let (l2a, l2b) = zen_l2_groups(width);
+            build(name, m, vec![group(l1()), group(l2a), group(l2b)])
         }
         ZenEvents::Independent => zen_independent(m, l1(), width),
     }
+}
+
+/// An 8-cpu machine of Zen generation `gen`, with its pipeline width.
+fn zen_machine(gen: Zen) -> (u32, Machine) {
+    let (width, cpu_desc, cpuid) = match gen {
+        Zen::Four => (
+            6,
+            Some("AMD EPYC 9654 96-Core Processor"),
+            "AuthenticAMD,25,17,1",
+        ),
+        Zen::Five => (
+            8,
+            Some("AMD EPYC 9755 128-Core Processor"),
+            "AuthenticAMD,26,2,0",
+        ),
+    };
+    let m = Machine {
+        arch: "x86_64",
+        cpu_desc,
+        cpuid,
+        nr_cpus: 8,
+        pmu_mappings: pmus(&[
+            (4, "cpu"),
+            (1, "software"),
+            (2, "tracepoint"),
+            (5, "breakpoint"),
+            (6, "kprobe"),
+            (7, "uprobe"),
+            (8, "ibs_fetch"),
+            (9, "ibs_op"),
+            (10, "msr"),
+            (11, "amd_df"),
+            (12, "amd_l3"),
+            (13, "power"),
+        ]),
+        cpu_pmu_caps: Some(caps(&[("branches", "16")])),
+        pmu_caps: Some(vec![
+            ("ibs_op".into(), caps(&[("zen4_ibs_extensions", "1")])),
+            ("ibs_fetch".into(), caps(&[("zen4_ibs_extensions", "1")])),
+        ]),
+        hybrid_topology: None,
+    };
+    (width, m)
+}
+
+/// The level-2 events of a Zen `width` wide (topdown.md §6.2): six
+/// counters a group, so two more groups, each with its own cycles
+/// sampler, which the kernel rotates with the level-1 group.
+fn zen_l2_groups(width: u32) -> (Vec<Ev>, Vec<Ev>) {
+    use Quantity::*;
+    let cmask = (width as u64) << 24;
+    let l2a = vec![
+        ev("cycles", event_type::HARDWARE, 0, Cycles),
+        raw(0x1_0000_01a0 | cmask, FetchLatencyCycles),
+        raw(0xc3, BranchMisses),
+        raw(0x96, MachineClears),
+        raw(0xa2d6, LoadNotCompleteCycles),
+        raw(0x2d6, NotCompleteCycles),
+    ];
+    let l2b = vec![
+        ev("cycles", event_type::HARDWARE, 0, Cycles),
+        raw(0xc1, RetiredSlots),
+        raw(0x1_0000_00c2, MicrocodeOps),
+    ];
+    (l2a, l2b)
 }
 
 /// `-e cycles,r...,r...`: each event samples with its own period, no READ.
@@ -634,7 +646,6 @@ fn neoverse_v2() -> Preset {
         arm("op_spec", 0x3b, SpecOps),
         arm("br_mis_pred", 0x10, BranchMisses),
     ];
-    let arg = group_arg(&[&event_names(&evs)]);
     let m = Machine {
         arch: "aarch64",
         // arm64 /proc/cpuinfo has no "model name": perf writes no CPUDESC.
@@ -668,15 +679,39 @@ fn neoverse_v2() -> Preset {
         width: 8,
         cpus: all_cpus(8),
     };
-    build("neoverse-v2", m, vec![g], arg)
+    build("neoverse-v2", m, vec![g])
 }
 
+/// The PMU type of `cpu_atom` on the hybrid machine.
+const ATOM: u32 = 10;
+
 fn alderlake_hybrid() -> Preset {
+    let (e1, e2) = gracemont_groups();
+    let atom_group = |evs| Group {
+        evs,
+        sampler: 0,
+        family: Family::IntelAtom,
+        width: 5,
+        cpus: (16..24).collect(),
+    };
+    let groups = vec![
+        Group {
+            evs: perf_metrics_group(8, Some(("cpu_core", 4))),
+            sampler: 1,
+            family: Family::IntelPerfMetrics,
+            width: 6,
+            cpus: (0..16).collect(),
+        },
+        atom_group(e1),
+        atom_group(e2),
+    ];
+    build("alderlake-hybrid", alderlake_machine(), groups)
+}
+
+/// Gracemont, 5 wide (topdown.md §5): the kernel's cpu_atom aliases for
+/// level 1; level 2 in a second group (six general counters each).
+fn gracemont_groups() -> (Vec<Ev>, Vec<Ev>) {
     use Quantity::*;
-    const ATOM: u32 = 10;
-    let p_cpus: Vec<u32> = (0..16).collect();
-    let e_cpus: Vec<u32> = (16..24).collect();
-    let p = perf_metrics_group(8, Some(("cpu_core", 4)));
     let atom = |n: &str, c: u64, q| ev(&format!("cpu_atom/{n}/"), ATOM, c, q);
     let atom_cycles = || {
         ev(
@@ -686,8 +721,6 @@ fn alderlake_hybrid() -> Preset {
             Cycles,
         )
     };
-    // Gracemont, 5 wide (topdown.md §5): the kernel's cpu_atom aliases for
-    // level 1; level 2 in a second group (six general counters each).
     let e1 = vec![
         atom_cycles(),
         atom("topdown-fe-bound", 0x71, FrontendSlots),
@@ -714,13 +747,14 @@ fn alderlake_hybrid() -> Preset {
         ),
         atom("topdown_be_bound.alloc_restrictions", 0x174, CoreBoundSlots),
     ];
-    let arg = group_arg(&[&event_names(&p), &event_names(&e1), &event_names(&e2)]);
-    let hybrid_caps = caps(&[
-        ("branches", "32"),
-        ("max_precise", "3"),
-        ("pmu_name", "alderlake_hybrid"),
-    ]);
-    let m = Machine {
+    (e1, e2)
+}
+
+/// A 12th-generation Core: 16 P-core cpus (`cpu_core`), 8 E-core cpus
+/// (`cpu_atom`).
+fn alderlake_machine() -> Machine {
+    let hybrid_caps = intel_caps("alderlake_hybrid");
+    Machine {
         arch: "x86_64",
         cpu_desc: Some("12th Gen Intel(R) Core(TM) i9-12900K"),
         cpuid: "GenuineIntel,6,151,2",
@@ -749,26 +783,7 @@ fn alderlake_hybrid() -> Preset {
             ("cpu_core".into(), "0-15".into()),
             ("cpu_atom".into(), "16-23".into()),
         ]),
-    };
-    let atom_group = |evs| Group {
-        evs,
-        sampler: 0,
-        family: Family::IntelAtom,
-        width: 5,
-        cpus: e_cpus.clone(),
-    };
-    let groups = vec![
-        Group {
-            evs: p,
-            sampler: 1,
-            family: Family::IntelPerfMetrics,
-            width: 6,
-            cpus: p_cpus.clone(),
-        },
-        atom_group(e1),
-        atom_group(e2),
-    ];
-    build("alderlake-hybrid", m, groups, arg)
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use crate::binary::{Binary, Function};
 use crate::calltree::CallTree;
 use crate::features::BuildId;
 use crate::model::{interval_counts, Mix, Quantity};
-use crate::presets::Preset;
+use crate::presets::{Preset, Sampler};
 use crate::records::misc;
 use crate::rng::Rng;
 use crate::spec::CaptureSpec;
@@ -134,6 +134,132 @@ impl Counters {
             self.by_cpu[t.cpu_slot * self.events + event]
         }
     }
+
+    /// Takes in the values test sample `n` (`x`, of thread `t`) gives for
+    /// what `sampler` reads (or its event alone): their deltas into
+    /// `st.deltas`, and for a read of a group, the cumulative values into
+    /// `st.reads`. Returns the events the values are of.
+    fn take_explicit(
+        &mut self,
+        n: usize,
+        x: &ExplicitSample,
+        sampler: &Sampler,
+        t: &Thread,
+        st: &mut Scratch,
+    ) -> io::Result<Vec<usize>> {
+        let ti = x.thread as usize;
+        let members: Vec<usize> = if sampler.reads.is_empty() {
+            vec![sampler.event]
+        } else {
+            sampler.reads.clone()
+        };
+        let given = match &x.values {
+            Values::Deltas(v) | Values::Cumulative(v) => v,
+        };
+        if given.len() != members.len() {
+            return Err(invalid(format!(
+                "sample {n}: {} values for {} members",
+                given.len(),
+                members.len()
+            )));
+        }
+        st.deltas.clear();
+        st.reads.clear();
+        for (&e, &v) in members.iter().zip(given) {
+            let d = match x.values {
+                Values::Deltas(_) => v,
+                Values::Cumulative(_) => v.checked_sub(self.get(e, t, ti)).ok_or_else(|| {
+                    invalid(format!(
+                        "sample {n}: cumulative value of event {e} goes backwards"
+                    ))
+                })?,
+            };
+            st.deltas.push(d);
+            let c = self.add(e, t, ti, d);
+            if !sampler.reads.is_empty() {
+                st.reads.push((e, c));
+            }
+        }
+        Ok(members)
+    }
+}
+
+/// The sampler and thread of test sample `n` (`x`), which must sample on
+/// the thread's cpu.
+fn explicit_place<'p>(
+    preset: &'p Preset,
+    threads: &'p [Thread],
+    n: usize,
+    x: &ExplicitSample,
+) -> io::Result<(&'p Sampler, &'p Thread)> {
+    let sampler = preset
+        .samplers
+        .get(x.sampler)
+        .ok_or_else(|| invalid(format!("sample {n}: no sampler {}", x.sampler)))?;
+    let t = threads
+        .get(x.thread as usize)
+        .ok_or_else(|| invalid(format!("sample {n}: no thread {}", x.thread)))?;
+    if !sampler.cpus.contains(&t.cpu) {
+        return Err(invalid(format!(
+            "sample {n}: thread {} runs on cpu {}, where sampler {} does not sample",
+            x.thread, t.cpu, x.sampler
+        )));
+    }
+    Ok((sampler, t))
+}
+
+/// Draws the nodes of a call tree in proportion to their weights.
+struct NodePicker {
+    /// Each node's weight plus those of the nodes before it.
+    cumulative: Vec<f64>,
+    total: f64,
+}
+
+impl NodePicker {
+    fn new(tree: &CallTree) -> io::Result<NodePicker> {
+        let mut cumulative = Vec::with_capacity(tree.nodes().len());
+        let mut total = 0.0;
+        for n in tree.nodes() {
+            total += n.weight;
+            cumulative.push(total);
+        }
+        if total <= 0.0 {
+            return Err(invalid("the call tree has no weight".into()));
+        }
+        Ok(NodePicker { cumulative, total })
+    }
+
+    fn pick(&self, rng: &mut Rng) -> usize {
+        let x = rng.unit() * self.total;
+        self.cumulative
+            .partition_point(|&c| c <= x)
+            .min(self.cumulative.len() - 1)
+    }
+}
+
+/// What a run of samples drawn from a call tree works with.
+struct Run<'r> {
+    preset: &'r Preset,
+    tree: &'r CallTree,
+    threads: Vec<Thread>,
+    /// Every node's stack, resolved once.
+    frames: Vec<Frames>,
+    picker: NodePicker,
+    /// Time of the first sample.
+    start: u64,
+    rng: Rng,
+    st: Scratch,
+}
+
+/// A sample drawn: its sampler and event, thread, time, period and ip.
+struct Drawn {
+    sampler: usize,
+    event: usize,
+    tid: u32,
+    cpu: u32,
+    time: u64,
+    period: u64,
+    ip: u64,
 }
 
 /// A resolved stack: the return addresses from the leaf's caller up.
@@ -315,7 +441,10 @@ impl<'a> Workload<'a> {
         w.finished_round()
     }
 
-    fn counters(&self, preset: &Preset, threads: usize, cpus: usize) -> Counters {
+    /// Counters at 0 for `preset`'s events, run by `threads`.
+    fn counters(&self, preset: &Preset, threads: &[Thread]) -> Counters {
+        let cpus = threads.iter().map(|t| t.cpu_slot).max().unwrap_or(0) + 1;
+        let threads = threads.len();
         let events = preset.spec.events.len();
         Counters {
             events,
@@ -389,11 +518,29 @@ impl<'a> Workload<'a> {
         w: &mut Writer<W>,
         mut observe: impl FnMut(&Emitted<'_>),
     ) -> io::Result<()> {
-        let mut rng = Rng::new(self.seed);
         let threads = self.threads(preset)?;
         self.prologue(w, &threads)?;
-        // Every node's stack, resolved once.
-        let frames = (0..tree.nodes().len())
+        let mut r = Run {
+            preset,
+            tree,
+            frames: self.tree_frames(tree)?,
+            picker: NodePicker::new(tree)?,
+            threads,
+            start: self.start_ns + 1_000_000,
+            rng: Rng::new(self.seed),
+            st: Scratch::default(),
+        };
+        let end = if preset.independent {
+            self.run_independent(&mut r, samples, w, &mut observe)?
+        } else {
+            self.run_groups(&mut r, samples, w, &mut observe)?
+        };
+        self.epilogue(w, &r.threads, end)
+    }
+
+    /// Every node's stack of `tree`, resolved.
+    fn tree_frames(&self, tree: &CallTree) -> io::Result<Vec<Frames>> {
+        (0..tree.nodes().len())
             .map(|i| {
                 let names: Vec<&str> = tree
                     .stack(i)
@@ -402,169 +549,136 @@ impl<'a> Workload<'a> {
                     .collect();
                 self.resolve(&names)
             })
-            .collect::<io::Result<Vec<_>>>()?;
-        let mut cumulative = Vec::with_capacity(tree.nodes().len());
-        let mut total = 0.0;
-        for n in tree.nodes() {
-            total += n.weight;
-            cumulative.push(total);
-        }
-        if total <= 0.0 {
-            return Err(invalid("the call tree has no weight".into()));
-        }
-        let mut pick = |rng: &mut Rng| {
-            let x = rng.unit() * total;
-            cumulative
-                .partition_point(|&c| c <= x)
-                .min(cumulative.len() - 1)
-        };
-        let ncpus = threads.iter().map(|t| t.cpu_slot).max().unwrap_or(0) + 1;
-        let mut counters = self.counters(preset, threads.len(), ncpus);
-        let quantities: Vec<Vec<Quantity>> = preset
-            .samplers
-            .iter()
-            .map(|s| {
-                let members = if preset.independent {
-                    vec![s.event]
-                } else {
-                    s.reads.clone()
-                };
-                members.iter().map(|&e| preset.counts[e]).collect()
-            })
-            .collect();
-        let mut st = Scratch::default();
-        let start = self.start_ns + 1_000_000;
-        let mut end = start;
-        if preset.independent {
-            self.run_independent(
-                preset,
-                tree,
-                samples,
-                w,
-                &mut observe,
-                &mut rng,
-                &threads,
-                &frames,
-                &mut pick,
-                &mut st,
-                start,
-                &mut end,
-            )?;
-        } else {
-            // Threads run side by side: take the one whose next sample
-            // comes first. Start them a little apart.
-            let mut heap: BinaryHeap<Reverse<(u64, usize)>> = (0..threads.len())
-                .map(|i| Reverse((start + i as u64 * 997, i)))
-                .collect();
-            for n in 0..samples {
-                let Some(Reverse((time, ti))) = heap.pop() else {
-                    break;
-                };
-                let t = &threads[ti];
-                if t.samplers.is_empty() {
-                    continue;
-                }
-                let s = t.samplers[((time / MUX_NS) % t.samplers.len() as u64) as usize];
-                let sampler = &preset.samplers[s];
-                let node = pick(&mut rng);
-                let mix = self.jitter(&tree.nodes()[node].mix, &mut rng);
-                let cycles = self.cycles_per_sample(preset, s, &mut rng);
-                interval_counts(
-                    sampler.family,
-                    sampler.width,
-                    cycles,
-                    &mix,
-                    &quantities[s],
-                    &mut st.deltas,
-                );
-                st.reads.clear();
-                for (&e, &d) in sampler.reads.iter().zip(&st.deltas) {
-                    st.reads.push((e, counters.add(e, t, ti, d)));
-                }
-                let fr = &frames[node];
-                let ip = self.bias() + fr.leaf.addr + rng.below(fr.leaf.size);
-                st.chain.clear();
-                st.chain.push(ip);
-                st.chain.extend_from_slice(&fr.returns);
-                let period = sampler
-                    .reads
-                    .iter()
-                    .position(|&e| e == sampler.event)
-                    .map_or(cycles, |i| st.deltas[i]);
-                let sample = SampleSpec {
-                    event: sampler.event,
-                    ip,
-                    pid: self.pid,
-                    tid: t.tid,
-                    time,
-                    cpu: t.cpu,
-                    period,
-                    callchain: Callchain {
-                        kernel: &[],
-                        user: &st.chain,
-                    },
-                    reads: &st.reads,
-                };
-                w.sample(&sample)?;
-                observe(&Emitted {
-                    sample: &sample,
-                    sampler: s,
-                    deltas: &st.deltas,
-                    leaf: &fr.leaf.name,
-                });
-                end = time;
-                if (n + 1) % ROUND == 0 {
-                    w.finished_round()?;
-                }
-                let ns = (cycles as f64 / self.ghz).max(1.0) as u64;
-                heap.push(Reverse((time + ns, ti)));
-            }
-        }
-        self.epilogue(w, &threads, end)
+            .collect()
     }
 
-    /// Independent events: in each slice of time every event counts;
-    /// an event whose count passes its period takes a sample.
-    #[allow(clippy::too_many_arguments)]
-    fn run_independent<W: Write + Seek>(
+    /// Groups: threads run side by side, each sampled by the sampler whose
+    /// turn it is on its cpu, every sample reading its group. Returns the
+    /// last sample's time.
+    fn run_groups<W: Write + Seek>(
         &self,
-        preset: &Preset,
-        tree: &CallTree,
+        r: &mut Run<'_>,
         samples: u64,
         w: &mut Writer<W>,
         observe: &mut impl FnMut(&Emitted<'_>),
-        rng: &mut Rng,
-        threads: &[Thread],
-        frames: &[Frames],
-        pick: &mut impl FnMut(&mut Rng) -> usize,
-        st: &mut Scratch,
-        start: u64,
-        end: &mut u64,
-    ) -> io::Result<()> {
-        let events: Vec<usize> = preset.samplers.iter().map(|s| s.event).collect();
-        let quantities: Vec<Quantity> = events.iter().map(|&e| preset.counts[e]).collect();
-        let periods: Vec<u64> = preset
+    ) -> io::Result<u64> {
+        let preset = r.preset;
+        let mut counters = self.counters(preset, &r.threads);
+        let quantities: Vec<Vec<Quantity>> = preset
             .samplers
             .iter()
-            .enumerate()
-            .map(|(s, _)| self.cycles_per_sample(preset, s, rng).max(1))
+            .map(|s| s.reads.iter().map(|&e| preset.counts[e]).collect())
+            .collect();
+        // Threads run side by side: take the one whose next sample
+        // comes first. Start them a little apart.
+        let mut heap: BinaryHeap<Reverse<(u64, usize)>> = (0..r.threads.len())
+            .map(|i| Reverse((r.start + i as u64 * 997, i)))
+            .collect();
+        let mut end = r.start;
+        for n in 0..samples {
+            let Some(Reverse((time, ti))) = heap.pop() else {
+                break;
+            };
+            let t = &r.threads[ti];
+            if t.samplers.is_empty() {
+                continue;
+            }
+            let s = t.samplers[((time / MUX_NS) % t.samplers.len() as u64) as usize];
+            let (d, node, cycles) =
+                self.draw_group_sample(r, &mut counters, &quantities[s], ti, time, s);
+            self.emit(w, observe, &d, &r.st, &r.frames[node].leaf.name)?;
+            end = time;
+            if (n + 1) % ROUND == 0 {
+                w.finished_round()?;
+            }
+            let ns = (cycles as f64 / self.ghz).max(1.0) as u64;
+            heap.push(Reverse((time + ns, ti)));
+        }
+        Ok(end)
+    }
+
+    /// The sample sampler `s` takes of thread `ti` at `time`: a node, its
+    /// jittered mix counted over the sampler's period (`quantities`) into
+    /// `r.st.deltas`, the group's cumulative values into `r.st.reads`, and
+    /// an ip in the node's leaf with its callchain into `r.st.chain`.
+    /// Returns it with its node and the cycles it took.
+    fn draw_group_sample(
+        &self,
+        r: &mut Run<'_>,
+        counters: &mut Counters,
+        quantities: &[Quantity],
+        ti: usize,
+        time: u64,
+        s: usize,
+    ) -> (Drawn, usize, u64) {
+        let sampler = &r.preset.samplers[s];
+        let t = &r.threads[ti];
+        let node = r.picker.pick(&mut r.rng);
+        let mix = self.jitter(&r.tree.nodes()[node].mix, &mut r.rng);
+        let cycles = self.cycles_per_sample(r.preset, s, &mut r.rng);
+        let st = &mut r.st;
+        interval_counts(
+            sampler.family,
+            sampler.width,
+            cycles,
+            &mix,
+            quantities,
+            &mut st.deltas,
+        );
+        st.reads.clear();
+        for (&e, &d) in sampler.reads.iter().zip(&st.deltas) {
+            st.reads.push((e, counters.add(e, t, ti, d)));
+        }
+        let ip = self.user_chain(&r.frames[node], &mut r.rng, &mut st.chain);
+        let period = sampler
+            .reads
+            .iter()
+            .position(|&e| e == sampler.event)
+            .map_or(cycles, |i| st.deltas[i]);
+        let d = Drawn {
+            sampler: s,
+            event: sampler.event,
+            tid: t.tid,
+            cpu: t.cpu,
+            time,
+            period,
+            ip,
+        };
+        (d, node, cycles)
+    }
+
+    /// Independent events: in each slice of time every event counts;
+    /// an event whose count passes its period takes a sample. Returns the
+    /// last sample's time.
+    fn run_independent<W: Write + Seek>(
+        &self,
+        r: &mut Run<'_>,
+        samples: u64,
+        w: &mut Writer<W>,
+        observe: &mut impl FnMut(&Emitted<'_>),
+    ) -> io::Result<u64> {
+        let preset = r.preset;
+        let events: Vec<usize> = preset.samplers.iter().map(|s| s.event).collect();
+        let quantities: Vec<Quantity> = events.iter().map(|&e| preset.counts[e]).collect();
+        let periods: Vec<u64> = (0..preset.samplers.len())
+            .map(|s| self.cycles_per_sample(preset, s, &mut r.rng).max(1))
             .collect();
         let first = &preset.samplers[0];
         // Slices well below the shortest period, so samples land near
         // where their counts overflowed.
         let slice = (periods.iter().copied().min().unwrap_or(1_000_000) / 8).max(1000);
         let slice_ns = (slice as f64 / self.ghz).max(1.0) as u64;
-        let mut since = vec![0u64; threads.len() * events.len()];
+        let mut since = vec![0u64; r.threads.len() * events.len()];
         let mut counts = Vec::new();
-        let mut written = 0;
-        let mut step = 0u64;
+        let (mut written, mut step, mut end) = (0, 0u64, r.start);
         while written < samples {
-            for (ti, t) in threads.iter().enumerate() {
+            for (ti, t) in r.threads.iter().enumerate() {
                 // Threads take their slices one after another, so records
                 // stay in time order.
-                let time = start + step * slice_ns + ti as u64 * (slice_ns / threads.len() as u64);
-                let node = pick(rng);
-                let mix = self.jitter(&tree.nodes()[node].mix, rng);
+                let time =
+                    r.start + step * slice_ns + ti as u64 * (slice_ns / r.threads.len() as u64);
+                let node = r.picker.pick(&mut r.rng);
+                let mix = self.jitter(&r.tree.nodes()[node].mix, &mut r.rng);
                 interval_counts(
                     first.family,
                     first.width,
@@ -573,7 +687,7 @@ impl<'a> Workload<'a> {
                     &quantities,
                     &mut counts,
                 );
-                let fr = &frames[node];
+                let fr = &r.frames[node];
                 for (k, &e) in events.iter().enumerate() {
                     if written >= samples || !preset.samplers[k].cpus.contains(&t.cpu) {
                         continue;
@@ -584,35 +698,21 @@ impl<'a> Workload<'a> {
                         continue;
                     }
                     *acc -= periods[k];
-                    let ip = self.bias() + fr.leaf.addr + rng.below(fr.leaf.size);
-                    st.chain.clear();
-                    st.chain.push(ip);
-                    st.chain.extend_from_slice(&fr.returns);
-                    st.deltas.clear();
-                    st.deltas.push(periods[k]);
-                    let sample = SampleSpec {
-                        event: e,
-                        ip,
-                        pid: self.pid,
-                        tid: t.tid,
-                        time: time + k as u64,
-                        cpu: t.cpu,
-                        period: periods[k],
-                        callchain: Callchain {
-                            kernel: &[],
-                            user: &st.chain,
-                        },
-                        reads: &[],
-                    };
-                    w.sample(&sample)?;
-                    observe(&Emitted {
-                        sample: &sample,
+                    let ip = self.user_chain(fr, &mut r.rng, &mut r.st.chain);
+                    r.st.deltas.clear();
+                    r.st.deltas.push(periods[k]);
+                    let d = Drawn {
                         sampler: k,
-                        deltas: &st.deltas,
-                        leaf: &fr.leaf.name,
-                    });
+                        event: e,
+                        tid: t.tid,
+                        cpu: t.cpu,
+                        time: time + k as u64,
+                        period: periods[k],
+                        ip,
+                    };
+                    self.emit(w, observe, &d, &r.st, &fr.leaf.name)?;
                     written += 1;
-                    *end = sample.time;
+                    end = d.time;
                     if written % ROUND == 0 {
                         w.finished_round()?;
                     }
@@ -620,7 +720,7 @@ impl<'a> Workload<'a> {
             }
             step += 1;
         }
-        Ok(())
+        Ok(end)
     }
 
     /// Writes the process records and one sample per entry of `samples`,
@@ -635,93 +735,77 @@ impl<'a> Workload<'a> {
         let mut rng = Rng::new(self.seed);
         let threads = self.threads(preset)?;
         self.prologue(w, &threads)?;
-        let ncpus = threads.iter().map(|t| t.cpu_slot).max().unwrap_or(0) + 1;
-        let mut counters = self.counters(preset, threads.len(), ncpus);
+        let mut counters = self.counters(preset, &threads);
         let mut st = Scratch::default();
         let mut time = self.start_ns + 1_000_000;
         for (n, x) in samples.iter().enumerate() {
-            let sampler = preset
-                .samplers
-                .get(x.sampler)
-                .ok_or_else(|| invalid(format!("sample {n}: no sampler {}", x.sampler)))?;
-            let ti = x.thread as usize;
-            let t = threads
-                .get(ti)
-                .ok_or_else(|| invalid(format!("sample {n}: no thread {}", x.thread)))?;
-            if !sampler.cpus.contains(&t.cpu) {
-                return Err(invalid(format!(
-                    "sample {n}: thread {} runs on cpu {}, where sampler {} does not sample",
-                    x.thread, t.cpu, x.sampler
-                )));
-            }
-            let members: Vec<usize> = if sampler.reads.is_empty() {
-                vec![sampler.event]
-            } else {
-                sampler.reads.clone()
-            };
-            let given = match &x.values {
-                Values::Deltas(v) | Values::Cumulative(v) => v,
-            };
-            if given.len() != members.len() {
-                return Err(invalid(format!(
-                    "sample {n}: {} values for {} members",
-                    given.len(),
-                    members.len()
-                )));
-            }
-            st.deltas.clear();
-            st.reads.clear();
-            for (&e, &v) in members.iter().zip(given) {
-                let d = match x.values {
-                    Values::Deltas(_) => v,
-                    Values::Cumulative(_) => {
-                        v.checked_sub(counters.get(e, t, ti)).ok_or_else(|| {
-                            invalid(format!(
-                                "sample {n}: cumulative value of event {e} goes backwards"
-                            ))
-                        })?
-                    }
-                };
-                st.deltas.push(d);
-                let c = counters.add(e, t, ti, d);
-                if !sampler.reads.is_empty() {
-                    st.reads.push((e, c));
-                }
-            }
+            let (sampler, t) = explicit_place(preset, &threads, n, x)?;
+            let members = counters.take_explicit(n, x, sampler, t, &mut st)?;
             let names: Vec<&str> = x.stack.iter().map(String::as_str).collect();
             let fr = self.resolve(&names)?;
-            let ip = self.bias() + fr.leaf.addr + rng.below(fr.leaf.size);
-            st.chain.clear();
-            st.chain.push(ip);
-            st.chain.extend_from_slice(&fr.returns);
+            let ip = self.user_chain(&fr, &mut rng, &mut st.chain);
             let period = members
                 .iter()
                 .position(|&e| e == sampler.event)
                 .map_or(0, |i| st.deltas[i]);
-            let sample = SampleSpec {
-                event: sampler.event,
-                ip,
-                pid: self.pid,
-                tid: t.tid,
-                time,
-                cpu: t.cpu,
-                period,
-                callchain: Callchain {
-                    kernel: &[],
-                    user: &st.chain,
-                },
-                reads: &st.reads,
-            };
-            w.sample(&sample)?;
-            observe(&Emitted {
-                sample: &sample,
+            let d = Drawn {
                 sampler: x.sampler,
-                deltas: &st.deltas,
-                leaf: &fr.leaf.name,
-            });
+                event: sampler.event,
+                tid: t.tid,
+                cpu: t.cpu,
+                time,
+                period,
+                ip,
+            };
+            self.emit(w, &mut observe, &d, &st, &fr.leaf.name)?;
             time += (period as f64 / self.ghz).max(1000.0) as u64;
         }
         self.epilogue(w, &threads, time)
+    }
+
+    /// Draws an ip in the leaf of `fr` and writes the user callchain (the
+    /// ip, then the return addresses) into `chain`. Returns the ip.
+    fn user_chain(&self, fr: &Frames, rng: &mut Rng, chain: &mut Vec<u64>) -> u64 {
+        let ip = self.bias() + fr.leaf.addr + rng.below(fr.leaf.size);
+        chain.clear();
+        chain.push(ip);
+        chain.extend_from_slice(&fr.returns);
+        ip
+    }
+
+    /// Writes sample `d` (its user callchain in `st.chain`, its read values
+    /// in `st.reads`) and shows it to `observe` with its deltas
+    /// (`st.deltas`) and `leaf` function.
+    fn emit<W: Write + Seek>(
+        &self,
+        w: &mut Writer<W>,
+        observe: &mut impl FnMut(&Emitted<'_>),
+        d: &Drawn,
+        st: &Scratch,
+        leaf: &str,
+    ) -> io::Result<()> {
+        let sample = SampleSpec {
+            event: d.event,
+            ip: d.ip,
+            pid: self.pid,
+            tid: d.tid,
+            time: d.time,
+            cpu: d.cpu,
+            period: d.period,
+            callchain: Callchain {
+                kernel: &[],
+                user: &st.chain,
+            },
+            reads: &st.reads,
+        };
+        w.sample(&sample)?;
+        observe(&Emitted {
+            sample: &sample,
+            sampler: d.sampler,
+            deltas: &st.deltas,
+            leaf,
+        });
+        Ok(())
     }
 }
 

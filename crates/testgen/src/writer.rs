@@ -176,6 +176,106 @@ pub struct Summary {
     pub file_size: u64,
 }
 
+/// A sample's fields before `READ`, as sample type `t` asks: `IDENTIFIER`
+/// through `PERIOD` (`id` is the event's instance id on the sample's cpu).
+fn write_sample_fields(b: &mut Vec<u8>, t: u64, id: u64, s: &SampleSpec<'_>) {
+    if t & st::IDENTIFIER != 0 {
+        records::u64(b, id);
+    }
+    if t & st::IP != 0 {
+        records::u64(b, s.ip);
+    }
+    if t & st::TID != 0 {
+        records::u32s(b, s.pid, s.tid);
+    }
+    if t & st::TIME != 0 {
+        records::u64(b, s.time);
+    }
+    if t & st::ID != 0 {
+        records::u64(b, id);
+    }
+    if t & st::CPU != 0 {
+        records::u32s(b, s.cpu, 0);
+    }
+    if t & st::PERIOD != 0 {
+        records::u64(b, s.period);
+    }
+}
+
+/// `READ` of a sample of event `e`: its group's values in member order,
+/// or its own value, each with what `e`'s read format asks (times since
+/// `start`, ids, lost counts).
+fn write_read_values(
+    b: &mut Vec<u8>,
+    events: &[EventLayout],
+    e: &EventLayout,
+    s: &SampleSpec<'_>,
+    start: u64,
+) -> io::Result<()> {
+    let f = e.read_format;
+    let group = f & rf::GROUP != 0;
+    if group {
+        if s.reads.len() != e.read_members.len()
+            || s.reads.iter().zip(&e.read_members).any(|(r, m)| r.0 != *m)
+        {
+            return Err(invalid(format!(
+                "group read of event {} needs members {:?} in that order, got {:?}",
+                s.event,
+                e.read_members,
+                s.reads.iter().map(|r| r.0).collect::<Vec<_>>()
+            )));
+        }
+        records::u64(b, s.reads.len() as u64);
+    } else if s.reads.len() != 1 || s.reads[0].0 != s.event {
+        return Err(invalid(format!(
+            "single read of event {} needs its own value only",
+            s.event
+        )));
+    }
+    if f & rf::TOTAL_TIME_ENABLED != 0 {
+        records::u64(b, s.time - start);
+    }
+    if f & rf::TOTAL_TIME_RUNNING != 0 {
+        records::u64(b, s.time - start);
+    }
+    for &(ev, value) in s.reads {
+        records::u64(b, value);
+        if f & rf::ID != 0 {
+            let id = events[ev].id_by_cpu.get(s.cpu as usize).copied().flatten();
+            let id =
+                id.ok_or_else(|| invalid(format!("member {ev} is not opened on cpu {}", s.cpu)))?;
+            records::u64(b, id);
+        }
+        if f & rf::LOST != 0 {
+            records::u64(b, 0);
+        }
+    }
+    Ok(())
+}
+
+/// `CALLCHAIN`: the kernel frames after `PERF_CONTEXT_KERNEL`, then the
+/// user frames after `PERF_CONTEXT_USER`, each part only when it has
+/// frames.
+fn write_callchain(b: &mut Vec<u8>, c: Callchain<'_>) {
+    let nr = c.kernel.len()
+        + c.user.len()
+        + usize::from(!c.kernel.is_empty())
+        + usize::from(!c.user.is_empty());
+    records::u64(b, nr as u64);
+    if !c.kernel.is_empty() {
+        records::u64(b, PERF_CONTEXT_KERNEL);
+        for &a in c.kernel {
+            records::u64(b, a);
+        }
+    }
+    if !c.user.is_empty() {
+        records::u64(b, PERF_CONTEXT_USER);
+        for &a in c.user {
+            records::u64(b, a);
+        }
+    }
+}
+
 /// Per event: what its records need.
 struct EventLayout {
     sample_type: u64,
@@ -440,91 +540,12 @@ impl<W: Write + Seek> Writer<W> {
         };
         let b = &mut self.buf;
         let at = records::begin(b, kind::SAMPLE, m);
-        if t & st::IDENTIFIER != 0 {
-            records::u64(b, id);
-        }
-        if t & st::IP != 0 {
-            records::u64(b, s.ip);
-        }
-        if t & st::TID != 0 {
-            records::u32s(b, s.pid, s.tid);
-        }
-        if t & st::TIME != 0 {
-            records::u64(b, s.time);
-        }
-        if t & st::ID != 0 {
-            records::u64(b, id);
-        }
-        if t & st::CPU != 0 {
-            records::u32s(b, s.cpu, 0);
-        }
-        if t & st::PERIOD != 0 {
-            records::u64(b, s.period);
-        }
+        write_sample_fields(b, t, id, s);
         if t & st::READ != 0 {
-            let f = e.read_format;
-            let group = f & rf::GROUP != 0;
-            if group {
-                if s.reads.len() != e.read_members.len()
-                    || s.reads.iter().zip(&e.read_members).any(|(r, m)| r.0 != *m)
-                {
-                    return Err(invalid(format!(
-                        "group read of event {} needs members {:?} in that order, got {:?}",
-                        s.event,
-                        e.read_members,
-                        s.reads.iter().map(|r| r.0).collect::<Vec<_>>()
-                    )));
-                }
-                records::u64(b, s.reads.len() as u64);
-            } else if s.reads.len() != 1 || s.reads[0].0 != s.event {
-                return Err(invalid(format!(
-                    "single read of event {} needs its own value only",
-                    s.event
-                )));
-            }
-            if f & rf::TOTAL_TIME_ENABLED != 0 {
-                records::u64(b, s.time - start);
-            }
-            if f & rf::TOTAL_TIME_RUNNING != 0 {
-                records::u64(b, s.time - start);
-            }
-            for &(ev, value) in s.reads {
-                records::u64(b, value);
-                if f & rf::ID != 0 {
-                    let id = self.events[ev]
-                        .id_by_cpu
-                        .get(s.cpu as usize)
-                        .copied()
-                        .flatten();
-                    let id = id.ok_or_else(|| {
-                        invalid(format!("member {ev} is not opened on cpu {}", s.cpu))
-                    })?;
-                    records::u64(b, id);
-                }
-                if f & rf::LOST != 0 {
-                    records::u64(b, 0);
-                }
-            }
+            write_read_values(b, &self.events, e, s, start)?;
         }
         if t & st::CALLCHAIN != 0 {
-            let c = s.callchain;
-            let nr = c.kernel.len()
-                + c.user.len()
-                + usize::from(!c.kernel.is_empty())
-                + usize::from(!c.user.is_empty());
-            records::u64(b, nr as u64);
-            if !c.kernel.is_empty() {
-                records::u64(b, PERF_CONTEXT_KERNEL);
-                for &a in c.kernel {
-                    records::u64(b, a);
-                }
-            }
-            if !c.user.is_empty() {
-                records::u64(b, PERF_CONTEXT_USER);
-                for &a in c.user {
-                    records::u64(b, a);
-                }
-            }
+            write_callchain(b, s.callchain);
         }
         records::end(b, at)?;
         self.flush_record()?;

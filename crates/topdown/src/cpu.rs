@@ -373,6 +373,7 @@ mod tests {
         assert_eq!(cpuid_key("x,y,z,w"), None);
     }
 
+    // Longer than a step: a table of one row per x86 model detected.
     #[test]
     fn x86_models() {
         let cases = [

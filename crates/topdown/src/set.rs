@@ -1,10 +1,14 @@
 //! Formula sets: one per CPU family, read from the `sets/*.td` tables
 //! compiled into the crate (their format is in `sets/README.md`).
 
+mod read;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
-use crate::expr::{Cond, Expr, ParseError};
+use crate::expr::{Cond, Expr};
+
+pub(crate) use read::{fields, parse_u64, strip_comment};
 
 /// The PMU a set's events are on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -115,187 +119,7 @@ pub const LEVEL1: [&str; 4] = [
     "backend_bound",
 ];
 
-/// Splits a table line at `|` separators that stand between blanks (a
-/// regular expression's `(a|b)` has none around its bar).
-pub(crate) fn fields(line: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let b = line.as_bytes();
-    let mut start = 0;
-    for i in 0..b.len() {
-        if b[i] == b'|'
-            && i > 0
-            && b[i - 1].is_ascii_whitespace()
-            && b.get(i + 1).is_none_or(|c| c.is_ascii_whitespace())
-        {
-            out.push(line[start..i].trim());
-            start = i + 1;
-        }
-    }
-    out.push(line[start..].trim());
-    out
-}
-
-/// Strips a `#` comment (a `#` at the start of the line or after a blank).
-pub(crate) fn strip_comment(line: &str) -> &str {
-    let b = line.as_bytes();
-    for i in 0..b.len() {
-        if b[i] == b'#' && (i == 0 || b[i - 1].is_ascii_whitespace()) {
-            return &line[..i];
-        }
-    }
-    line
-}
-
-pub(crate) fn parse_u64(s: &str) -> Option<u64> {
-    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(h) => u64::from_str_radix(h, 16).ok(),
-        None => s.parse().ok(),
-    }
-}
-
 impl FormulaSet {
-    /// Reads a table (`file` names it in errors).
-    pub fn parse(file: &str, text: &str) -> Result<FormulaSet, SetError> {
-        let mut set = FormulaSet {
-            name: String::new(),
-            title: String::new(),
-            pmu: PmuClass::Core,
-            mask: u64::MAX,
-            source: String::new(),
-            record: String::new(),
-            consts: Vec::new(),
-            events: Vec::new(),
-            lets: Vec::new(),
-            nodes: Vec::new(),
-        };
-        for (n, raw) in text.lines().enumerate() {
-            let err = |message: String| SetError {
-                file: file.into(),
-                line: n + 1,
-                message,
-            };
-            let perr = |e: ParseError| err(e.to_string());
-            let line = strip_comment(raw).trim();
-            if line.is_empty() {
-                continue;
-            }
-            let f = fields(line);
-            let want = |k: usize| -> Result<(), SetError> {
-                if f.len() == k {
-                    Ok(())
-                } else {
-                    Err(err(format!(
-                        "`{}` takes {} fields, not {}",
-                        f[0],
-                        k - 1,
-                        f.len() - 1
-                    )))
-                }
-            };
-            match f[0] {
-                "set" => {
-                    want(2)?;
-                    set.name = f[1].into();
-                }
-                "title" => {
-                    want(2)?;
-                    set.title = f[1].into();
-                }
-                "source" => {
-                    want(2)?;
-                    set.source = f[1].into();
-                }
-                "record" => {
-                    want(2)?;
-                    set.record = f[1].into();
-                }
-                "pmu" => {
-                    want(2)?;
-                    set.pmu = match f[1] {
-                        "core" => PmuClass::Core,
-                        "atom" => PmuClass::Atom,
-                        "arm" => PmuClass::Arm,
-                        p => return Err(err(format!("unknown pmu `{p}`"))),
-                    };
-                }
-                "mask" => {
-                    want(2)?;
-                    set.mask = parse_u64(f[1]).ok_or_else(|| err("bad mask".into()))?;
-                }
-                "const" => {
-                    want(4)?;
-                    let value = f[2]
-                        .parse()
-                        .map_err(|_| err(format!("bad value `{}`", f[2])))?;
-                    set.consts.push(Const {
-                        name: f[1].into(),
-                        value,
-                        text: f[3].into(),
-                    });
-                }
-                "event" => {
-                    want(5)?;
-                    let mut matchers = Vec::new();
-                    for m in f[2].split(',') {
-                        let mut w = m.split_whitespace();
-                        let (kind, v) = (w.next(), w.next().and_then(parse_u64));
-                        matchers.push(match (kind, v, w.next()) {
-                            (Some("raw"), Some(v), None) => Matcher::Raw(v),
-                            (Some("hw"), Some(v), None) => Matcher::Hw(v),
-                            _ => return Err(err(format!("bad match `{}`", m.trim()))),
-                        });
-                    }
-                    let optional = match f[3] {
-                        "required" => false,
-                        "optional" => true,
-                        o => return Err(err(format!("`{o}`: want required or optional"))),
-                    };
-                    set.events.push(EventRole {
-                        role: f[1].into(),
-                        matchers,
-                        optional,
-                        text: f[4].into(),
-                    });
-                }
-                "let" => {
-                    want(3)?;
-                    set.lets
-                        .push((f[1].into(), Expr::parse(f[2]).map_err(perr)?));
-                }
-                "node" => {
-                    want(6)?;
-                    let parent = (f[2] != "-").then(|| f[2].to_string());
-                    let level = match &parent {
-                        None => 1,
-                        Some(p) => match set.nodes.iter().find(|x| x.name == *p) {
-                            Some(x) => x.level + 1,
-                            None => return Err(err(format!("parent `{p}` is not defined above"))),
-                        },
-                    };
-                    let threshold = match f[4] {
-                        "-" => None,
-                        t => Some(Cond::parse(t).map_err(perr)?),
-                    };
-                    set.nodes.push(Node {
-                        name: f[1].into(),
-                        parent,
-                        level,
-                        label: f[3].into(),
-                        threshold,
-                        expr: Expr::parse(f[5]).map_err(perr)?,
-                    });
-                }
-                k => return Err(err(format!("unknown keyword `{k}`"))),
-            }
-        }
-        set.check().map_err(|message| SetError {
-            file: file.into(),
-            line: 0,
-            message,
-        })?;
-        Ok(set)
-    }
-
     /// Every name is defined once, every formula names only defined
     /// things, nothing refers to itself, level 1 is complete.
     fn check(&self) -> Result<(), String> {
