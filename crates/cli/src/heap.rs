@@ -4,12 +4,10 @@
 //! freed (up to 32 MiB), so later large blocks come from the heap and stay
 //! there after being freed (below the top they are not trimmed). perfq's
 //! commands allocate and free tens to hundreds of megabytes phase by phase:
-//! a fixed threshold gives freed large blocks back. Measured on the
-//! system-wide build capture (docs/benchmarks.md):
-//! - `report --children` 317 → 292 MB and a `function_total` query
-//!   370–390 → ~325 MB at 1 MiB, +5% time (128 KiB: 20 MB less, +12%);
-//! - `convert` 333–352 → 307–318 MB at 4 MiB, same time (at 1 MiB it
-//!   maps and unmaps its mid-sized encoding buffers over and over: +5%).
+//! a fixed threshold gives freed large blocks back. Conversion gets a
+//! higher one: at the lower, it maps and unmaps its mid-sized encoding
+//! buffers over and over (the figures behind both are in
+//! docs/benchmarks.md).
 
 /// The threshold for commands that read, aggregate and print.
 pub const PHASES: usize = 1 << 20;
@@ -26,9 +24,7 @@ pub const CONVERSION: usize = 4 << 20;
 /// leaves it at its 128 KiB default, and then each of the encoding
 /// threads' arenas handed its top back to the OS whenever a row group's
 /// buffers (half a megabyte a column) were freed, only to fault the pages
-/// in again for the next one: on the 4× build capture convert took
-/// 420,000 page faults, 268,000 with the higher threshold (system time
-/// 1.26 → 0.88 s), peak RSS within a few MB.
+/// in again for the next one.
 pub fn give_back_freed_memory(bytes: usize) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets allocator parameters; it is called from
