@@ -4,9 +4,10 @@ use std::io::Write;
 use std::path::Path;
 
 use perfq_reader::{
-    features::feature_name, read_format_names, sample_type_names, Capture, Endian, Mode, RawRecord,
+    features::feature_name, read_format_names, sample_type_names, Capture, Endian, Events, Mode,
+    RawRecord, Stats,
 };
-use perfq_stream::{Consumer, SampleView, Stream};
+use perfq_stream::{Consumer, Notes, Read, SampleView, Stream};
 use serde_json::{json, Map, Value};
 
 use crate::damage::Policy;
@@ -19,20 +20,86 @@ pub fn run(
     out: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
     let capture = Capture::open(path)?;
-    // Every record is decoded, not only framed, so that a record whose body
-    // does not fit its event's layout is counted here.
-    let mut stream = Stream::new(&capture);
+    let (read, undecodable) = read_every_record(&capture);
+    let notes = read.notes();
+    let doc = describe(path, &capture, &read, &notes, &undecodable);
+    if as_json {
+        serde_json::to_writer(&mut *out, &doc)?;
+        writeln!(out)?;
+    } else {
+        print_text(&doc, out)?;
+    }
+    out.flush()?;
+    let problem = policy.damage(&path.display().to_string(), notes.damage.as_deref());
+    Ok(Outcome::from_problems(problem))
+}
+
+/// Reads the whole capture. Every record is decoded, not only framed, so
+/// that a record whose body does not fit its event's layout is counted
+/// here.
+fn read_every_record(capture: &Capture) -> (Read, Undecodable) {
+    let mut stream = Stream::new(capture);
     let mut undecodable = Undecodable::default();
     let Ok(()) = stream.run(&mut undecodable, &mut |_, _| {});
-    let read = stream.finish();
+    (stream.finish(), undecodable)
+}
+
+/// What `info --json` prints: the header's description of the capture and
+/// what the read counted.
+fn describe(
+    path: &Path,
+    capture: &Capture,
+    read: &Read,
+    notes: &Notes,
+    undecodable: &Undecodable,
+) -> Value {
     let stats = &read.stats;
-    let notes = read.notes();
     let error = read.damage.read_error.as_ref().map(|e| e.to_string());
     let warning_text: Vec<&String> = notes.warnings.iter().chain(&notes.damage).collect();
     let m = capture.meta();
-    let events = capture.events();
+    let (by_type, in_compressed) = record_counts(stats);
+    let time_range = stats.sample_time.or(m.sample_time);
+    json!({
+        "file": path.display().to_string(),
+        "size": capture.file_len(),
+        "mode": match capture.header().mode { Mode::File => "file", Mode::Pipe => "pipe" },
+        "endian": match capture.endian() { Endian::Little => "little", Endian::Big => "big" },
+        "hostname": m.hostname,
+        "os_release": m.os_release,
+        "arch": m.arch,
+        "cpuid": m.cpuid,
+        "cpudesc": m.cpu_desc,
+        "nrcpus_online": m.nr_cpus.map(|n| n.1),
+        "nrcpus_avail": m.nr_cpus.map(|n| n.0),
+        "total_mem_kb": m.total_mem_kb,
+        "perf_version": m.perf_version,
+        "cmdline": m.cmdline.as_ref().map(|c| c.join(" ")),
+        "features": m.features.iter().map(|&f| feature_name(f)).collect::<Vec<_>>(),
+        "pmu_mappings": m.pmu_mappings.iter().map(|p| json!({"name": p.name, "type": p.type_})).collect::<Vec<_>>(),
+        "pmu_caps": m.pmu_caps.iter().map(pmu_caps_json).collect::<Vec<_>>(),
+        "hybrid_topology": m.hybrid_topology.iter().map(|(pmu, cpus)| json!({"pmu": pmu, "cpus": cpus})).collect::<Vec<_>>(),
+        "time_first": time_range.map(|t| t.0),
+        "time_last": time_range.map(|t| t.1),
+        "events": events_json(capture.events(), stats),
+        "samples": stats.samples(),
+        "records": by_type,
+        "records_in_compressed": in_compressed,
+        "samples_unknown_id": stats.samples_unknown_id,
+        "samples_no_event": stats.samples_no_event,
+        "lost_records": stats.lost_records,
+        "lost_samples": stats.lost_samples,
+        "decompressed_bytes": stats.decompressed_bytes,
+        "build_ids": m.build_ids.len(),
+        "records_undecodable": undecodable.0.iter().map(|(k, n)| (k.clone(), json!(n))).collect::<Map<_, _>>(),
+        "warnings": warning_text,
+        "error": error,
+        "damage": notes.damage,
+    })
+}
 
-    let event_json: Vec<Value> = events
+/// Each event: its attributes and how many samples it has.
+fn events_json(events: &Events, stats: &Stats) -> Vec<Value> {
+    events
         .list()
         .iter()
         .enumerate()
@@ -59,7 +126,11 @@ pub fn run(
                 "samples": stats.samples_per_event.get(i).copied().unwrap_or(0),
             })
         })
-        .collect();
+        .collect()
+}
+
+/// Records per type, and of those how many were inside compressed records.
+fn record_counts(stats: &Stats) -> (Map<String, Value>, Map<String, Value>) {
     let mut by_type = Map::new();
     let mut in_compressed = Map::new();
     for (t, c) in stats.by_type() {
@@ -68,52 +139,7 @@ pub fn run(
             in_compressed.insert(t.name(), json!(c.compressed));
         }
     }
-    let time_range = stats.sample_time.or(m.sample_time);
-    let doc = json!({
-        "file": path.display().to_string(),
-        "size": capture.file_len(),
-        "mode": match capture.header().mode { Mode::File => "file", Mode::Pipe => "pipe" },
-        "endian": match capture.endian() { Endian::Little => "little", Endian::Big => "big" },
-        "hostname": m.hostname,
-        "os_release": m.os_release,
-        "arch": m.arch,
-        "cpuid": m.cpuid,
-        "cpudesc": m.cpu_desc,
-        "nrcpus_online": m.nr_cpus.map(|n| n.1),
-        "nrcpus_avail": m.nr_cpus.map(|n| n.0),
-        "total_mem_kb": m.total_mem_kb,
-        "perf_version": m.perf_version,
-        "cmdline": m.cmdline.as_ref().map(|c| c.join(" ")),
-        "features": m.features.iter().map(|&f| feature_name(f)).collect::<Vec<_>>(),
-        "pmu_mappings": m.pmu_mappings.iter().map(|p| json!({"name": p.name, "type": p.type_})).collect::<Vec<_>>(),
-        "pmu_caps": m.pmu_caps.iter().map(pmu_caps_json).collect::<Vec<_>>(),
-        "hybrid_topology": m.hybrid_topology.iter().map(|(pmu, cpus)| json!({"pmu": pmu, "cpus": cpus})).collect::<Vec<_>>(),
-        "time_first": time_range.map(|t| t.0),
-        "time_last": time_range.map(|t| t.1),
-        "events": event_json,
-        "samples": stats.samples(),
-        "records": by_type,
-        "records_in_compressed": in_compressed,
-        "samples_unknown_id": stats.samples_unknown_id,
-        "samples_no_event": stats.samples_no_event,
-        "lost_records": stats.lost_records,
-        "lost_samples": stats.lost_samples,
-        "decompressed_bytes": stats.decompressed_bytes,
-        "build_ids": m.build_ids.len(),
-        "records_undecodable": undecodable.0.iter().map(|(k, n)| (k.clone(), json!(n))).collect::<Map<_, _>>(),
-        "warnings": warning_text,
-        "error": error,
-        "damage": notes.damage,
-    });
-    if as_json {
-        serde_json::to_writer(&mut *out, &doc)?;
-        writeln!(out)?;
-    } else {
-        print_text(&doc, out)?;
-    }
-    out.flush()?;
-    let problem = policy.damage(&path.display().to_string(), notes.damage.as_deref());
-    Ok(Outcome::from_problems(problem))
+    (by_type, in_compressed)
 }
 
 /// Records that could not be decoded, by type.

@@ -119,6 +119,19 @@ fn short(node: &str) -> &str {
 }
 
 fn table(report: &Report, opt: &Options, out: &mut dyn Write) -> anyhow::Result<()> {
+    write_table_title(report, opt, out)?;
+    let cols = columns(report);
+    let hybrid = report.rows.iter().any(|r| r.core.is_some());
+    writeln!(out, "{}", table_header(report, &cols, hybrid))?;
+    for r in &report.rows {
+        writeln!(out, "{}", table_line(r, &cols, hybrid))?;
+    }
+    Ok(())
+}
+
+/// The two comment lines above the table: the CPU models, and what the
+/// columns and marks mean.
+fn write_table_title(report: &Report, opt: &Options, out: &mut dyn Write) -> anyhow::Result<()> {
     writeln!(out, "# CPU: {}", report.models.join("; "))?;
     writeln!(
         out,
@@ -131,7 +144,11 @@ fn table(report: &Report, opt: &Options, out: &mut dyn Write) -> anyhow::Result<
         },
         opt.min_samples
     )?;
-    // Level-1 nodes, each followed by its children.
+    Ok(())
+}
+
+/// The table's node columns: level-1 nodes, each followed by its children.
+fn columns(report: &Report) -> Vec<&NodeInfo> {
     let mut cols: Vec<&NodeInfo> = Vec::new();
     // Level 1 in one order for every family (perf stat's: retiring, bad
     // speculation, frontend, backend), AMD's SMT contention last.
@@ -151,9 +168,12 @@ fn table(report: &Report, opt: &Options, out: &mut dyn Write) -> anyhow::Result<
                 .filter(|c| c.parent.as_deref() == Some(&n.name)),
         );
     }
-    let hybrid = report.rows.iter().any(|r| r.core.is_some());
+    cols
+}
+
+fn table_header(report: &Report, cols: &[&NodeInfo], hybrid: bool) -> String {
     let mut header = format!("{:>9}", "samples");
-    for c in &cols {
+    for c in cols {
         let h = if c.level == 1 {
             short(&c.name).to_string()
         } else {
@@ -166,42 +186,44 @@ fn table(report: &Report, opt: &Options, out: &mut dyn Write) -> anyhow::Result<
     }
     header.push_str("  ");
     header.push_str(&report.keys.join(" "));
-    writeln!(out, "{header}")?;
-    for r in &report.rows {
-        let mark = if r.low_samples { "~" } else { " " };
-        let mut line = format!("{mark}{:>8}", r.samples);
-        for c in &cols {
-            let cell = match value(r, &c.name) {
-                Some(v) => match v.value {
-                    Some(x) => format!("{:.1}{}", x * 100.0, if v.flagged { "*" } else { " " }),
-                    None => "-  ".into(),
-                },
-                None => "".into(),
-            };
-            line.push_str(&format!(" {cell:>8}"));
-        }
-        if hybrid {
-            line.push_str(&format!("  {:<8}", r.core.as_deref().unwrap_or("")));
-        }
-        line.push_str("  ");
-        let keys: Vec<String> = r
-            .keys
-            .iter()
-            .map(|(k, v)| {
-                if k == "dso" {
-                    format!("[{v}]")
-                } else {
-                    v.clone()
-                }
-            })
-            .collect();
-        line.push_str(&keys.join(" "));
-        if let Some(i) = &r.issues {
-            line.push_str(&format!("  ({i})"));
-        }
-        writeln!(out, "{line}")?;
+    header
+}
+
+/// One row: its samples (marked when few), a share per column, its core
+/// type, its keys and what is wrong with it.
+fn table_line(r: &Row, cols: &[&NodeInfo], hybrid: bool) -> String {
+    let mark = if r.low_samples { "~" } else { " " };
+    let mut line = format!("{mark}{:>8}", r.samples);
+    for c in cols {
+        let cell = match value(r, &c.name) {
+            Some(v) => match v.value {
+                Some(x) => format!("{:.1}{}", x * 100.0, if v.flagged { "*" } else { " " }),
+                None => "-  ".into(),
+            },
+            None => "".into(),
+        };
+        line.push_str(&format!(" {cell:>8}"));
     }
-    Ok(())
+    if hybrid {
+        line.push_str(&format!("  {:<8}", r.core.as_deref().unwrap_or("")));
+    }
+    line.push_str("  ");
+    let keys: Vec<String> = r
+        .keys
+        .iter()
+        .map(|(k, v)| {
+            if k == "dso" {
+                format!("[{v}]")
+            } else {
+                v.clone()
+            }
+        })
+        .collect();
+    line.push_str(&keys.join(" "));
+    if let Some(i) = &r.issues {
+        line.push_str(&format!("  ({i})"));
+    }
+    line
 }
 
 fn csv_field(s: &str) -> String {

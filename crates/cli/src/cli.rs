@@ -1,0 +1,409 @@
+//! The command line: each command's arguments (their doc comments are
+//! `--help`'s text) and how they become the call of the command's module.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::damage::Policy;
+use crate::dump::{DumpFormat, DumpRecords};
+use crate::{
+    batch, convert, diff, dump, flamegraph, info, input, output, query, report, size, symbols,
+    topdown, Outcome,
+};
+
+/// Turn perf.data captures into answers.
+#[derive(Parser)]
+#[command(name = "perfq", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// Fail (exit 1) when a capture is damaged: by default what could be
+    /// read is used and what could not is said as a warning.
+    #[arg(long, global = true)]
+    pub strict: bool,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Describe a capture: header, events, record counts, losses, warnings.
+    Info(InfoArgs),
+    /// Print every sample with all its decoded fields, in time order.
+    Dump(DumpArgs),
+    /// Write captures as a normalized Parquet dataset (docs/schema.md).
+    Convert(ConvertArgs),
+    /// Per-function self (and with --children, total) samples, periods and
+    /// percentages, like `perf report --stdio`.
+    Report(ReportArgs),
+    /// Top-down (TMA) shares of pipeline slots per function, thread,
+    /// process, DSO or time interval (docs/topdown.md).
+    Topdown(TopdownArgs),
+    /// Run SQL over a dataset or a perf.data file: every table and the
+    /// documented views (docs/schema.md) are registered.
+    Query(QueryArgs),
+    /// Folded stacks, or an interactive flame graph (SVG), optionally
+    /// coloured by each function's dominant top-down category.
+    Flamegraph(FlamegraphArgs),
+    /// Compare two captures per function or DSO: the change in share of
+    /// samples (or period) and in top-down categories, largest first, with
+    /// its significance.
+    Diff(DiffArgs),
+    /// Convert many captures into one dataset, in parallel: perf.data files,
+    /// folders (searched recursively), globs and archives (.tar, .tar.gz,
+    /// .tar.bz2, .tar.zst, .zip). Captures already in the dataset are
+    /// skipped, so an interrupted batch resumes where it stopped.
+    Batch(BatchArgs),
+}
+
+/// The arguments of `perfq info`.
+#[derive(Args)]
+pub struct InfoArgs {
+    /// The perf.data file (`-` for standard input).
+    file: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+impl InfoArgs {
+    pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        info::run(&self.file, self.json, policy, out)
+    }
+}
+
+/// The arguments of `perfq dump`.
+#[derive(Args)]
+pub struct DumpArgs {
+    /// The perf.data file (`-` for standard input).
+    file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DumpFormat::Jsonl)]
+    format: DumpFormat,
+    /// Which records: samples only, or every record (JSON lines only).
+    #[arg(long, value_enum, default_value_t = DumpRecords::Samples)]
+    records: DumpRecords,
+    /// Symbolize every frame: DSO, function, inline chain, file:line
+    /// (JSON lines only).
+    #[arg(long)]
+    symbols: bool,
+    #[command(flatten)]
+    sources: symbols::SymbolSources,
+}
+
+impl DumpArgs {
+    pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        // Unpacked archives stay until the command ends.
+        let resolved = if self.symbols {
+            Some(self.sources.resolve()?)
+        } else {
+            None
+        };
+        let config = resolved.as_ref().map(|r| r.config(true));
+        dump::run(&self.file, self.format, self.records, config, policy, out)
+    }
+}
+
+/// The arguments of `perfq convert`.
+#[derive(Args)]
+pub struct ConvertArgs {
+    /// The perf.data files.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The dataset folder; each capture becomes `capture=<id>/` in it.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Replace captures already in the dataset.
+    #[arg(long)]
+    force: bool,
+    /// Store addresses only: no binaries, kallsyms or DWARF are read.
+    #[arg(long)]
+    no_symbols: bool,
+    /// Keep at most about this much of stacks and distinct frames in
+    /// memory (e.g. 256M): past it, those so far are written and
+    /// interning starts afresh, so memory stays flat however long the
+    /// capture, and a stack or frame met on both sides of a cut is
+    /// stored twice (docs/schema.md). Default: no limit, each once.
+    #[arg(long, value_name = "SIZE", value_parser = size::parse)]
+    stack_memory: Option<u64>,
+    #[command(flatten)]
+    sources: symbols::SymbolSources,
+}
+
+impl ConvertArgs {
+    pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        let sources = self.sources.resolve()?;
+        let opt = convert::Options {
+            files: self.files,
+            output: self.output,
+            force: self.force,
+            stack_memory: self.stack_memory,
+            symbols: (!self.no_symbols).then(|| sources.config(true)),
+            policy,
+        };
+        convert::run(&opt, out)
+    }
+}
+
+/// The arguments of `perfq report`.
+#[derive(Args)]
+pub struct ReportArgs {
+    /// The perf.data file (`-` for standard input).
+    file: PathBuf,
+    /// Also total (inclusive) time from callchains, like `perf report --children`.
+    #[arg(long)]
+    children: bool,
+    /// Row key.
+    #[arg(long, value_enum, default_value_t = report::SortKey::DsoSym)]
+    sort: report::SortKey,
+    /// Only this event.
+    #[arg(long)]
+    event: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = report::ReportFormat::Table)]
+    format: report::ReportFormat,
+    #[command(flatten)]
+    sources: symbols::SymbolSources,
+}
+
+impl ReportArgs {
+    pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        let sources = self.sources.resolve()?;
+        let opt = report::Options {
+            children: self.children,
+            sort: self.sort,
+            event: self.event,
+            format: self.format,
+            symbols: sources.config(false),
+            policy,
+        };
+        report::run(&self.file, &opt, out)
+    }
+}
+
+/// The arguments of `perfq topdown`.
+#[derive(Args)]
+pub struct TopdownArgs {
+    /// A perf.data file (converted once into a cache dataset) or a
+    /// dataset folder.
+    input: PathBuf,
+    /// 1: Retiring, Bad Speculation, Frontend and Backend Bound; 2: their
+    /// children too.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+    level: u8,
+    /// Row key.
+    #[arg(long, value_enum, default_value_t = topdown::ByArg::Function)]
+    by: topdown::ByArg,
+    /// Each sample counts for the function of its own address (the default).
+    #[arg(long = "self", conflicts_with = "total")]
+    self_: bool,
+    /// Each sample counts once for every function on its stack.
+    #[arg(long)]
+    total: bool,
+    /// Rows per time interval of this many milliseconds (like perf stat -I).
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    interval: Option<u64>,
+    /// Use this CPU model's formulas (perf's name: sapphirerapids, icelake,
+    /// skylake, amdzen4, amdzen5, neoverse-v2, ...) instead of the
+    /// capture's.
+    #[arg(long, value_name = "NAME")]
+    cpu_model: Option<String>,
+    /// Rows with fewer samples are marked (not hidden).
+    #[arg(long, default_value_t = 30)]
+    min_samples: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = topdown::Format::Table)]
+    format: topdown::Format,
+    #[command(flatten)]
+    input_args: input::InputArgs,
+}
+
+impl TopdownArgs {
+    pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        let opt = topdown::Options {
+            input: self.input,
+            level: self.level,
+            by: self.by,
+            total: self.total,
+            interval_ms: self.interval,
+            cpu_model: self.cpu_model,
+            min_samples: self.min_samples,
+            format: self.format,
+            conversion: self.input_args.resolve(policy)?,
+        };
+        topdown::run(&opt, out)
+    }
+}
+
+/// The arguments of `perfq query`.
+#[derive(Args)]
+pub struct QueryArgs {
+    /// A perf.data file (converted once into the cache dataset, as for
+    /// `topdown`) or a dataset folder.
+    input: PathBuf,
+    /// One SQL statement (DataFusion's dialect).
+    sql: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = output::QueryFormat::Table)]
+    format: output::QueryFormat,
+    /// Write the result to this file (atomically) instead of standard
+    /// output.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Only this capture of a dataset (its id, `capture=<id>`).
+    #[arg(long, value_name = "ID")]
+    capture: Option<String>,
+    #[command(flatten)]
+    input_args: input::InputArgs,
+}
+
+impl QueryArgs {
+    pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        let opt = query::Options {
+            input: self.input,
+            sql: self.sql,
+            format: self.format,
+            output: self.output,
+            capture: self.capture,
+            conversion: self.input_args.resolve(policy)?,
+        };
+        query::run(&opt, out)
+    }
+}
+
+/// The arguments of `perfq flamegraph`.
+#[derive(Args)]
+pub struct FlamegraphArgs {
+    /// A perf.data file (converted once into the cache dataset), a
+    /// dataset folder, or one capture's `capture=<id>` folder.
+    input: PathBuf,
+    /// Write to this file (atomically) instead of standard output.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Folded stacks (`comm;caller;...;leaf count`) instead of an SVG.
+    #[arg(long)]
+    folded: bool,
+    /// Count samples rather than add up their periods (the count
+    /// stackcollapse-perf.pl and inferno take from `perf script`).
+    #[arg(long)]
+    samples: bool,
+    /// Only this event (its name as `perfq info` shows it).
+    #[arg(long)]
+    event: Option<String>,
+    /// How frames are coloured.
+    #[arg(long, value_enum, default_value_t = flamegraph::Color::Default)]
+    color: flamegraph::Color,
+    /// Only this capture of a dataset (its id, `capture=<id>`).
+    #[arg(long, value_name = "ID")]
+    capture: Option<String>,
+    #[command(flatten)]
+    input_args: input::InputArgs,
+}
+
+impl FlamegraphArgs {
+    pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        let opt = flamegraph::Options {
+            input: self.input,
+            output: self.output,
+            folded: self.folded,
+            event: self.event,
+            color: self.color,
+            capture: self.capture,
+            samples: self.samples,
+            conversion: self.input_args.resolve(policy)?,
+        };
+        flamegraph::run(&opt, out)
+    }
+}
+
+/// The arguments of `perfq diff`.
+#[derive(Args)]
+pub struct DiffArgs {
+    /// The baseline: a perf.data file, or a dataset's `capture=<id>` folder.
+    a: PathBuf,
+    /// The capture compared with it.
+    b: PathBuf,
+    /// Row key.
+    #[arg(long, value_enum, default_value_t = diff::By::Function)]
+    by: diff::By,
+    /// Only this event (by default the first event sampled in A that B
+    /// has samples of too).
+    #[arg(long)]
+    event: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = output::QueryFormat::Table)]
+    format: output::QueryFormat,
+    /// Write the result to this file (atomically) instead of standard output.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    input_args: input::InputArgs,
+}
+
+impl DiffArgs {
+    pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        let opt = diff::Options {
+            a: self.a,
+            b: self.b,
+            by: self.by,
+            event: self.event,
+            format: self.format,
+            output: self.output,
+            conversion: self.input_args.resolve(policy)?,
+        };
+        diff::run(&opt, out)
+    }
+}
+
+/// The arguments of `perfq batch`.
+#[derive(Args)]
+pub struct BatchArgs {
+    /// Files, folders, globs and archives.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// The dataset folder.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Conversions at once (default: one per core).
+    #[arg(short, long, value_parser = clap::value_parser!(u32).range(1..))]
+    jobs: Option<u32>,
+    /// Replace captures already in the dataset.
+    #[arg(long)]
+    force: bool,
+    /// Store addresses only: no binaries, kallsyms or DWARF are read.
+    #[arg(long)]
+    no_symbols: bool,
+    /// Keep at most about this much of stacks and distinct frames in
+    /// memory (e.g. 256M): past it, those so far are written and
+    /// interning starts afresh, so memory stays flat however long the
+    /// capture, and a stack or frame met on both sides of a cut is
+    /// stored twice (docs/schema.md). Each capture converted at once has
+    /// its own. Default: no limit, each once.
+    #[arg(long, value_name = "SIZE", value_parser = size::parse)]
+    stack_memory: Option<u64>,
+    /// Format of the summary table.
+    #[arg(long, value_enum, default_value_t = output::QueryFormat::Table)]
+    format: output::QueryFormat,
+    #[command(flatten)]
+    sources: symbols::SymbolSources,
+}
+
+impl BatchArgs {
+    pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        let sources = self.sources.resolve()?;
+        let opt = batch::Options {
+            inputs: self.inputs,
+            output: self.output,
+            jobs: self.jobs.map_or_else(
+                || std::thread::available_parallelism().map_or(1, |n| n.get()),
+                |j| j as usize,
+            ),
+            force: self.force,
+            symbols: (!self.no_symbols).then(|| sources.config(true)),
+            stack_memory: self.stack_memory,
+            format: self.format,
+            policy,
+        };
+        batch::run(&opt, out)
+    }
+}
