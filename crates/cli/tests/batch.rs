@@ -31,27 +31,21 @@ fn rows(out: &Output) -> Vec<Value> {
 
 /// Samples per capture id, as a query over the dataset sees them.
 fn samples_per_capture(dataset: &Path) -> BTreeMap<String, u64> {
-    let out = perfq(&[
+    common::perfq_rows(&[
         "query",
         dataset.to_str().expect("path"),
         "SELECT capture, COUNT(*) AS n FROM samples GROUP BY capture",
         "--format",
         "json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).expect("json");
-    rows.iter()
-        .map(|r| {
-            (
-                r["capture"].as_str().expect("capture").to_string(),
-                r["n"].as_u64().expect("n"),
-            )
-        })
-        .collect()
+    ])
+    .iter()
+    .map(|r| {
+        (
+            r["capture"].as_str().expect("capture").to_string(),
+            r["n"].as_u64().expect("n"),
+        )
+    })
+    .collect()
 }
 
 /// Folders a writer leaves while it works: none may stay after a batch.
@@ -78,13 +72,16 @@ fn perf_samples(file: &Path) -> Option<u64> {
     common::perf_report_d_counts(file).map(|c| c.get("SAMPLE").copied().unwrap_or(0))
 }
 
-#[test]
-fn folder_of_captures_archives_and_a_damaged_file() {
-    let dir = scratch("batch", "folder");
-    let input = dir.join("in");
-    // name in the summary (a path's last part, or an archive member's
-    // name) -> the file it was made from
-    let mut expected: BTreeMap<String, PathBuf> = BTreeMap::new();
+/// What a folder of inputs is expected to give: its name in the summary (a
+/// path's last part, or an archive member's name) → the file it was made
+/// from.
+type Expected = BTreeMap<String, PathBuf>;
+
+/// Fills `input` with testdata captures (one in a subfolder), a few from
+/// the corpus, a capture whose header is destroyed and a file that is no
+/// capture: what they should give, and how many came from the corpus.
+fn folder_of_captures(input: &Path) -> (Expected, usize) {
+    let mut expected = Expected::new();
     for (name, at) in [
         ("fp.data", "fp.data"),
         ("dwarf.data", "dwarf.data"),
@@ -124,8 +121,13 @@ fn folder_of_captures_archives_and_a_damaged_file() {
     broken[..8].copy_from_slice(b"XXXXXXXX");
     std::fs::write(input.join("broken.data"), &broken).expect("write");
     std::fs::write(input.join("notes.txt"), "not a capture").expect("write");
-    // Archives of every kind, made by the usual tools.
-    let members = dir.join("members");
+    (expected, from_corpus)
+}
+
+/// Archives of every kind, made by the usual tools in `input` from
+/// testdata captures copied to `members`: the names of those that could
+/// be made here (at least one).
+fn archives_of_captures(input: &Path, members: &Path, expected: &mut Expected) -> Vec<String> {
     for name in [
         "multi.data",
         "group.data",
@@ -138,7 +140,7 @@ fn folder_of_captures_archives_and_a_damaged_file() {
     let m = |n: &str| n.to_string();
     let tar = |flags: &str, out: &str, files: &[&str]| {
         let mut c = Command::new("tar");
-        c.arg("-C").arg(&members).arg(flags).arg(input.join(out));
+        c.arg("-C").arg(members).arg(flags).arg(input.join(out));
         c.args(files);
         run(&mut c)
     };
@@ -152,7 +154,7 @@ fn folder_of_captures_archives_and_a_damaged_file() {
     if run(Command::new("tar")
         .arg("--zstd")
         .arg("-C")
-        .arg(&members)
+        .arg(members)
         .arg("-cf")
         .arg(input.join("c.tar.zst"))
         .arg("group-pipe.data"))
@@ -177,19 +179,23 @@ fn folder_of_captures_archives_and_a_damaged_file() {
         !archives.is_empty(),
         "no archive could be made (tar missing?)"
     );
+    archives
+}
 
-    let dataset = dir.join("ds");
-    let ds = dataset.to_str().expect("path");
-    let out = batch(&[input.to_str().expect("path"), "-o", ds, "-j", "2"]);
-    assert_eq!(out.status.code(), Some(1), "a failed input makes exit 1");
-    let first = rows(&out);
-    // Every capture found once (the zip repeats two of the tarball's
-    // captures: found twice, converted once), the damaged one reported,
-    // the text file passed over.
-    let by_input = |r: &Value| r["input"].as_str().unwrap_or("").to_string();
+/// The summary row's input.
+fn input_of(r: &Value) -> String {
+    r["input"].as_str().unwrap_or("").to_string()
+}
+
+/// The first batch's summary: every capture found once (the zip repeats
+/// two of the tarball's captures: found twice, converted once) with perf's
+/// sample count, the damaged one reported, the text file passed over.
+/// Returns the samples per capture converted, and how many counts perf
+/// gave to compare with.
+fn first_summary_agrees(first: &[Value], expected: &Expected) -> (BTreeMap<String, u64>, usize) {
     let broken_row: Vec<&Value> = first
         .iter()
-        .filter(|r| by_input(r).ends_with("broken.data"))
+        .filter(|r| input_of(r).ends_with("broken.data"))
         .collect();
     assert_eq!(broken_row.len(), 1, "{first:#?}");
     assert_eq!(broken_row[0]["status"], "failed");
@@ -201,11 +207,11 @@ fn folder_of_captures_archives_and_a_damaged_file() {
         "{:?}",
         broken_row[0]
     );
-    assert!(!first.iter().any(|r| by_input(r).ends_with("notes.txt")));
+    assert!(!first.iter().any(|r| input_of(r).ends_with("notes.txt")));
     let mut converted = BTreeMap::new();
     let mut checked = 0;
-    for r in &first {
-        let input = by_input(r);
+    for r in first {
+        let input = input_of(r);
         if input.ends_with("broken.data") {
             continue;
         }
@@ -234,6 +240,21 @@ fn folder_of_captures_archives_and_a_damaged_file() {
     // Distinct captures: each testdata/corpus file once, however often it
     // was found.
     assert_eq!(converted.len(), expected.len(), "{first:#?}");
+    (converted, checked)
+}
+
+#[test]
+fn folder_of_captures_archives_and_a_damaged_file() {
+    let dir = scratch("batch", "folder");
+    let input = dir.join("in");
+    let (mut expected, from_corpus) = folder_of_captures(&input);
+    let archives = archives_of_captures(&input, &dir.join("members"), &mut expected);
+
+    let dataset = dir.join("ds");
+    let ds = dataset.to_str().expect("path");
+    let out = batch(&[input.to_str().expect("path"), "-o", ds, "-j", "2"]);
+    assert_eq!(out.status.code(), Some(1), "a failed input makes exit 1");
+    let (converted, checked) = first_summary_agrees(&rows(&out), &expected);
     if checked == 0 {
         common::skip("in part: perf is absent; sample counts not checked against it");
     }
@@ -250,7 +271,7 @@ fn folder_of_captures_archives_and_a_damaged_file() {
     let again = batch(&[input.to_str().expect("path"), "-o", ds, "-j", "2"]);
     assert_eq!(again.status.code(), Some(1));
     for r in rows(&again) {
-        if by_input(&r).ends_with("broken.data") {
+        if input_of(&r).ends_with("broken.data") {
             assert_eq!(r["status"], "failed");
         } else {
             assert_eq!(r["status"], "skipped", "{r:?}");
@@ -273,17 +294,11 @@ fn folder_of_captures_archives_and_a_damaged_file() {
 /// Captures of the test program, each with its own number of samples (so
 /// each has its own content hash).
 fn generated(dir: &Path, n: usize, samples: u64) -> Vec<(PathBuf, u64)> {
-    let preset = perfq_testgen::presets::get("sapphirerapids").expect("preset");
-    let demo = testdata("td-demo");
-    let binary = perfq_testgen::Binary::open(&demo).expect("td-demo");
-    let workload = perfq_testgen::Workload::new(&binary, &demo.to_string_lossy());
+    let preset = common::preset("sapphirerapids");
     (0..n)
         .map(|i| {
-            let path = dir.join(format!("gen-{i}.data"));
             let count = samples + i as u64;
-            workload
-                .write(&path, &preset, &perfq_testgen::CallTree::td_demo(), count)
-                .expect("generate");
+            let path = common::td_demo_capture(&dir.join(format!("gen-{i}.data")), &preset, count);
             (path, count)
         })
         .collect()
@@ -342,12 +357,7 @@ fn killed_batch_resumes_with_every_capture_once() {
     // Run again: the rest is converted, what was there is skipped, and what
     // the killed run left half-written is gone.
     let out = batch(&[input.to_str().expect("path"), "-o", ds, "-j", "2"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let summary = rows(&out);
+    let summary = common::json_rows(&out, "perfq batch");
     let skipped = summary.iter().filter(|r| r["status"] == "skipped").count();
     if let Some(n) = killed_after {
         assert!(skipped >= n, "{summary:#?}");
@@ -399,35 +409,29 @@ fn perf_archive_beside_a_capture_symbolizes_it() {
     let empty = dir.join("empty");
     std::fs::create_dir_all(&empty).expect("mkdir");
     let named = |dataset: &Path| -> BTreeMap<String, u64> {
-        let out = Command::new(env!("CARGO_BIN_EXE_perfq"))
-            .args(["batch", "--symfs"])
-            .arg(&empty)
-            .arg(&input)
-            .arg("-o")
-            .arg(dataset)
-            .env("HOME", &empty)
-            .output()
-            .expect("perfq");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let q = perfq(&[
+        let args = [
+            "batch",
+            "--symfs",
+            empty.to_str().expect("path"),
+            input.to_str().expect("path"),
+            "-o",
+            dataset.to_str().expect("path"),
+        ];
+        common::succeeded(&common::perfq_in_home(&args, &empty), "perfq batch");
+        common::perfq_rows(&[
             "query",
             dataset.to_str().expect("path"),
             "SELECT symbol, COUNT(*) AS n FROM frames \
              WHERE kind = 'user' AND symbol IS NOT NULL GROUP BY symbol",
             "--format",
             "json",
-        ]);
-        common::json_rows(&q, "query")
-            .iter()
-            .map(|r| {
-                let symbol = r["symbol"].as_str().expect("symbol").to_string();
-                (symbol, r["n"].as_u64().expect("n"))
-            })
-            .collect()
+        ])
+        .iter()
+        .map(|r| {
+            let symbol = r["symbol"].as_str().expect("symbol").to_string();
+            (symbol, r["n"].as_u64().expect("n"))
+        })
+        .collect()
     };
     let with = named(&dir.join("with"));
     for own in ["main", "leaf_sum", "lib_inner"] {
@@ -456,7 +460,7 @@ fn symbol_tables_kept_between_runs_give_the_same_frames() {
     let dir = scratch("batch", "symdisk");
     let cache = dir.join("cache");
     let frames = |dataset: &Path| -> String {
-        let out = common::perfq_cached(
+        common::perfq_cached_ok(
             &[
                 "convert",
                 "-o",
@@ -466,20 +470,14 @@ fn symbol_tables_kept_between_runs_give_the_same_frames() {
             ],
             &cache,
         );
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let q = perfq(&[
+        common::perfq_ok(&[
             "query",
             dataset.to_str().expect("path"),
             "SELECT capture, frame_id, inline_depth, function, symbol, file, line, dso \
              FROM frames ORDER BY capture, frame_id, inline_depth",
             "--format",
             "csv",
-        ]);
-        String::from_utf8_lossy(&q.stdout).into_owned()
+        ])
     };
     let first = frames(&dir.join("a"));
     let kept = std::fs::read_dir(cache.join("symbols-v2"))

@@ -73,18 +73,10 @@ fn parquet_round_trip_matches_info_and_report() {
         let file = common::testdata(name);
         let out = std::env::temp_dir().join(format!("perfq-convert-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&out);
-        let o = convert(&[&file], &out, &[]);
-        assert!(
-            o.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        common::succeeded(&convert(&[&file], &out, &[]), name);
         let dir = capture_dir(&out);
 
-        let info: Value = serde_json::from_slice(
-            &common::perfq(&["info", "--json", file.to_str().expect("path")]).stdout,
-        )
-        .expect("info");
+        let info = common::perfq_json(&["info", "--json", file.to_str().expect("path")]);
         let samples = read(&dir.join("samples.parquet"));
         let n: usize = samples.iter().map(RecordBatch::num_rows).sum();
         assert_eq!(
@@ -99,86 +91,10 @@ fn parquet_round_trip_matches_info_and_report() {
             }
         }
         pmus_agree_with_info(&dir, &info);
-
-        // Sideband tables hold every COMM/FORK/EXIT and MMAP/MMAP2.
-        let count = |t: &str| -> u64 {
-            read(&dir.join(format!("{t}.parquet")))
-                .iter()
-                .map(|b| b.num_rows() as u64)
-                .sum()
-        };
-        let rec = |k: &str| info["records"][k].as_u64().unwrap_or(0);
-        assert_eq!(
-            count("threads"),
-            rec("COMM") + rec("FORK") + rec("EXIT"),
-            "{name}: threads"
-        );
-        assert_eq!(
-            count("mappings"),
-            rec("MMAP") + rec("MMAP2"),
-            "{name}: mappings"
-        );
-        assert_eq!(
-            count("quality"),
-            rec("LOST") + rec("LOST_SAMPLES") + rec("THROTTLE") + rec("UNTHROTTLE"),
-            "{name}: quality"
-        );
-
-        // Stacks and frames: leaf frame of each stack, depth-0 symbol.
-        let mut leaf_of_stack: BTreeMap<u32, u32> = BTreeMap::new();
-        for b in read(&dir.join("stacks.parquet")) {
-            let ids = col::<UInt32Array>(&b, "stack_id");
-            let leaf = col::<UInt32Array>(&b, "frame_id");
-            let frames = col::<ListArray>(&b, "frame_ids");
-            for i in 0..b.num_rows() {
-                // Listed frames, where given, start with the leaf frame.
-                if !frames.is_null(i) {
-                    let f = frames.value(i);
-                    let f = f.as_any().downcast_ref::<UInt32Array>().expect("u32 list");
-                    assert_eq!(f.value(0), leaf.value(i), "{name}: leaf frame");
-                }
-                leaf_of_stack.insert(ids.value(i), leaf.value(i));
-            }
-        }
-        let mut name_of_frame: BTreeMap<u32, (String, String)> = BTreeMap::new();
-        for b in read(&dir.join("frames.parquet")) {
-            let id = col::<UInt32Array>(&b, "frame_id");
-            let depth = col::<UInt16Array>(&b, "inline_depth");
-            let dso = col::<StringArray>(&b, "dso");
-            let sym = col::<StringArray>(&b, "symbol");
-            for i in 0..b.num_rows() {
-                if depth.value(i) == 0 && !sym.is_null(i) {
-                    name_of_frame.insert(
-                        id.value(i),
-                        (dso.value(i).to_string(), sym.value(i).to_string()),
-                    );
-                }
-            }
-        }
-        let events = event_names(&dir);
-        let mut ours: BTreeMap<(String, String, String), u64> = BTreeMap::new();
-        for b in &samples {
-            let ev = col::<UInt32Array>(b, "event_id");
-            let period = col::<UInt64Array>(b, "period");
-            let stack = col::<UInt32Array>(b, "stack_id");
-            let leaf_frame = col::<UInt32Array>(b, "leaf_frame_id");
-            for i in 0..b.num_rows() {
-                if stack.is_null(i) {
-                    continue;
-                }
-                let leaf = leaf_frame.value(i);
-                assert_eq!(leaf, leaf_of_stack[&stack.value(i)], "{name}: leaf frame");
-                if let Some((dso, sym)) = name_of_frame.get(&leaf) {
-                    *ours
-                        .entry((events[&ev.value(i)].clone(), dso.clone(), sym.clone()))
-                        .or_default() += period.value(i);
-                }
-            }
-        }
-        let report: Vec<Value> = serde_json::from_slice(
-            &common::perfq(&["report", "--format", "json", file.to_str().expect("path")]).stdout,
-        )
-        .expect("report json");
+        sideband_tables_agree_with_info(&dir, &info, name);
+        let ours = self_periods(&dir, &samples, name);
+        let report =
+            common::perfq_rows(&["report", "--format", "json", file.to_str().expect("path")]);
         let mut checked = 0;
         for r in report.iter().filter(|r| r.get("unresolved").is_none()) {
             let key = (
@@ -204,17 +120,108 @@ fn parquet_round_trip_matches_info_and_report() {
     }
 }
 
+/// The sideband tables of a capture folder hold every COMM/FORK/EXIT and
+/// MMAP/MMAP2 record `perfq info` counts, and quality every loss and
+/// throttle.
+fn sideband_tables_agree_with_info(dir: &Path, info: &Value, name: &str) {
+    let count = |t: &str| -> u64 {
+        read(&dir.join(format!("{t}.parquet")))
+            .iter()
+            .map(|b| b.num_rows() as u64)
+            .sum()
+    };
+    let rec = |k: &str| info["records"][k].as_u64().unwrap_or(0);
+    assert_eq!(
+        count("threads"),
+        rec("COMM") + rec("FORK") + rec("EXIT"),
+        "{name}: threads"
+    );
+    assert_eq!(
+        count("mappings"),
+        rec("MMAP") + rec("MMAP2"),
+        "{name}: mappings"
+    );
+    assert_eq!(
+        count("quality"),
+        rec("LOST") + rec("LOST_SAMPLES") + rec("THROTTLE") + rec("UNTHROTTLE"),
+        "{name}: quality"
+    );
+}
+
+/// (event, dso, symbol) → self period, from a capture folder's samples →
+/// stacks → frames: each sample's leaf frame (which must be its stack's)
+/// by its depth-0 symbol.
+fn self_periods(
+    dir: &Path,
+    samples: &[RecordBatch],
+    name: &str,
+) -> BTreeMap<(String, String, String), u64> {
+    let mut leaf_of_stack: BTreeMap<u32, u32> = BTreeMap::new();
+    for b in read(&dir.join("stacks.parquet")) {
+        let ids = col::<UInt32Array>(&b, "stack_id");
+        let leaf = col::<UInt32Array>(&b, "frame_id");
+        let frames = col::<ListArray>(&b, "frame_ids");
+        for i in 0..b.num_rows() {
+            // Listed frames, where given, start with the leaf frame.
+            if !frames.is_null(i) {
+                let f = frames.value(i);
+                let f = f.as_any().downcast_ref::<UInt32Array>().expect("u32 list");
+                assert_eq!(f.value(0), leaf.value(i), "{name}: leaf frame");
+            }
+            leaf_of_stack.insert(ids.value(i), leaf.value(i));
+        }
+    }
+    let mut name_of_frame: BTreeMap<u32, (String, String)> = BTreeMap::new();
+    for b in read(&dir.join("frames.parquet")) {
+        let id = col::<UInt32Array>(&b, "frame_id");
+        let depth = col::<UInt16Array>(&b, "inline_depth");
+        let dso = col::<StringArray>(&b, "dso");
+        let sym = col::<StringArray>(&b, "symbol");
+        for i in 0..b.num_rows() {
+            if depth.value(i) == 0 && !sym.is_null(i) {
+                name_of_frame.insert(
+                    id.value(i),
+                    (dso.value(i).to_string(), sym.value(i).to_string()),
+                );
+            }
+        }
+    }
+    let events = event_names(dir);
+    let mut ours: BTreeMap<(String, String, String), u64> = BTreeMap::new();
+    for b in samples {
+        let ev = col::<UInt32Array>(b, "event_id");
+        let period = col::<UInt64Array>(b, "period");
+        let stack = col::<UInt32Array>(b, "stack_id");
+        let leaf_frame = col::<UInt32Array>(b, "leaf_frame_id");
+        for i in 0..b.num_rows() {
+            if stack.is_null(i) {
+                continue;
+            }
+            let leaf = leaf_frame.value(i);
+            assert_eq!(leaf, leaf_of_stack[&stack.value(i)], "{name}: leaf frame");
+            if let Some((dso, sym)) = name_of_frame.get(&leaf) {
+                *ours
+                    .entry((events[&ev.value(i)].clone(), dso.clone(), sym.clone()))
+                    .or_default() += period.value(i);
+            }
+        }
+    }
+    ours
+}
+
 #[test]
 fn existing_capture_is_kept_without_force_and_failed_writes_leave_nothing() {
     let file = common::testdata("group.data");
     let out = std::env::temp_dir().join(format!("perfq-convert-force-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    assert!(convert(&[&file], &out, &[]).status.success());
+    common::succeeded(&convert(&[&file], &out, &[]), "perfq convert");
     // Converting it again, without --force, says so and leaves it alone.
-    let again = convert(&[&file], &out, &[]);
-    assert!(again.status.success());
-    assert!(String::from_utf8_lossy(&again.stdout).contains("already in the dataset"));
-    assert!(convert(&[&file], &out, &["--force"]).status.success());
+    let again = common::succeeded(&convert(&[&file], &out, &[]), "perfq convert again");
+    assert!(again.contains("already in the dataset"));
+    common::succeeded(
+        &convert(&[&file], &out, &["--force"]),
+        "perfq convert --force",
+    );
     // Only the capture folder: no temporary folders left behind.
     let names: Vec<String> = std::fs::read_dir(&out)
         .expect("dataset")
@@ -321,12 +328,7 @@ fn group_read_deltas_sit_in_samples_by_member() {
         let out =
             std::env::temp_dir().join(format!("perfq-convert-m-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&out);
-        let o = convert(&[&file], &out, &["--no-symbols"]);
-        assert!(
-            o.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        common::succeeded(&convert(&[&file], &out, &["--no-symbols"]), name);
         let dir = capture_dir(&out);
 
         let mut member_of: BTreeMap<u32, u32> = BTreeMap::new();
@@ -382,10 +384,7 @@ fn group_read_deltas_sit_in_samples_by_member() {
         assert_eq!(checked, reads.len(), "{name}: samples with a read");
         assert!(checked > 10, "{name}: {checked} samples");
 
-        let info: Value = serde_json::from_slice(
-            &common::perfq(&["info", "--json", file.to_str().expect("path")]).stdout,
-        )
-        .expect("info");
+        let info = common::perfq_json(&["info", "--json", file.to_str().expect("path")]);
         let pmus = pmus_agree_with_info(&dir, &info);
         assert!(pmus >= 5, "{name}: {pmus} PMUs");
         println!(
@@ -515,11 +514,10 @@ fn corpus_round_trip_per_dso() {
             );
         };
         let f = file.to_str().expect("path");
-        let info: Value =
-            serde_json::from_slice(&common::perfq(&["info", "--json", f]).stdout).expect("info");
+        let info = common::perfq_json(&["info", "--json", f]);
         let (ours, n) = dso_periods(dir);
         assert_eq!(Some(n), info["samples"].as_u64(), "{f}: sample rows");
-        let report = common::perfq(&[
+        let report = common::perfq_rows(&[
             "report",
             "--children",
             "--sort",
@@ -528,12 +526,6 @@ fn corpus_round_trip_per_dso() {
             "json",
             f,
         ]);
-        assert!(
-            report.status.success(),
-            "{f}: {}",
-            String::from_utf8_lossy(&report.stderr)
-        );
-        let report: Vec<Value> = serde_json::from_slice(&report.stdout).expect("report json");
         let theirs: DsoPeriods = report
             .iter()
             .map(|r| {
@@ -695,10 +687,7 @@ fn damaged_captures_convert_up_to_the_damage() {
     let tmp = std::env::temp_dir().join(format!("perfq-convert-damaged-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).expect("tmp");
     let samples_of = |file: &Path| -> u64 {
-        let info: Value = serde_json::from_slice(
-            &common::perfq(&["info", "--json", file.to_str().expect("path")]).stdout,
-        )
-        .expect("info");
+        let info = common::perfq_json(&["info", "--json", file.to_str().expect("path")]);
         info["samples"].as_u64().expect("samples")
     };
     let capture_row = |out: &Path| -> (u64, Option<String>, String) {
@@ -721,8 +710,7 @@ fn damaged_captures_convert_up_to_the_damage() {
     let cut = tmp.join("cut.data");
     std::fs::write(&cut, &src[..src.len() / 3]).expect("write");
     let out = tmp.join("cut-ds");
-    let o = convert(&[&cut], &out, &[]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::succeeded(&convert(&[&cut], &out, &[]), "perfq convert");
     let (n, err, warnings) = capture_row(&out);
     assert_eq!(n, samples_of(&cut));
     assert_eq!(rows(&out), n);
@@ -870,17 +858,11 @@ fn sample_frames(dir: &Path) -> (Vec<SampleFrames>, usize, usize) {
 #[test]
 fn stack_memory_limit_keeps_every_sample_and_result() {
     let dir = common::scratch("stack-memory", "generated");
-    let generated = dir.join("td-demo.data");
-    let demo = common::testdata("td-demo");
-    let binary = perfq_testgen::Binary::open(&demo).expect("td-demo");
-    perfq_testgen::Workload::new(&binary, &demo.to_string_lossy())
-        .write(
-            &generated,
-            &perfq_testgen::presets::get("sapphirerapids").expect("preset"),
-            &perfq_testgen::CallTree::td_demo(),
-            40_000,
-        )
-        .expect("generate");
+    let generated = common::td_demo_capture(
+        &dir.join("td-demo.data"),
+        &common::preset("sapphirerapids"),
+        40_000,
+    );
     let files = ["fp.data", "dwarf.data", "multi.data", "pipe.data"]
         .map(|n| (n, common::testdata(n)))
         .into_iter()
@@ -889,12 +871,7 @@ fn stack_memory_limit_keeps_every_sample_and_result() {
         let whole = common::scratch("stack-memory", &format!("{name}-whole"));
         let cut = common::scratch("stack-memory", &format!("{name}-cut"));
         for (out, extra) in [(&whole, &[][..]), (&cut, &["--stack-memory", "4K"][..])] {
-            let o = convert(&[&file], out, extra);
-            assert!(
-                o.status.success(),
-                "{name}: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
+            common::succeeded(&convert(&[&file], out, extra), name);
         }
         let (a, b) = (capture_dir(&whole), capture_dir(&cut));
         let (whole_frames, whole_stacks, whole_locations) = sample_frames(&a);
@@ -955,13 +932,7 @@ fn stack_memory_limit_keeps_every_sample_and_result() {
             let run = |ds: &Path| {
                 let mut args = args.to_vec();
                 args[1] = ds.to_str().expect("path");
-                let o = common::perfq(&args);
-                assert!(
-                    o.status.success(),
-                    "{args:?}: {}",
-                    String::from_utf8_lossy(&o.stderr)
-                );
-                o.stdout
+                common::perfq_ok(&args)
             };
             let (x, y) = (run(&whole), run(&cut));
             assert!(!x.is_empty());

@@ -175,7 +175,7 @@ fn corpus_reports_per_dso_without_binaries() {
     {
         let rel = entry["path"].as_str().expect("path");
         let path = corpus.join(rel);
-        let out = common::perfq(&[
+        let rows = common::perfq_rows(&[
             "report",
             "--sort",
             "dso",
@@ -183,13 +183,6 @@ fn corpus_reports_per_dso_without_binaries() {
             "json",
             path.to_str().expect("path"),
         ]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{rel}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let rows: Vec<Value> = serde_json::from_slice(&out.stdout).expect("json");
         if entry["samples"].as_u64().unwrap_or(0) > 0 {
             assert!(!rows.is_empty(), "{rel}: samples but no rows");
         }
@@ -336,8 +329,7 @@ fn corpus_report_per_dso_agrees_with_perf_report() {
             let pct: f64 = t[0].trim_end_matches('%').parse().expect("percent");
             perf_rows.push((event.clone(), t[1..].join(" "), pct));
         }
-        let out = common::perfq(&["report", "--sort", "dso", "--format", "json", f]);
-        let rows: Vec<Value> = serde_json::from_slice(&out.stdout).expect("json");
+        let rows = common::perfq_rows(&["report", "--sort", "dso", "--format", "json", f]);
         let ours = index(rows.iter().map(|r| {
             (
                 r["event"].as_str().unwrap_or("").to_string(),
@@ -590,10 +582,7 @@ fn corpus_samples_agree_with_perf_612_script() {
             })
             .collect();
         // Samples without PERIOD have their event's attr period, as in perf.
-        let info: Value = serde_json::from_slice(
-            &common::perfq(&["info", "--json", path.to_str().expect("path")]).stdout,
-        )
-        .expect("info");
+        let info = common::perfq_json(&["info", "--json", path.to_str().expect("path")]);
         let attr_period = |event: &Value| {
             info["events"]
                 .as_array()
@@ -746,9 +735,7 @@ fn corpus_pmu_features_agree_with_perf_header() {
             continue;
         };
         let theirs = perf_pmu_header(&header);
-        let out = common::perfq(&["info", "--json", p]);
-        let info: Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("{rel}: perfq info --json: {e}"));
+        let info = common::perfq_json(&["info", "--json", p]);
         let ours = perfq_pmu_header(&info);
         if let Some((_, why)) = PMU_KNOWN_DIFFERENCES.iter().find(|(p, _)| *p == rel) {
             assert_ne!(

@@ -309,14 +309,11 @@ impl PartialEq for Kept {
 #[test]
 fn every_command_keeps_and_says_the_same_of_a_damaged_capture() {
     let dir = common::scratch("damaged", "policy");
-    let demo = common::testdata("td-demo");
-    let binary = perfq_testgen::Binary::open(&demo).expect("td-demo");
-    let workload = perfq_testgen::Workload::new(&binary, &demo.to_string_lossy());
-    let preset = perfq_testgen::presets::get("sapphirerapids").expect("preset");
-    let base = dir.join("base.data");
-    workload
-        .write(&base, &preset, &perfq_testgen::CallTree::td_demo(), 400)
-        .expect("generate");
+    let base = common::td_demo_capture(
+        &dir.join("base.data"),
+        &common::preset("sapphirerapids"),
+        400,
+    );
     let orig = std::fs::read(&base).expect("read");
     let (start, size) = data_section(&orig);
     let (start, end) = (start as usize, (start + size) as usize);

@@ -21,8 +21,9 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use common::{perfq_cached as perfq, perfq_cached_ok as perfq_ok};
-use perfq_testgen::{presets, Binary, CallTree, Workload};
+use common::{
+    perfq_cached_fails as perfq_fails, perfq_cached_ok as perfq_ok, perfq_cached_rows as perfq_rows,
+};
 use serde_json::Value;
 
 const PROGRAM: &str = r#"
@@ -155,9 +156,7 @@ fn the_slowed_function_is_the_top_row() {
     };
     let cache = dir.join("cache");
     let (pa, pb) = (a.to_str().expect("path"), b.to_str().expect("path"));
-    let rows: Vec<Value> =
-        serde_json::from_str(&perfq_ok(&["diff", pa, pb, "--format", "json"], &cache))
-            .expect("json");
+    let rows = perfq_rows(&["diff", pa, pb, "--format", "json"], &cache);
     let top = &rows[0];
     assert_eq!(top["symbol"], "hash_keys", "top row: {top}");
     assert!(num(&top["change_pp"]) > 10.0, "{top}");
@@ -166,13 +165,52 @@ fn the_slowed_function_is_the_top_row() {
     for w in rows.windows(2) {
         assert!(num(&w[0]["change_pp"]).abs() >= num(&w[1]["change_pp"]).abs());
     }
+    let checked = rows_agree_with_perf_report(&rows, &a, &b);
+    println!(
+        "diff: top row {} {:+.2} pp, z {:.2}, p {:.3e}; {checked} functions equal perf report's counts",
+        top["symbol"],
+        num(&top["change_pp"]),
+        num(&top["z"]),
+        num(&top["p_value"])
+    );
+    let only = rows
+        .iter()
+        .find(|r| r["symbol"] == "only_when_slow")
+        .expect("the function only B has");
+    assert_eq!(only["a_samples"], 0);
+    assert!(only["b_samples"].as_u64().expect("samples") > 0);
+    assert_eq!(num(&only["a_pct"]), 0.0);
 
-    // Every function's samples equal perf report's; shares, changes and
-    // the test recomputed from them.
-    let (sa, sb) = (perf_samples(&a), perf_samples(&b));
+    let csv = other_formats_carry_the_same_rows(pa, pb, &rows, &dir, &cache);
+
+    // Per DSO: the program's DSO gains what its functions gain.
+    let dsos = perfq_rows(&["diff", pa, pb, "--by", "dso", "--format", "json"], &cache);
+    let slow = dsos
+        .iter()
+        .find(|r| r["dso"] == "slow")
+        .expect("slow's row");
+    let sum = |col: &str| -> u64 {
+        rows.iter()
+            .filter(|r| r["dso"] == "slow")
+            .map(|r| r[col].as_u64().expect("samples"))
+            .sum()
+    };
+    assert_eq!(slow["a_samples"], sum("a_samples"));
+    assert_eq!(slow["b_samples"], sum("b_samples"));
+    assert!(dsos.iter().all(|r| r.get("symbol").is_none()));
+
+    capture_folders_give_the_files_rows(pa, pb, &csv, &dir, &cache);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Every function's samples in A and B equal perf report's; shares,
+/// changes and the test recomputed from them. Returns the functions
+/// compared.
+fn rows_agree_with_perf_report(rows: &[Value], a: &Path, b: &Path) -> usize {
+    let (sa, sb) = (perf_samples(a), perf_samples(b));
     let (na, nb): (u64, u64) = (sa.values().sum(), sb.values().sum());
     let mut checked = 0;
-    for r in &rows {
+    for r in rows {
         let key = (
             r["dso"].as_str().expect("dso").to_string(),
             r["symbol"].as_str().expect("symbol").to_string(),
@@ -209,34 +247,30 @@ fn the_slowed_function_is_the_top_row() {
         FUNCTIONS.len(),
         "every program function in the diff"
     );
-    println!(
-        "diff: top row {} {:+.2} pp, z {:.2}, p {:.3e}; {checked} functions equal perf report's counts",
-        top["symbol"],
-        num(&top["change_pp"]),
-        num(&top["z"]),
-        num(&top["p_value"])
-    );
-    let only = rows
-        .iter()
-        .find(|r| r["symbol"] == "only_when_slow")
-        .expect("the function only B has");
-    assert_eq!(only["a_samples"], 0);
-    assert!(only["b_samples"].as_u64().expect("samples") > 0);
-    assert_eq!(num(&only["a_pct"]), 0.0);
+    checked
+}
 
-    // The other formats carry the same rows.
-    let csv = perfq_ok(&["diff", pa, pb, "--format", "csv"], &cache);
+/// The CSV, table and Parquet formats carry `rows` (the JSON's); Parquet
+/// needs a file. Returns the CSV.
+fn other_formats_carry_the_same_rows(
+    pa: &str,
+    pb: &str,
+    rows: &[Value],
+    dir: &Path,
+    cache: &Path,
+) -> String {
+    let csv = perfq_ok(&["diff", pa, pb, "--format", "csv"], cache);
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().expect("header").split(',').collect();
     assert_eq!(header[..4], ["symbol", "dso", "a_samples", "b_samples"]);
     let csv_rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(csv_rows.len(), rows.len());
-    for (c, j) in csv_rows.iter().zip(&rows) {
+    for (c, j) in csv_rows.iter().zip(rows) {
         assert_eq!(c[0], j["symbol"].as_str().expect("symbol"));
         assert_eq!(c[2].parse::<u64>().expect("a_samples"), j["a_samples"]);
         assert_eq!(c[3].parse::<u64>().expect("b_samples"), j["b_samples"]);
     }
-    let table = perfq_ok(&["diff", pa, pb], &cache);
+    let table = perfq_ok(&["diff", pa, pb], cache);
     let first = table.lines().nth(3).expect("first table row");
     assert!(first.contains("hash_keys"), "{table}");
     let pq = dir.join("diff.parquet");
@@ -250,10 +284,20 @@ fn the_slowed_function_is_the_top_row() {
             "-o",
             pq.to_str().expect("path"),
         ],
-        &cache,
+        cache,
     );
+    let (n, top_symbol) = parquet_symbols(&pq);
+    assert_eq!(n, rows.len(), "parquet rows");
+    assert_eq!(top_symbol.as_deref(), Some("hash_keys"));
+    // Parquet needs -o.
+    perfq_fails(&["diff", pa, pb, "--format", "parquet"], cache);
+    csv
+}
+
+/// The rows of a Parquet file and its first row's symbol.
+fn parquet_symbols(pq: &Path) -> (usize, Option<String>) {
     let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
-        File::open(&pq).expect("parquet file"),
+        File::open(pq).expect("parquet file"),
     )
     .expect("parquet")
     .build()
@@ -274,36 +318,16 @@ fn the_slowed_function_is_the_top_row() {
         }
         n += batch.num_rows();
     }
-    assert_eq!(n, rows.len(), "parquet rows");
-    assert_eq!(top_symbol.as_deref(), Some("hash_keys"));
-    let out = perfq(&["diff", pa, pb, "--format", "parquet"], &cache);
-    assert!(!out.status.success(), "parquet needs -o");
+    (n, top_symbol)
+}
 
-    // Per DSO: the program's DSO gains what its functions gain.
-    let dsos: Vec<Value> = serde_json::from_str(&perfq_ok(
-        &["diff", pa, pb, "--by", "dso", "--format", "json"],
-        &cache,
-    ))
-    .expect("json");
-    let slow = dsos
-        .iter()
-        .find(|r| r["dso"] == "slow")
-        .expect("slow's row");
-    let sum = |col: &str| -> u64 {
-        rows.iter()
-            .filter(|r| r["dso"] == "slow")
-            .map(|r| r[col].as_u64().expect("samples"))
-            .sum()
-    };
-    assert_eq!(slow["a_samples"], sum("a_samples"));
-    assert_eq!(slow["b_samples"], sum("b_samples"));
-    assert!(dsos.iter().all(|r| r.get("symbol").is_none()));
-
-    // Captures of a dataset, by their capture=<id> folders.
+/// Two captures of a dataset, given by their `capture=<id>` folders, give
+/// the files' rows (`csv`); a whole dataset is not one capture.
+fn capture_folders_give_the_files_rows(pa: &str, pb: &str, csv: &str, dir: &Path, cache: &Path) {
     let ds = dir.join("dataset");
     perfq_ok(
         &["convert", pa, pb, "-o", ds.to_str().expect("path")],
-        &cache,
+        cache,
     );
     // A capture's id is its content hash, the same in the cache and here.
     let folder = |data: &str| -> PathBuf {
@@ -315,7 +339,7 @@ fn the_slowed_function_is_the_top_row() {
                 "--format",
                 "csv",
             ],
-            &cache,
+            cache,
         );
         let id = q.lines().nth(1).expect("capture id").trim().to_string();
         ds.join(format!("capture={id}"))
@@ -335,42 +359,32 @@ fn the_slowed_function_is_the_top_row() {
             "--format",
             "csv",
         ],
-        &cache,
+        cache,
     );
     assert_eq!(from_folders, csv, "capture folders give the files' rows");
-    let out = perfq(&["diff", ds.to_str().expect("path"), pb], &cache);
-    assert!(!out.status.success(), "a whole dataset is not one capture");
-    std::fs::remove_dir_all(&dir).ok();
+    // A whole dataset is not one capture.
+    perfq_fails(&["diff", ds.to_str().expect("path"), pb], cache);
 }
 
 #[test]
 fn topdown_columns_are_each_sides_shares() {
     let dir = common::scratch("diff", "topdown");
     let cache = dir.join("cache");
-    let demo = common::testdata("td-demo").canonicalize().expect("td-demo");
-    let binary = Binary::open(&demo).expect("open td-demo");
-    let workload = Workload::new(&binary, &demo.to_string_lossy());
     let gen = |preset: &str| {
-        let p = presets::get(preset).expect("preset");
         let path = dir.join(format!("{preset}.data"));
-        workload
-            .write(&path, &p, &CallTree::td_demo(), 3000)
-            .expect("write capture");
-        path
+        common::td_demo_capture(&path, &common::preset(preset), 3000)
     };
     let (a, b) = (gen("icelake"), gen("sapphirerapids"));
     let (pa, pb) = (a.to_str().expect("path"), b.to_str().expect("path"));
-    let rows: Vec<Value> = serde_json::from_str(&perfq_ok(
+    let rows = perfq_rows(
         &["diff", pa, pb, "--event", "cycles", "--format", "json"],
         &cache,
-    ))
-    .expect("json");
+    );
     let topdown = |data: &str| -> Vec<Value> {
-        serde_json::from_str(&perfq_ok(
+        perfq_rows(
             &["topdown", data, "--format", "json", "--min-samples", "1"],
             &cache,
-        ))
-        .expect("topdown json")
+        )
     };
     let (ta, tb) = (topdown(pa), topdown(pb));
     let mut checked = 0;

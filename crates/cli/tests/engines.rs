@@ -82,6 +82,18 @@ fn spark(py: &Path) -> bool {
     Command::new("java").arg("-version").output().is_ok() && imports(py, "pyspark")
 }
 
+/// Runs `script` with `args` in `py`: the JSON it prints, once it has
+/// succeeded (`what` names the run in the failure message).
+fn python_json(py: &Path, script: &str, args: &[&str], what: &str) -> Value {
+    let run = Command::new(py)
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("python");
+    serde_json::from_str(&common::succeeded(&run, what)).expect("json from python")
+}
+
 /// The tables docs/schema.md lists, each a file in every capture folder:
 /// the ones a query session registers.
 const TABLES: &[&str] = perfq_query::TABLES;
@@ -102,8 +114,7 @@ fn every_table_reads_in_pyarrow_polars_and_spark() {
         .collect();
     let mut args = vec!["convert", "-o", out.to_str().expect("path")];
     args.extend(files.iter().map(|f| f.to_str().expect("path")));
-    let o = common::perfq(&args);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::perfq_ok(&args);
     let with_spark = spark(&py);
     let script = r#"
 import json, sys, glob, os
@@ -127,29 +138,20 @@ if with_spark:
     spark.stop()
 print(json.dumps(counts))
 "#;
-    let run = Command::new(&py)
-        .args([
-            "-c",
-            script,
+    let counts = python_json(
+        &py,
+        script,
+        &[
             out.to_str().expect("path"),
             &serde_json::to_string(TABLES).expect("json"),
             if with_spark { "1" } else { "0" },
-        ])
-        .output()
-        .expect("python");
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+        ],
+        "python",
     );
-    let counts: Value = serde_json::from_slice(&run.stdout).expect("json from python");
     let samples: u64 = files
         .iter()
         .map(|f| {
-            let info: Value = serde_json::from_slice(
-                &common::perfq(&["info", "--json", f.to_str().expect("path")]).stdout,
-            )
-            .expect("info");
+            let info = common::perfq_json(&["info", "--json", f.to_str().expect("path")]);
             info["samples"].as_u64().expect("samples")
         })
         .sum();
@@ -177,13 +179,12 @@ fn duckdb_and_pyarrow_read_the_dataset_and_the_doc_queries_agree_with_perfq() {
     let group_out = out.join("group");
     let _ = std::fs::remove_dir_all(&out);
     for (capture, dataset) in [(&file, out.join("fp")), (&group_file, group_out.clone())] {
-        let o = common::perfq(&[
+        common::perfq_ok(&[
             "convert",
             "-o",
             dataset.to_str().expect("path"),
             capture.to_str().expect("path"),
         ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
     let queries = doc_queries();
     assert_eq!(
@@ -211,31 +212,34 @@ def rows(con, q):
 con, gcon = connect(d), connect(g)
 print(json.dumps({"self": rows(con, top_self), "total": rows(con, total), "group_m": rows(gcon, group_m), "group": rows(gcon, group)}))
 "#;
-    let run = Command::new(&py)
-        .args([
-            "-c",
-            script,
+    let got = python_json(
+        &py,
+        script,
+        &[
             out.join("fp").to_str().expect("path"),
             group_out.to_str().expect("path"),
             &serde_json::to_string(&queries).expect("json"),
             &serde_json::to_string(TABLES).expect("json"),
-        ])
-        .output()
-        .expect("python");
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+        ],
+        "python",
     );
-    let got: Value = serde_json::from_slice(&run.stdout).expect("json from python");
+    doc_self_and_total_agree_with_report(&got, &file);
+    doc_group_queries_agree_with_report(&got, &group_file);
+    std::fs::remove_dir_all(Path::new(&out)).ok();
+}
 
-    let report_of = |capture: &Path, extra: &[&str]| -> Vec<Value> {
-        let mut args = vec!["report", "--format", "json"];
-        args.extend_from_slice(extra);
-        args.push(capture.to_str().expect("path"));
-        serde_json::from_slice(&common::perfq(&args).stdout).expect("report json")
-    };
-    let report = |extra: &[&str]| report_of(&file, extra);
+/// `perfq report --format json` of `capture` with `extra` arguments.
+fn report_of(capture: &Path, extra: &[&str]) -> Vec<Value> {
+    let mut args = vec!["report", "--format", "json"];
+    args.extend_from_slice(extra);
+    args.push(capture.to_str().expect("path"));
+    common::perfq_rows(&args)
+}
+
+/// The doc's self and total queries (`got["self"]`, `got["total"]`: dso,
+/// symbol, period rows) on `file`'s dataset give perfq report's periods.
+fn doc_self_and_total_agree_with_report(got: &Value, file: &Path) {
+    let report = |extra: &[&str]| report_of(file, extra);
     // Self: every (dso, symbol) row equals perfq report's period.
     let mut ours: BTreeMap<(String, String), u64> = BTreeMap::new();
     for r in got["self"].as_array().expect("rows") {
@@ -285,19 +289,23 @@ print(json.dumps({"self": rows(con, top_self), "total": rows(con, total), "group
         );
         checked += 1;
     }
-    match common::recorded_binaries_here(&file) {
+    match common::recorded_binaries_here(file) {
         Ok(()) => assert!(checked > 20, "{checked} totals compared"),
         Err(why) => common::skip(format_args!(
             "in part: {why}; {checked} named totals compared"
         )),
     }
-    // The group queries on the `{task-clock,page-faults,context-switches}:S`
-    // capture: each member's deltas per symbol equal perfq report's
-    // period of that event per symbol (resolved symbols; report's rows
-    // summed over DSOs, as the queries group by symbol alone).
+}
+
+/// The doc's group queries (`got["group"]`, `got["group_m"]`) on the
+/// dataset of `group_file`, a `{task-clock,page-faults,context-switches}:S`
+/// capture: each member's deltas per symbol equal perfq report's period of
+/// that event per symbol (resolved symbols; report's rows summed over
+/// DSOs, as the queries group by symbol alone).
+fn doc_group_queries_agree_with_report(got: &Value, group_file: &Path) {
     let member_periods = |event: &str| -> BTreeMap<String, u64> {
         let mut per = BTreeMap::new();
-        for r in report_of(&group_file, &["--event", event])
+        for r in report_of(group_file, &["--event", event])
             .iter()
             .filter(|r| r.get("unresolved").is_none())
         {
@@ -352,7 +360,7 @@ print(json.dumps({"self": rows(con, top_self), "total": rows(con, total), "group
             }
         }
     }
-    match common::recorded_binaries_here(&group_file) {
+    match common::recorded_binaries_here(group_file) {
         Ok(()) => assert!(m_cols[0].len() > 3, "{:?}", m_cols[0]),
         Err(why) => common::skip(format_args!(
             "in part: {why}; {} named functions of the group compared",
@@ -365,7 +373,6 @@ print(json.dumps({"self": rows(con, top_self), "total": rows(con, total), "group
         nonzero(&want["page-faults"]),
         "m1 is page-faults"
     );
-    std::fs::remove_dir_all(Path::new(&out)).ok();
 }
 
 /// An engine other than perfq that the views must run on unchanged.
@@ -459,38 +466,30 @@ print(json.dumps(out))
 "#;
     let views_file = dataset.join("views.json");
     std::fs::write(&views_file, serde_json::to_string(views).expect("json")).expect("views.json");
-    let run = Command::new(py)
-        .args([
-            "-c",
-            script,
+    let rows = python_json(
+        py,
+        script,
+        &[
             engine.name(),
             dataset.to_str().expect("path"),
             views_file.to_str().expect("path"),
             &serde_json::to_string(queries).expect("json"),
             &serde_json::to_string(perfq_query::views::STACK_TABLES).expect("json"),
-        ])
-        .output()
-        .expect("python");
-    assert!(
-        run.status.success(),
-        "{}: {}",
+        ],
         engine.name(),
-        String::from_utf8_lossy(&run.stderr)
     );
-    serde_json::from_slice(&run.stdout).expect("json from python")
+    serde_json::from_value(rows).expect("rows per query")
 }
 
 /// `perfq query`'s rows for `q` over `dataset`, as JSON objects.
-fn perfq_rows(dataset: &Path, q: &str) -> Vec<Value> {
-    let o = common::perfq(&[
+fn query_rows(dataset: &Path, q: &str) -> Vec<Value> {
+    let rows = common::perfq_rows(&[
         "query",
         dataset.to_str().expect("path"),
         q,
         "--format",
         "json",
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let rows: Vec<Value> = serde_json::from_slice(&o.stdout).expect("json");
     assert!(!rows.is_empty(), "{q}");
     rows
 }
@@ -520,8 +519,7 @@ fn standard_views_run_unchanged_on(engine: Engine) {
         .map(|f| common::testdata(f))
         .collect();
     args.extend(files.iter().map(|f| f.to_str().expect("path")));
-    let o = common::perfq(&args);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::perfq_ok(&args);
     let views: Vec<(String, String)> = perfq_query::views::VIEWS
         .iter()
         .map(|v| (v.name.to_string(), v.sql.to_string()))
@@ -556,7 +554,7 @@ fn standard_views_run_unchanged_on(engine: Engine) {
     };
     let mut unresolved = 0;
     for (q, their_rows) in queries.iter().zip(&theirs) {
-        let (a, b) = (lines(&perfq_rows(&out, q)), lines(their_rows));
+        let (a, b) = (lines(&query_rows(&out, q)), lines(their_rows));
         let only_ours: Vec<&String> = a.iter().filter(|l| !b.contains(l)).take(5).collect();
         let only_theirs: Vec<&String> = b.iter().filter(|l| !a.contains(l)).take(5).collect();
         assert!(
@@ -600,7 +598,6 @@ fn topdown_views_run_unchanged_on(engine: Engine) {
             return;
         }
     };
-    let root = common::root();
     let out = std::env::temp_dir().join(format!(
         "perfq-engines-td-{}-{}",
         engine.name(),
@@ -609,17 +606,15 @@ fn topdown_views_run_unchanged_on(engine: Engine) {
     let _ = std::fs::remove_dir_all(&out);
     // From the repository root: the capture maps testdata/td-demo by that
     // relative path.
-    let o = Command::new(env!("CARGO_BIN_EXE_perfq"))
-        .current_dir(&root)
-        .args([
+    common::perfq_cached_ok(
+        &[
             "convert",
             "-o",
             out.to_str().expect("path"),
             "testdata/topdown-spr.data",
-        ])
-        .output()
-        .expect("perfq convert");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        ],
+        common::process_cache(),
+    );
     let session = perfq_query::Session::open(&out).expect("session");
     let opt = perfq_query::topdown::Options::default();
     let plans = perfq_query::topdown::plan(&session, None, None).expect("plan");
@@ -645,7 +640,7 @@ fn topdown_views_run_unchanged_on(engine: Engine) {
             .join(" ")
     };
     for (q, their_rows) in queries.iter().zip(&theirs) {
-        let ours = perfq_rows(&out, q);
+        let ours = query_rows(&out, q);
         assert_eq!(ours.len(), their_rows.len(), "{q}");
         for r in &ours {
             let d = their_rows

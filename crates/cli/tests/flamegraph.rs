@@ -25,9 +25,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{perfq_cached as perfq, perfq_cached_ok as perfq_ok};
-use perfq_testgen::{presets, Binary, CallTree, Workload};
-use serde_json::Value;
+use common::{
+    perfq_cached_fails as perfq_fails, perfq_cached_ok as perfq_ok, perfq_cached_rows as perfq_rows,
+};
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("fg", name)
@@ -257,6 +257,16 @@ enum Wild {
     PltOrder,
 }
 
+/// One perf sample, folded as the oracle folds it, to be matched with
+/// perfq's stacks.
+struct PerfStack {
+    /// The comm, then the frames, root first.
+    folded: Vec<String>,
+    count: u64,
+    /// Positions (in `folded`) where perfq may name a frame otherwise.
+    wild: BTreeSet<(usize, Wild)>,
+}
+
 /// Compares perfq's folded output with the oracle built from `samples`:
 /// every perf sample is matched to a perfq stack with the same comm and
 /// frames (subtracting its count), first exactly, then allowing the known
@@ -271,15 +281,44 @@ fn compare(
     ours: &str,
 ) -> Known {
     let mut known = Known::default();
-    // perfq's stacks: frames → remaining count.
-    let mut left: BTreeMap<Vec<String>, u64> = BTreeMap::new();
+    let mut left = perfq_stacks(what, ours);
+    let pending = perf_stacks(samples, chains, event, samples_only, &mut known);
+    let total = pending.len();
+    assert!(total > 0, "{what}: no perf samples");
+    let rest = take_exact_matches(pending, &mut left);
+    let unmatched = take_known_differences(what, rest, chains, &mut left, &mut known);
+    assert!(
+        unmatched.is_empty() && left.is_empty(),
+        "{what}: perf's stacks perfq lacks:\n{}\nperfq's stacks perf lacks:\n{}",
+        unmatched.join("\n"),
+        left.iter()
+            .map(|(k, v)| format!("{} {v}", k.join(";")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let differing = known.perf_stopped_early
+        + known.return_at_symbol_start
+        + known.plt_stub_as_init
+        + known.plt_stub_order;
+    assert!(
+        differing <= 3.max(total / 50),
+        "{what}: {differing} of {total} samples differ in known ways: {known:?}"
+    );
+    println!("{what}: {total} samples folded as perf script + stackcollapse-perf.pl fold them; known differences: {known:?}");
+    known
+}
+
+/// perfq's folded stacks: frames → count. Each stack is printed once, with
+/// a count above zero, in byte order.
+fn perfq_stacks(what: &str, ours: &str) -> BTreeMap<Vec<String>, u64> {
+    let mut stacks: BTreeMap<Vec<String>, u64> = BTreeMap::new();
     for line in ours.lines() {
         let (stack, count) = line.rsplit_once(' ').expect("folded line");
         let count: u64 = count.parse().expect("count");
         assert!(count > 0, "{what}: zero count: {line}");
         let frames: Vec<String> = stack.split(';').map(str::to_string).collect();
         assert!(
-            left.insert(frames, count).is_none(),
+            stacks.insert(frames, count).is_none(),
             "{what}: stack printed twice: {stack}"
         );
     }
@@ -287,13 +326,24 @@ fn compare(
     let mut sorted = lines.clone();
     sorted.sort();
     assert_eq!(lines, sorted, "{what}: lines in byte order");
+    stacks
+}
 
+/// perf's samples of `event` (by default the first sample's), folded by
+/// the oracle's rules, each with the positions where a known difference
+/// may name a frame otherwise; libunwind's end markers dropped (counted in
+/// `known`).
+fn perf_stacks(
+    samples: &[PerfSample],
+    chains: Chains,
+    event: Option<&str>,
+    samples_only: bool,
+    known: &mut Known,
+) -> Vec<PerfStack> {
     let event = event
         .map(str::to_string)
         .or_else(|| samples.first().map(|s| s.event.clone()));
-    // (comm + frames, count, wildcard positions, dwarf) per perf sample.
     let mut pending = Vec::new();
-    let mut total = 0usize;
     for s in samples.iter().filter(|s| Some(&s.event) == event.as_ref()) {
         let mut s = s.clone();
         if chains == Chains::Dwarf {
@@ -310,7 +360,6 @@ fn compare(
         } else {
             s.period.unwrap_or(1)
         };
-        // Positions (in `folded`) where perfq may name a frame otherwise.
         let mut wild = BTreeSet::new();
         let n = folded.len();
         for (i, f) in s.frames.iter().enumerate() {
@@ -324,26 +373,51 @@ fn compare(
                 wild.insert((n - 1 - i, Wild::PltOrder));
             }
         }
-        total += 1;
-        pending.push((folded, count, wild));
+        pending.push(PerfStack {
+            folded,
+            count,
+            wild,
+        });
     }
-    assert!(total > 0, "{what}: no perf samples");
-    // Exact matches first.
+    pending
+}
+
+/// Takes from `left` the perf stacks it holds exactly: the others.
+fn take_exact_matches(
+    pending: Vec<PerfStack>,
+    left: &mut BTreeMap<Vec<String>, u64>,
+) -> Vec<PerfStack> {
     let mut rest = Vec::new();
-    for (folded, count, wild) in pending {
-        match left.get_mut(&folded) {
-            Some(c) if *c >= count => {
-                *c -= count;
+    for p in pending {
+        match left.get_mut(&p.folded) {
+            Some(c) if *c >= p.count => {
+                *c -= p.count;
                 if *c == 0 {
-                    left.remove(&folded);
+                    left.remove(&p.folded);
                 }
             }
-            _ => rest.push((folded, count, wild)),
+            _ => rest.push(p),
         }
     }
-    // Then the known differences.
+    rest
+}
+
+/// Takes from `left` the perf stacks it holds but for the known
+/// differences, counting each in `known`: the others, as folded lines.
+fn take_known_differences(
+    what: &str,
+    rest: Vec<PerfStack>,
+    chains: Chains,
+    left: &mut BTreeMap<Vec<String>, u64>,
+    known: &mut Known,
+) -> Vec<String> {
     let mut unmatched = Vec::new();
-    for (folded, count, wild) in rest {
+    for PerfStack {
+        folded,
+        count,
+        wild,
+    } in rest
+    {
         let fits = |q: &Vec<String>| -> Option<bool> {
             // Some(stopped_early) when q explains the sample.
             if q.first() != folded.first() {
@@ -396,25 +470,7 @@ fn compare(
             None => unmatched.push(format!("{} {count}", folded.join(";"))),
         }
     }
-    assert!(
-        unmatched.is_empty() && left.is_empty(),
-        "{what}: perf's stacks perfq lacks:\n{}\nperfq's stacks perf lacks:\n{}",
-        unmatched.join("\n"),
-        left.iter()
-            .map(|(k, v)| format!("{} {v}", k.join(";")))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-    let differing = known.perf_stopped_early
-        + known.return_at_symbol_start
-        + known.plt_stub_as_init
-        + known.plt_stub_order;
-    assert!(
-        differing <= 3.max(total / 50),
-        "{what}: {differing} of {total} samples differ in known ways: {known:?}"
-    );
-    println!("{what}: {total} samples folded as perf script + stackcollapse-perf.pl fold them; known differences: {known:?}");
-    known
+    unmatched
 }
 
 /// The folded stacks of `data` (with `args`) compared with perf's: what
@@ -557,7 +613,7 @@ fn folded_stacks_of_testdata_equal_perf_scripts() {
         &cache,
     );
     // It has no page-fault samples (fewer faults than its period).
-    let out = perfq(
+    let err = perfq_fails(
         &[
             "flamegraph",
             "--folded",
@@ -567,13 +623,11 @@ fn folded_stacks_of_testdata_equal_perf_scripts() {
         ],
         &cache,
     );
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("no samples of event page-faults; the samples are of cpu-clock"),
         "{err}"
     );
-    let out = perfq(
+    let err = perfq_fails(
         &[
             "flamegraph",
             "--folded",
@@ -583,8 +637,6 @@ fn folded_stacks_of_testdata_equal_perf_scripts() {
         ],
         &cache,
     );
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no samples of event nope"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -912,14 +964,11 @@ fn the_svg_renders_in_chromium() {
 /// A generated Sapphire Rapids top-down capture of td-demo and its
 /// `--color topdown` SVG.
 fn topdown_svg(dir: &Path, cache: &Path) -> (PathBuf, PathBuf) {
-    let demo = common::testdata("td-demo").canonicalize().expect("td-demo");
-    let binary = Binary::open(&demo).expect("open td-demo");
-    let workload = Workload::new(&binary, &demo.to_string_lossy());
-    let preset = presets::get("sapphirerapids").expect("preset");
-    let data = dir.join("spr.data");
-    workload
-        .write(&data, &preset, &CallTree::td_demo(), 3000)
-        .expect("write capture");
+    let data = common::td_demo_capture(
+        &dir.join("spr.data"),
+        &common::preset("sapphirerapids"),
+        3000,
+    );
     let svg = dir.join("spr.svg");
     perfq_ok(
         &[
@@ -994,7 +1043,7 @@ fn topdown_colours_follow_perfq_topdown_total() {
     let values: std::collections::HashSet<&String> = legend.values().collect();
     assert_eq!(values.len(), legend.len(), "distinct legend colours");
 
-    let rows: Vec<Value> = serde_json::from_str(&perfq_ok(
+    let rows = perfq_rows(
         &[
             "topdown",
             data.to_str().expect("path"),
@@ -1003,8 +1052,7 @@ fn topdown_colours_follow_perfq_topdown_total() {
             "json",
         ],
         &cache,
-    ))
-    .expect("topdown json");
+    );
     let mut checked = 0;
     for (title, fill) in svg_frames(&text) {
         let name = function_of(&title);
@@ -1043,18 +1091,17 @@ fn topdown_colours_follow_perfq_topdown_total() {
 
     // A capture without topdown events is refused, clearly.
     if common::have_perf() {
-        let out = perfq(
+        let err = perfq_fails(
             &["flamegraph", "testdata/fp.data", "--color", "topdown"],
             &cache,
         );
-        assert!(!out.status.success());
-        let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             err.contains("--color topdown") && err.contains("no top-down events"),
             "{err}"
         );
     }
-    let out = perfq(
+    // --folded has no colours.
+    perfq_fails(
         &[
             "flamegraph",
             "--folded",
@@ -1064,6 +1111,5 @@ fn topdown_colours_follow_perfq_topdown_total() {
         ],
         &cache,
     );
-    assert!(!out.status.success(), "--folded has no colours");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -7,7 +7,6 @@
 mod common;
 
 use common::{hex_field, perf_report_d, perfq_dump, testdata};
-use serde_json::Value;
 
 const CAPTURES: &[&str] = &[
     "fp.data",
@@ -30,8 +29,7 @@ fn skip_without_perf() -> bool {
 /// The attr period of each event (perf reports it as the period of samples
 /// that do not carry PERIOD).
 fn attr_periods(file: &std::path::Path) -> Vec<(String, Option<u64>)> {
-    let out = common::perfq(&["info", "--json", file.to_str().expect("path")]);
-    let info: Value = serde_json::from_slice(&out.stdout).expect("info json");
+    let info = common::perfq_json(&["info", "--json", file.to_str().expect("path")]);
     info["events"]
         .as_array()
         .expect("events")

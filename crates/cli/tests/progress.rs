@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{scratch, testdata};
+use common::scratch;
 
 /// More records than the commands' progress interval (65,536), so that
 /// their bars are drawn while they read, not only at the end.
@@ -16,15 +16,11 @@ const SAMPLES: u64 = 70_000;
 
 /// A generated capture of the test program large enough for a bar.
 fn capture(dir: &Path) -> std::path::PathBuf {
-    let preset = perfq_testgen::presets::get("sapphirerapids").expect("preset");
-    let demo = testdata("td-demo");
-    let binary = perfq_testgen::Binary::open(&demo).expect("td-demo");
-    let workload = perfq_testgen::Workload::new(&binary, &demo.to_string_lossy());
-    let path = dir.join("long.data");
-    workload
-        .write(&path, &preset, &perfq_testgen::CallTree::td_demo(), SAMPLES)
-        .expect("generate");
-    path
+    common::td_demo_capture(
+        &dir.join("long.data"),
+        &common::preset("sapphirerapids"),
+        SAMPLES,
+    )
 }
 
 /// Quotes `s` for sh.
@@ -56,12 +52,8 @@ fn on_terminal(args: &[&str], stdout_to: Option<&Path>, cache: &Path) -> Option<
 
 /// `perfq args...` with pipes: its standard error, once it succeeded.
 fn piped_stderr(args: &[&str], cache: &Path) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_perfq"))
-        .args(args)
-        .env("PERFQ_CACHE_DIR", cache)
-        .output()
-        .expect("run perfq");
-    assert!(out.status.success(), "perfq {args:?}: {out:?}");
+    let out = common::perfq_cached(args, cache);
+    common::succeeded(&out, format_args!("perfq {args:?}"));
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 

@@ -5,17 +5,16 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Command;
 
-use common::{have_perf, perf_report_d_counts, perfq_cached as perfq, testdata};
+use common::{
+    have_perf, perf_report_d_counts, perfq_cached as perfq, perfq_cached_rows as perfq_rows,
+    testdata,
+};
 use serde_json::Value;
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("query", name)
-}
-
-fn json(out: &Output) -> Vec<Value> {
-    common::json_rows(out, "perfq")
 }
 
 #[test]
@@ -36,7 +35,7 @@ fn sample_counts_equal_perfs() {
         let want = perf_report_d_counts(&file)
             .and_then(|c| c.get("SAMPLE").copied())
             .unwrap_or_else(|| panic!("perf report -D on {name}"));
-        let rows = json(&perfq(
+        let rows = perfq_rows(
             &[
                 "query",
                 file.to_str().unwrap(),
@@ -45,7 +44,7 @@ fn sample_counts_equal_perfs() {
                 "json",
             ],
             &dir,
-        ));
+        );
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0]["n"].as_u64(), Some(want), "{name}");
     }
@@ -64,7 +63,7 @@ fn every_format_gives_the_same_rows() {
         args.extend_from_slice(extra);
         perfq(&args, &dir)
     };
-    let rows = json(&q("json", &[]));
+    let rows = common::json_rows(&q("json", &[]), "perfq query --format json");
     assert!(!rows.is_empty());
     let want: Vec<(u64, u64, u64)> = rows
         .iter()
@@ -77,9 +76,7 @@ fn every_format_gives_the_same_rows() {
         })
         .collect();
 
-    let csv = q("csv", &[]);
-    assert!(csv.status.success());
-    let text = String::from_utf8(csv.stdout).unwrap();
+    let text = common::succeeded(&q("csv", &[]), "perfq query --format csv");
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("event_id,n,period"));
     let got: Vec<(u64, u64, u64)> = lines
@@ -90,9 +87,7 @@ fn every_format_gives_the_same_rows() {
         .collect();
     assert_eq!(got, want);
 
-    let table = q("table", &[]);
-    assert!(table.status.success());
-    let text = String::from_utf8(table.stdout).unwrap();
+    let text = common::succeeded(&q("table", &[]), "perfq query --format table");
     assert!(text.contains("| event_id |"), "{text}");
     for (e, n, _) in &want {
         assert!(
@@ -110,12 +105,7 @@ fn every_format_gives_the_same_rows() {
     assert_eq!(refused.status.code(), Some(1));
     let out = dir.join("result.parquet");
     let written = q("parquet", &["-o", out.to_str().unwrap()]);
-    assert!(
-        written.status.success(),
-        "{}",
-        String::from_utf8_lossy(&written.stderr)
-    );
-    assert!(written.stdout.is_empty());
+    assert!(common::succeeded(&written, "perfq query --format parquet -o").is_empty());
     let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
         std::fs::File::open(&out).unwrap(),
     )
@@ -151,16 +141,15 @@ fn an_empty_result_keeps_its_columns() {
     let dir = scratch("empty");
     let file = testdata("fp.data");
     let sql = "SELECT sample_id, time FROM samples WHERE period < 0";
-    let csv = perfq(
+    let csv = common::perfq_cached_ok(
         &["query", file.to_str().unwrap(), sql, "--format", "csv"],
         &dir,
     );
-    assert!(csv.status.success());
-    assert_eq!(String::from_utf8(csv.stdout).unwrap(), "sample_id,time\n");
-    let rows = json(&perfq(
+    assert_eq!(csv, "sample_id,time\n");
+    let rows = common::perfq_cached_rows(
         &["query", file.to_str().unwrap(), sql, "--format", "json"],
         &dir,
-    ));
+    );
     assert!(rows.is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -220,18 +209,13 @@ fn statements_that_write_are_refused() {
         .collect();
     assert!(written.is_empty(), "{written:?}");
     // What reads still runs, EXPLAIN included.
-    let out = perfq(
+    common::perfq_cached_ok(
         &[
             "query",
             file.to_str().unwrap(),
             "EXPLAIN SELECT COUNT(*) FROM samples",
         ],
         &dir,
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -242,7 +226,7 @@ fn statements_that_write_are_refused() {
 fn topdown_views_answer_as_topdown_does() {
     let dir = scratch("topdown");
     let file = testdata("topdown-spr.data");
-    let from_topdown = json(&perfq(
+    let from_topdown = perfq_rows(
         &[
             "topdown",
             file.to_str().unwrap(),
@@ -253,8 +237,8 @@ fn topdown_views_answer_as_topdown_does() {
             "--total",
         ],
         &dir,
-    ));
-    let from_query = json(&perfq(
+    );
+    let from_query = perfq_rows(
         &[
             "query",
             file.to_str().unwrap(),
@@ -263,7 +247,7 @@ fn topdown_views_answer_as_topdown_does() {
             "json",
         ],
         &dir,
-    ));
+    );
     assert_eq!(from_topdown.len(), from_query.len());
     for t in &from_topdown {
         let q = from_query
@@ -290,7 +274,7 @@ fn function_views_equal_report() {
     let dir = scratch("report");
     for name in ["fp.data", "compressed.data", "multi.data"] {
         let file = testdata(name);
-        let report = perfq(
+        let report = perfq_rows(
             &[
                 "report",
                 file.to_str().unwrap(),
@@ -300,9 +284,8 @@ fn function_views_equal_report() {
             ],
             &dir,
         );
-        let report: Vec<Value> = json(&report);
         let view = |v: &str| {
-            json(&perfq(
+            perfq_rows(
                 &[
                     "query",
                     file.to_str().unwrap(),
@@ -314,7 +297,7 @@ fn function_views_equal_report() {
                     "json",
                 ],
                 &dir,
-            ))
+            )
         };
         let (self_rows, total_rows) = (view("function_self"), view("function_total"));
         let find = |rows: &[Value], r: &Value| -> Option<(u64, u64)> {
@@ -419,7 +402,7 @@ fn capture_chooses_one_of_a_dataset() {
     let dir = scratch("capture");
     let ds = dir.join("ds");
     let (fp, multi) = (testdata("fp.data"), testdata("multi.data"));
-    let o = perfq(
+    common::perfq_cached_ok(
         &[
             "convert",
             "-o",
@@ -429,8 +412,7 @@ fn capture_chooses_one_of_a_dataset() {
         ],
         &dir,
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let all = json(&perfq(
+    let all = perfq_rows(
         &[
             "query",
             ds.to_str().unwrap(),
@@ -439,11 +421,11 @@ fn capture_chooses_one_of_a_dataset() {
             "json",
         ],
         &dir,
-    ));
+    );
     assert_eq!(all.len(), 2);
     for row in &all {
         let id = row["capture"].as_str().unwrap();
-        let one = json(&perfq(
+        let one = perfq_rows(
             &[
                 "query",
                 ds.to_str().unwrap(),
@@ -454,7 +436,7 @@ fn capture_chooses_one_of_a_dataset() {
                 id,
             ],
             &dir,
-        ));
+        );
         assert_eq!(one[0]["captures"].as_u64(), Some(1));
         assert_eq!(one[0]["n"], row["n"], "{id}");
     }
@@ -467,7 +449,7 @@ fn capture_chooses_one_of_a_dataset() {
     for f in std::fs::read_dir(ds.join(format!("capture={other}"))).unwrap() {
         std::fs::write(f.unwrap().path(), b"not parquet").unwrap();
     }
-    let one = json(&perfq(
+    let one = perfq_rows(
         &[
             "query",
             ds.to_str().unwrap(),
@@ -479,7 +461,7 @@ fn capture_chooses_one_of_a_dataset() {
             keep,
         ],
         &dir,
-    ));
+    );
     assert_eq!(one[0]["n"], all[0]["n"]);
     assert!(one[0]["functions"].as_u64() > Some(0));
     let refused = perfq(

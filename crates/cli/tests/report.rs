@@ -136,14 +136,8 @@ fn perfq_percentages_by(data: &Path, children: bool, sort: &str) -> Percentages 
     if let Some(k) = kallsyms {
         args.extend(["--kallsyms", k]);
     }
-    let out = common::perfq(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).expect("json");
-    rows.iter()
+    common::perfq_rows(&args)
+        .iter()
         .map(|r| {
             let own = r["self_percent"].as_f64().expect("self_percent");
             let total = if children {
@@ -280,6 +274,95 @@ fn report_agrees_with_perf_report_on_a_c_program() {
 /// through frames perf did not unwind, equals perf's within 0.1 point.
 fn dwarf_children_past_perf_truncation(data: &Path) {
     let path = data.to_str().expect("path");
+    let (perf_chains, ends) = perf_symbol_chains(path);
+    let dump = common::json_lines(&common::perfq_ok(&["dump", "--symbols", path]));
+    let mut total_period = 0u64;
+    let mut extra: BTreeMap<(String, String), u64> = BTreeMap::new();
+    let (mut same, mut at_ret, mut kernel_only, mut diverged) = (0, 0, 0, 0);
+    let mut early_elsewhere = 0;
+    for v in &dump {
+        let time = v["time"].as_u64().expect("time");
+        let period = v["period"].as_u64().expect("period");
+        total_period += period;
+        let frames = v["frames"].as_array().cloned().unwrap_or_default();
+        let theirs = perf_chains
+            .get(&time)
+            .unwrap_or_else(|| panic!("perf has no sample at {time}"));
+        let names: Vec<&str> = frames
+            .iter()
+            .map(|f| f["symbol"].as_str().unwrap_or("[unknown]"))
+            .collect();
+        let common = theirs
+            .iter()
+            .zip(&names)
+            .take_while(|(a, b)| a == b)
+            .count();
+        if common == names.len() && common == theirs.len() {
+            same += 1;
+            continue;
+        }
+        if common < theirs.len() {
+            // perf's unwinder left perfq's chain: counted, listed, and
+            // required to be rare.
+            eprintln!("sample at {time}: perf {theirs:?}, perfq {names:?}");
+            diverged += 1;
+        } else if !frames[..common].iter().any(|f| f["context"] == "user")
+            && frames[0]["context"] == "kernel"
+        {
+            kernel_only += 1;
+        } else if perf_stopped_at_a_ret(&frames, time) {
+            at_ret += 1;
+        } else {
+            early_elsewhere += 1;
+        }
+        let kept: std::collections::BTreeSet<(String, String)> =
+            frames[..common].iter().flat_map(children_keys).collect();
+        let dropped: std::collections::BTreeSet<(String, String)> = frames[common..]
+            .iter()
+            .flat_map(children_keys)
+            .filter(|k| !kept.contains(k))
+            .collect();
+        for k in dropped {
+            *extra.entry(k).or_default() += period;
+        }
+    }
+    assert!(
+        same > at_ret + kernel_only,
+        "perf unwound most samples fully: {same}"
+    );
+    let samples = same + at_ret + kernel_only + diverged + early_elsewhere;
+    assert!(
+        early_elsewhere * 1000 <= samples,
+        "perf stops early other than at a ret on at most 0.1% of samples: {early_elsewhere}"
+    );
+    assert!(
+        ends * 100 <= samples,
+        "libunwind end markers are rare: {ends}"
+    );
+    assert!(
+        diverged * 1000 <= samples,
+        "perf's chains leave perfq's on at most 0.1% of samples: {diverged}"
+    );
+    let mut adjusted = perfq_percentages(data, true);
+    for (key, v) in adjusted.iter_mut() {
+        if let Some(p) = extra.get(&(key.1.clone(), key.2.clone())) {
+            v.0 -= *p as f64 * 100.0 / total_period as f64;
+        }
+    }
+    compare(
+        "rust dwarf children (past perf's early stops)",
+        &perf_percentages(data, true),
+        &adjusted,
+    );
+    println!(
+        "rust dwarf children: {same} samples with perf's chain, {at_ret} where perf stopped at a ret, {early_elsewhere} where it stopped early elsewhere, {kernel_only} kernel samples without perf's user frames, {diverged} where perf's chain went elsewhere"
+    );
+}
+
+/// `perf script`'s symbol chain of each sample of a DWARF capture, leaf
+/// first, by its time (ns); and how many chains libunwind ended with its
+/// end marker.
+fn perf_symbol_chains(path: &str) -> (BTreeMap<u64, Vec<String>>, usize) {
     let script = common::perf(&[
         "script",
         "-i",
@@ -322,151 +405,71 @@ fn dwarf_children_past_perf_truncation(data: &Path) {
             .expect("chain");
         chain.push(sym.to_string());
     }
-    let ours = common::perfq(&["dump", "--symbols", path]);
-    assert!(
-        ours.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ours.stderr)
-    );
-    // The report's children keys of a frame: one per inlining level for
-    // unwound user frames, as `perfq report` and perf's append_inlines name them.
-    let keys = |f: &Value| -> Vec<(String, String)> {
-        let dso = f["dso"].as_str().unwrap_or("").to_string();
-        // An unresolved frame is named by its address, as the report (and
-        // perf) name it: libc without its symbol table (no libc6-dbg)
-        // leaves the frames below main so.
-        let sym = match f["symbol"].as_str() {
-            Some(s) => s.to_string(),
-            None => {
-                common::hex_field(&f["addr"]).map_or_else(String::new, |a| format!("{a:#018x}"))
-            }
-        };
-        let inlined = f["inlined"].as_array().cloned().unwrap_or_default();
-        if f["context"] != "user" || inlined.is_empty() || f["symbol"].is_null() {
-            return vec![(dso, sym)];
-        }
-        inlined
-            .iter()
-            .map(|i| {
-                let name = i["function"].as_str().unwrap_or("??");
-                if name == sym {
-                    (dso.clone(), sym.clone())
-                } else {
-                    (dso.clone(), format!("{name} (inlined)"))
-                }
-            })
-            .collect()
+    (perf_chains, ends)
+}
+
+/// The report's children keys of a `dump --symbols` frame: one per
+/// inlining level for unwound user frames, as `perfq report` and perf's
+/// append_inlines name them.
+fn children_keys(f: &Value) -> Vec<(String, String)> {
+    let dso = f["dso"].as_str().unwrap_or("").to_string();
+    // An unresolved frame is named by its address, as the report (and
+    // perf) name it: libc without its symbol table (no libc6-dbg)
+    // leaves the frames below main so.
+    let sym = match f["symbol"].as_str() {
+        Some(s) => s.to_string(),
+        None => common::hex_field(&f["addr"]).map_or_else(String::new, |a| format!("{a:#018x}")),
     };
-    let mut total_period = 0u64;
-    let mut extra: BTreeMap<(String, String), u64> = BTreeMap::new();
-    let (mut same, mut at_ret, mut kernel_only, mut diverged) = (0, 0, 0, 0);
-    let mut early_elsewhere = 0;
-    for line in String::from_utf8_lossy(&ours.stdout).lines() {
-        let v: Value = serde_json::from_str(line).expect("json");
-        let time = v["time"].as_u64().expect("time");
-        let period = v["period"].as_u64().expect("period");
-        total_period += period;
-        let frames = v["frames"].as_array().cloned().unwrap_or_default();
-        let theirs = perf_chains
-            .get(&time)
-            .unwrap_or_else(|| panic!("perf has no sample at {time}"));
-        let names: Vec<&str> = frames
-            .iter()
-            .map(|f| f["symbol"].as_str().unwrap_or("[unknown]"))
-            .collect();
-        let common = theirs
-            .iter()
-            .zip(&names)
-            .take_while(|(a, b)| a == b)
-            .count();
-        if common == names.len() && common == theirs.len() {
-            same += 1;
-            continue;
-        }
-        if common < theirs.len() {
-            // perf's unwinder left perfq's chain: counted, listed, and
-            // required to be rare.
-            eprintln!("sample at {time}: perf {theirs:?}, perfq {names:?}");
-            diverged += 1;
-        } else if !frames[..common].iter().any(|f| f["context"] == "user")
-            && frames[0]["context"] == "kernel"
-        {
-            kernel_only += 1;
-        } else {
-            let leaf = frames
-                .iter()
-                .find(|f| f["context"] == "user")
-                .expect("user frames");
-            let (bin, vaddr) = (
-                leaf["binary"].as_str().expect("binary"),
-                leaf["vaddr"].as_str().expect("vaddr"),
-            );
-            let a = u64::from_str_radix(vaddr.trim_start_matches("0x"), 16).expect("vaddr");
-            let dis = Command::new("objdump")
-                .args([
-                    "-d",
-                    "--no-show-raw-insn",
-                    &format!("--start-address={a:#x}"),
-                    &format!("--stop-address={:#x}", a + 1),
-                    bin,
-                ])
-                .output()
-                .expect("objdump");
-            let text = String::from_utf8_lossy(&dis.stdout);
-            if text
-                .lines()
-                .any(|l| l.trim_start().starts_with(&format!("{a:x}:")) && l.contains("ret"))
-            {
-                at_ret += 1;
+    let inlined = f["inlined"].as_array().cloned().unwrap_or_default();
+    if f["context"] != "user" || inlined.is_empty() || f["symbol"].is_null() {
+        return vec![(dso, sym)];
+    }
+    inlined
+        .iter()
+        .map(|i| {
+            let name = i["function"].as_str().unwrap_or("??");
+            if name == sym {
+                (dso.clone(), sym.clone())
             } else {
-                // Seen once in a while: a sample in ld.so while it starts
-                // the program, where libunwind stops for its own reasons.
-                eprintln!("sample at {time}: perf stopped early at {bin} {vaddr}, not a ret");
-                early_elsewhere += 1;
+                (dso.clone(), format!("{name} (inlined)"))
             }
-        }
-        let kept: std::collections::BTreeSet<(String, String)> =
-            frames[..common].iter().flat_map(keys).collect();
-        let dropped: std::collections::BTreeSet<(String, String)> = frames[common..]
-            .iter()
-            .flat_map(keys)
-            .filter(|k| !kept.contains(k))
-            .collect();
-        for k in dropped {
-            *extra.entry(k).or_default() += period;
-        }
+        })
+        .collect()
+}
+
+/// Whether the user leaf of a sample perf's chain stopped early on sits on
+/// a `ret` (after `pop %rbp`, where LLVM's CFI still says rbp is saved
+/// below the stack pointer): else it is said why not.
+fn perf_stopped_at_a_ret(frames: &[Value], time: u64) -> bool {
+    let leaf = frames
+        .iter()
+        .find(|f| f["context"] == "user")
+        .expect("user frames");
+    let (bin, vaddr) = (
+        leaf["binary"].as_str().expect("binary"),
+        leaf["vaddr"].as_str().expect("vaddr"),
+    );
+    let a = u64::from_str_radix(vaddr.trim_start_matches("0x"), 16).expect("vaddr");
+    let dis = Command::new("objdump")
+        .args([
+            "-d",
+            "--no-show-raw-insn",
+            &format!("--start-address={a:#x}"),
+            &format!("--stop-address={:#x}", a + 1),
+            bin,
+        ])
+        .output()
+        .expect("objdump");
+    let text = String::from_utf8_lossy(&dis.stdout);
+    let at_ret = text
+        .lines()
+        .any(|l| l.trim_start().starts_with(&format!("{a:x}:")) && l.contains("ret"));
+    if !at_ret {
+        // Seen once in a while: a sample in ld.so while it starts the
+        // program, where libunwind stops for its own reasons.
+        eprintln!("sample at {time}: perf stopped early at {bin} {vaddr}, not a ret");
     }
-    assert!(
-        same > at_ret + kernel_only,
-        "perf unwound most samples fully: {same}"
-    );
-    let samples = same + at_ret + kernel_only + diverged + early_elsewhere;
-    assert!(
-        early_elsewhere * 1000 <= samples,
-        "perf stops early other than at a ret on at most 0.1% of samples: {early_elsewhere}"
-    );
-    assert!(
-        ends * 100 <= samples,
-        "libunwind end markers are rare: {ends}"
-    );
-    assert!(
-        diverged * 1000 <= samples,
-        "perf's chains leave perfq's on at most 0.1% of samples: {diverged}"
-    );
-    let mut adjusted = perfq_percentages(data, true);
-    for (key, v) in adjusted.iter_mut() {
-        if let Some(p) = extra.get(&(key.1.clone(), key.2.clone())) {
-            v.0 -= *p as f64 * 100.0 / total_period as f64;
-        }
-    }
-    compare(
-        "rust dwarf children (past perf's early stops)",
-        &perf_percentages(data, true),
-        &adjusted,
-    );
-    println!(
-        "rust dwarf children: {same} samples with perf's chain, {at_ret} where perf stopped at a ret, {early_elsewhere} where it stopped early elsewhere, {kernel_only} kernel samples without perf's user frames, {diverged} where perf's chain went elsewhere"
-    );
+    at_ret
 }
 
 /// For every sampled address in the named binaries, `perfq dump --symbols`
@@ -504,15 +507,9 @@ fn within_a_function(bin: &str, vaddr: &str) -> bool {
 /// As [`inline_chains_agree_with_addr2line`], with another addr2line
 /// (`llvm-addr2line` reads split DWARF, binutils' does not).
 fn inline_chains_agree_with(tool: &str, data: &Path, binaries: &[&str]) -> usize {
-    let out = common::perfq(&["dump", "--symbols", data.to_str().expect("path")]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let dump = common::perfq_ok(&["dump", "--symbols", data.to_str().expect("path")]);
     let mut seen = std::collections::BTreeSet::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let v: Value = serde_json::from_str(line).expect("json");
+    for v in common::json_lines(&dump) {
         for f in v["frames"].as_array().into_iter().flatten() {
             let (Some(bin), Some(vaddr)) = (f["binary"].as_str(), f["vaddr"].as_str()) else {
                 continue;
@@ -611,28 +608,8 @@ fn kernel_frames_resolve_against_kallsyms() {
     // A kernel-heavy workload: many small writes.
     let dir = std::env::temp_dir().join(format!("perfq-kernel-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
-    let data = dir.join("k.data");
-    let st = Command::new("perf")
-        .args([
-            "record",
-            "-q",
-            "-F",
-            "4000",
-            "-e",
-            "cpu-clock",
-            "-g",
-            "-o",
-            data.to_str().expect("path"),
-            "--",
-            "dd",
-            "if=/dev/zero",
-            "of=/dev/null",
-            "bs=1",
-            "count=300000",
-        ])
-        .output()
-        .expect("perf record");
-    assert!(st.status.success());
+    let dd = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=300000"];
+    let data = common::record(&dir, "k.data", &[], &["-g"], &dd);
     let ours = perfq_percentages(&data, false);
     let perf = perf_percentages(&data, false);
     let kernel: Vec<_> = ours.keys().filter(|k| k.1 == "[kernel.kallsyms]").collect();
@@ -774,18 +751,8 @@ fn archive_and_symfs_are_symbol_sources() {
         let mut args = vec!["report", "--format", "json"];
         args.extend_from_slice(extra);
         args.push(data.to_str().expect("path"));
-        let out = Command::new(env!("CARGO_BIN_EXE_perfq"))
-            .args(&args)
-            .env("HOME", &home)
-            .output()
-            .expect("perfq");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let rows: Vec<Value> = serde_json::from_slice(&out.stdout).expect("json");
-        rows.iter()
+        common::json_rows(&common::perfq_in_home(&args, &home), "perfq report")
+            .iter()
             .map(|r| {
                 let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
                 let p = r["self_percent"].as_f64().unwrap_or(0.0);
@@ -884,17 +851,11 @@ fn build_id_mismatch_is_reported_not_used() {
     assert!(ok, "rebuild prog");
     let home = dir.join("empty-home");
     std::fs::create_dir_all(&home).expect("home");
-    let out = Command::new(env!("CARGO_BIN_EXE_perfq"))
-        .args(["report", "--format", "json", data.to_str().expect("path")])
-        .env("HOME", &home)
-        .output()
-        .expect("perfq");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::perfq_in_home(
+        &["report", "--format", "json", data.to_str().expect("path")],
+        &home,
     );
-    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).expect("json");
+    let rows = common::json_rows(&out, "perfq report");
     let prog: Vec<&Value> = rows.iter().filter(|r| r["dso"] == "prog").collect();
     assert!(!prog.is_empty(), "prog rows present");
     for r in &prog {

@@ -78,14 +78,13 @@ fn normalized(symbol: &str) -> String {
 
 /// Runs `perfq query` over the dataset and parses its JSON rows.
 fn query(dataset: &Path, sql: &str) -> Vec<Value> {
-    let out = common::perfq(&[
+    common::perfq_rows(&[
         "query",
         dataset.to_str().expect("utf-8 path"),
         sql,
         "--format",
         "json",
-    ]);
-    common::json_rows(&out, &format!("perfq query {sql}"))
+    ])
 }
 
 /// Every event: (capture, event_id) → (name, carries a user stack).
@@ -207,7 +206,7 @@ fn report(file: &Path, capture: &str, sort: &str, children: bool) -> Sums {
     if children {
         args.push("--children");
     }
-    let rows = common::json_rows(&common::perfq(&args), &format!("perfq report {f}"));
+    let rows = common::perfq_rows(&args);
     let mut sums = Sums::new();
     for r in rows {
         let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
@@ -271,6 +270,17 @@ fn of_capture(m: Option<&Sums>, capture: &str) -> Sums {
         .collect()
 }
 
+/// What comparing the report with the views found: rows compared and
+/// equal per mode, rows with unresolved names, differing rows per reason,
+/// and rows that differ for no known reason.
+#[derive(Default)]
+struct Tally {
+    compared: BTreeMap<&'static str, (usize, usize)>,
+    unresolved_names: usize,
+    differences: BTreeMap<(&'static str, Reason), usize>,
+    failures: Vec<String>,
+}
+
 #[test]
 fn report_equals_function_views() {
     let files = captures();
@@ -298,13 +308,8 @@ fn report_equals_function_views() {
         .map(|(k, e)| (k.0.as_str(), e.0.as_str()))
         .collect();
     let oracles = sums(&dataset, &events, ORACLES);
-    let oracle = |what: &str, capture: &str| of_capture(oracles.get(what), capture);
 
-    // Rows compared and equal per mode; differing rows per reason.
-    let mut compared: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-    let mut unresolved_names = 0usize;
-    let mut differences: BTreeMap<(&str, Reason), usize> = BTreeMap::new();
-    let mut failures = Vec::new();
+    let mut tally = Tally::default();
     let mut done = BTreeSet::new();
     for file in &files {
         let Some(capture) = capture_of.get(file) else {
@@ -318,67 +323,24 @@ fn report_equals_function_views() {
         if !done.insert(capture.clone()) {
             continue;
         }
-        // (event, DSO) whose totals per DSO agree: where frames' names do
-        // not matter.
-        let mut dso_agrees: BTreeSet<(String, String)> = BTreeSet::new();
-        for (mode, sort, children) in [
-            ("dso", "dso", true),
-            ("self", "dso,sym", false),
-            ("total", "dso,sym", true),
-        ] {
-            let ours = report(file, capture, sort, children);
-            let theirs = oracle(mode, capture);
-            let expanded = oracle("expanded total", capture);
-            let keys: BTreeSet<&Key> = ours.keys().chain(theirs.keys()).collect();
-            let counts = compared.entry(mode).or_default();
-            for key in keys {
-                counts.0 += 1;
-                let unresolved = address_name(&key.3).is_some();
-                unresolved_names += usize::from(unresolved);
-                let (a, b) = (ours.get(key), theirs.get(key));
-                if mode == "dso" && a == b {
-                    dso_agrees.insert((key.1.clone(), key.2.clone()));
-                }
-                if a == b {
-                    counts.1 += 1;
-                    continue;
-                }
-                let reason = if mode == "total"
-                    && unwinding.contains(&(capture.as_str(), key.1.as_str()))
-                    && a == expanded.get(key)
-                {
-                    Some(Reason::InlineLevels)
-                } else if mode == "total"
-                    && unresolved
-                    && dso_agrees.contains(&(key.1.clone(), key.2.clone()))
-                {
-                    Some(Reason::UnresolvedChainEntry)
-                } else {
-                    None
-                };
-                match reason {
-                    Some(r) => *differences.entry((mode, r)).or_default() += 1,
-                    None => failures.push(format!(
-                        "{} {mode} {key:?}: report {a:?}, oracle {b:?}",
-                        file.display()
-                    )),
-                }
-            }
-        }
+        report_agrees_with_views(file, capture, &oracles, &unwinding, &mut tally);
     }
     let captures = done.len();
-    let rows: Vec<String> = compared
+    let rows: Vec<String> = tally
+        .compared
         .iter()
         .map(|(mode, (n, eq))| format!("{mode} {eq} of {n}"))
         .collect();
-    let differ: Vec<String> = differences
+    let differ: Vec<String> = tally
+        .differences
         .iter()
         .map(|((mode, r), n)| format!("{mode}: {n} {}", r.text()))
         .collect();
     println!(
         "report vs views: {captures} captures; rows (per event; dso,sym and per DSO) equal: {} \
-         ({unresolved_names} rows with unresolved names); differences by reason: {}",
+         ({} rows with unresolved names); differences by reason: {}",
         rows.join(", "),
+        tally.unresolved_names,
         if differ.is_empty() {
             "none".to_string()
         } else {
@@ -386,13 +348,73 @@ fn report_equals_function_views() {
         }
     );
     assert!(
-        failures.is_empty(),
+        tally.failures.is_empty(),
         "{} rows differ for no known reason:\n{}",
-        failures.len(),
-        failures.join("\n")
+        tally.failures.len(),
+        tally.failures.join("\n")
     );
     assert!(captures >= 8, "{captures} captures compared");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One capture's report rows (per DSO, Self and Children) against the
+/// views' (`oracles`), each differing row counted by its reason in `tally`
+/// or listed there as a failure.
+fn report_agrees_with_views(
+    file: &Path,
+    capture: &str,
+    oracles: &BTreeMap<String, Sums>,
+    unwinding: &BTreeSet<(&str, &str)>,
+    tally: &mut Tally,
+) {
+    let oracle = |what: &str| of_capture(oracles.get(what), capture);
+    // (event, DSO) whose totals per DSO agree: where frames' names do
+    // not matter.
+    let mut dso_agrees: BTreeSet<(String, String)> = BTreeSet::new();
+    for (mode, sort, children) in [
+        ("dso", "dso", true),
+        ("self", "dso,sym", false),
+        ("total", "dso,sym", true),
+    ] {
+        let ours = report(file, capture, sort, children);
+        let theirs = oracle(mode);
+        let expanded = oracle("expanded total");
+        let keys: BTreeSet<&Key> = ours.keys().chain(theirs.keys()).collect();
+        let counts = tally.compared.entry(mode).or_default();
+        for key in keys {
+            counts.0 += 1;
+            let unresolved = address_name(&key.3).is_some();
+            tally.unresolved_names += usize::from(unresolved);
+            let (a, b) = (ours.get(key), theirs.get(key));
+            if mode == "dso" && a == b {
+                dso_agrees.insert((key.1.clone(), key.2.clone()));
+            }
+            if a == b {
+                counts.1 += 1;
+                continue;
+            }
+            let reason = if mode == "total"
+                && unwinding.contains(&(capture, key.1.as_str()))
+                && a == expanded.get(key)
+            {
+                Some(Reason::InlineLevels)
+            } else if mode == "total"
+                && unresolved
+                && dso_agrees.contains(&(key.1.clone(), key.2.clone()))
+            {
+                Some(Reason::UnresolvedChainEntry)
+            } else {
+                None
+            };
+            match reason {
+                Some(r) => *tally.differences.entry((mode, r)).or_default() += 1,
+                None => tally.failures.push(format!(
+                    "{} {mode} {key:?}: report {a:?}, oracle {b:?}",
+                    file.display()
+                )),
+            }
+        }
+    }
 }
 
 /// (event, DSO, symbol) → (samples, period) from `perf report --no-group
@@ -484,10 +506,9 @@ fn group_members_count_as_perf_report_no_group() {
         "perf's sections"
     );
     let f = file.to_str().expect("path");
-    let mut report = event_rows(&common::json_rows(
-        &common::perfq(&["report", "--sort", "dso,sym", "--format", "json", f]),
-        "perfq report",
-    ));
+    let mut report = event_rows(&common::perfq_rows(&[
+        "report", "--sort", "dso,sym", "--format", "json", f,
+    ]));
     report.retain(|_, v| v.0 > 0);
     assert_eq!(report, perf, "perfq report against perf report --no-group");
 
@@ -498,10 +519,7 @@ fn group_members_count_as_perf_report_no_group() {
              CAST(v.samples AS BIGINT) AS samples, v.period AS period \
              FROM {view} v JOIN events e ON e.capture = v.capture AND e.event_id = v.event_id"
         );
-        event_rows(&common::json_rows(
-            &common::perfq(&["query", f, &sql, "--format", "json"]),
-            &format!("perfq query {view}"),
-        ))
+        event_rows(&common::perfq_rows(&["query", f, &sql, "--format", "json"]))
     };
     let own = views("function_self");
     assert_eq!(own, perf, "function_self against perf report --no-group");
@@ -521,10 +539,7 @@ fn group_members_count_as_perf_report_no_group() {
 
     // perfq diff of the capture with itself, per member event.
     for event in &events {
-        let rows = common::json_rows(
-            &common::perfq(&["diff", f, f, "--event", event, "--format", "json"]),
-            &format!("perfq diff --event {event}"),
-        );
+        let rows = common::perfq_rows(&["diff", f, f, "--event", event, "--format", "json"]);
         let ours: BTreeMap<(String, String), u64> = rows
             .iter()
             .map(|r| {

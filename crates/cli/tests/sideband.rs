@@ -59,16 +59,10 @@ fn hexs(v: &Value) -> String {
 }
 
 fn ours(file: &std::path::Path) -> (Vec<String>, Vec<String>) {
-    let out = common::perfq(&["dump", "--records", "all", file.to_str().expect("path")]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let dump = common::perfq_ok(&["dump", "--records", "all", file.to_str().expect("path")]);
     let mut records = Vec::new();
     let mut id_index = Vec::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let r: Value = serde_json::from_str(line).expect("json");
+    for r in common::json_lines(&dump) {
         let time = r["time"]
             .as_u64()
             .filter(|t| *t != 0)

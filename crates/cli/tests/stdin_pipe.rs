@@ -3,8 +3,6 @@
 
 mod common;
 
-use serde_json::Value;
-
 #[test]
 fn live_pipe_from_perf_record() {
     if !common::have_perf() || !common::can_record() {
@@ -24,12 +22,7 @@ fn live_pipe_from_perf_record() {
         .arg(&script)
         .output()
         .expect("run pipeline");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let info: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let info = common::json(&common::succeeded(&out, "perf record | tee | perfq info"));
     assert_eq!(info["mode"], "pipe");
     let got: std::collections::BTreeMap<String, u64> = info["records"]
         .as_object()

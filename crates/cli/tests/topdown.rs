@@ -5,14 +5,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use perfq_testgen::{presets, Binary, ExplicitSample, Preset, Values, Workload};
 use serde_json::Value;
-
-fn demo() -> PathBuf {
-    common::root().join("testdata/td-demo")
-}
 
 /// A folder of its own for one test.
 fn scratch(name: &str) -> PathBuf {
@@ -35,14 +30,21 @@ fn reads(p: &Preset, sampler: usize, by_event: &[((u32, u64), u64)], fill: u64) 
         .collect()
 }
 
+/// Writes a capture of td-demo's functions with exactly these samples.
+fn write_explicit(path: &Path, p: &Preset, samples: &[ExplicitSample]) -> PathBuf {
+    let demo = common::td_demo();
+    let binary = Binary::open(&demo).unwrap();
+    let workload = Workload::new(&binary, &demo.to_string_lossy());
+    let mut w = perfq_testgen::Writer::create(path, &workload.spec(p)).unwrap();
+    workload.run_explicit(p, samples, &mut w, |_| {}).unwrap();
+    w.finish().unwrap();
+    path.to_path_buf()
+}
+
 /// Writes a capture of `samples` (leaf-first stacks of td-demo's
 /// functions) with the given values.
 fn generate(dir: &Path, preset: &str, samples: &[(Vec<&str>, Values)]) -> PathBuf {
     let p = presets::get(preset).unwrap();
-    let binary = Binary::open(demo()).unwrap();
-    let workload = Workload::new(&binary, &demo().to_string_lossy());
-    let path = dir.join(format!("{preset}.data"));
-    let mut w = perfq_testgen::Writer::create(&path, &workload.spec(&p)).unwrap();
     let explicit: Vec<ExplicitSample> = samples
         .iter()
         .map(|(stack, values)| ExplicitSample {
@@ -52,33 +54,14 @@ fn generate(dir: &Path, preset: &str, samples: &[(Vec<&str>, Values)]) -> PathBu
             values: values.clone(),
         })
         .collect();
-    workload
-        .run_explicit(&p, &explicit, &mut w, |_| {})
-        .unwrap();
-    w.finish().unwrap();
-    path
+    write_explicit(&dir.join(format!("{preset}.data")), &p, &explicit)
 }
 
+/// `perfq topdown FILE --format json ARGS`'s rows, which must succeed.
 fn topdown(file: &Path, cache: &Path, args: &[&str]) -> Vec<Value> {
-    let out = Command::new(env!("CARGO_BIN_EXE_perfq"))
-        .arg("topdown")
-        .arg(file)
-        .args(["--format", "json"])
-        .args(args)
-        .env("PERFQ_CACHE_DIR", cache)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "perfq topdown {}: {}",
-        file.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice::<Value>(&out.stdout)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
+    let mut a = vec!["topdown", file.to_str().expect("path"), "--format", "json"];
+    a.extend_from_slice(args);
+    common::perfq_cached_rows(&a, cache)
 }
 
 fn row<'a>(rows: &'a [Value], symbol: &str) -> &'a Value {
@@ -326,12 +309,7 @@ fn one_sample(
             values: Values::Deltas(by_role(&p, model, k, values, 0)),
         })
         .collect();
-    let binary = Binary::open(demo()).unwrap();
-    let workload = Workload::new(&binary, &demo().to_string_lossy());
-    let file = dir.join(format!("{preset}.data"));
-    let mut w = perfq_testgen::Writer::create(&file, &workload.spec(&p)).unwrap();
-    workload.run_explicit(&p, &samples, &mut w, |_| {}).unwrap();
-    w.finish().unwrap();
+    let file = write_explicit(&dir.join(format!("{preset}.data")), &p, &samples);
     let mut a = vec!["--min-samples", "1"];
     a.extend_from_slice(args);
     let rows = topdown(&file, &dir.join("cache"), &a);
@@ -490,31 +468,21 @@ fn zen4_independent_events() {
             values: Values::Deltas(v),
         });
     }
-    let binary = Binary::open(demo()).unwrap();
-    let workload = Workload::new(&binary, &demo().to_string_lossy());
-    let file = dir.join("zen4-independent.data");
-    let mut w = perfq_testgen::Writer::create(&file, &workload.spec(&p)).unwrap();
-    workload.run_explicit(&p, &samples, &mut w, |_| {}).unwrap();
-    w.finish().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_perfq"))
-        .arg("topdown")
-        .arg(&file)
-        .args(["--format", "json", "--min-samples", "1"])
-        .env("PERFQ_CACHE_DIR", dir.join("cache"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let file = write_explicit(&dir.join("zen4-independent.data"), &p, &samples);
+    let out = common::perfq_cached(
+        &[
+            "topdown",
+            file.to_str().expect("path"),
+            "--format",
+            "json",
+            "--min-samples",
+            "1",
+        ],
+        &dir.join("cache"),
     );
+    let rows = common::json_rows(&out, "perfq topdown");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("sampled independently"), "{stderr}");
-    let rows: Vec<Value> = serde_json::from_slice::<Value>(&out.stdout)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone();
     check(
         row(&rows, "checksum"),
         &[
@@ -530,26 +498,14 @@ fn zen4_independent_events() {
 /// A capture without topdown events: one line naming what to record.
 #[test]
 fn no_topdown_events_says_what_to_record() {
-    let out = Command::new(env!("CARGO_BIN_EXE_perfq"))
-        .args(["topdown", "--no-cache"])
-        .arg(common::testdata("group.data"))
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let group = common::testdata("group.data");
+    let group = group.to_str().expect("path");
+    let err = common::perfq_fails(&["topdown", "--no-cache", group]);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("perf record -e"), "{err}");
     // The same capture read as another CPU's.
-    let out = Command::new(env!("CARGO_BIN_EXE_perfq"))
-        .args(["topdown", "--no-cache", "--cpu-model", "pentium"])
-        .arg(common::testdata("group.data"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && err.contains("unknown CPU model `pentium`"),
-        "{err}"
-    );
+    let err = common::perfq_fails(&["topdown", "--no-cache", "--cpu-model", "pentium", group]);
+    assert!(err.contains("unknown CPU model `pentium`"), "{err}");
 }
 
 /// Threads, processes, DSOs and intervals partition the same samples; each
@@ -557,13 +513,11 @@ fn no_topdown_events_says_what_to_record() {
 #[test]
 fn other_groupings_partition_the_samples() {
     let dir = scratch("by");
-    let p = presets::get("sapphirerapids").unwrap();
-    let binary = Binary::open(demo()).unwrap();
-    let workload = Workload::new(&binary, &demo().to_string_lossy());
-    let file = dir.join("spr.data");
-    workload
-        .write(&file, &p, &perfq_testgen::CallTree::td_demo(), 3000)
-        .unwrap();
+    let file = common::td_demo_capture(
+        &dir.join("spr.data"),
+        &common::preset("sapphirerapids"),
+        3000,
+    );
     let cache = dir.join("cache");
     let total =
         |rows: &[Value]| -> u64 { rows.iter().map(|r| r["samples"].as_u64().unwrap()).sum() };

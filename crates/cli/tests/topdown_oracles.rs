@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::perfq_cached as perfq;
+use common::{perfq_cached as perfq, preset};
 use perfq_query::arrow::array::{Array, AsArray};
 use perfq_query::arrow::datatypes::{DataType, UInt32Type, UInt64Type};
 use perfq_query::arrow::record_batch::RecordBatch;
@@ -35,28 +35,9 @@ fn scratch(name: &str) -> PathBuf {
     common::scratch("tdo", name)
 }
 
-/// td-demo's absolute path: the mapping the captures record, so that perf
-/// and perfq find the binary wherever they run.
-fn demo() -> PathBuf {
-    common::testdata("td-demo")
-        .canonicalize()
-        .expect("testdata/td-demo")
-}
-
 /// Writes a capture of `preset` running td-demo's call tree.
 fn generate(dir: &Path, preset: &Preset, samples: u64) -> PathBuf {
-    let binary = Binary::open(demo()).expect("open td-demo");
-    let workload = Workload::new(&binary, &demo().to_string_lossy());
-    let path = dir.join(format!("{}.data", preset.name));
-    let summary = workload
-        .write(&path, preset, &CallTree::td_demo(), samples)
-        .expect("write capture");
-    assert_eq!(summary.samples, samples);
-    path
-}
-
-fn preset(name: &str) -> Preset {
-    presets::get(name).unwrap_or_else(|| panic!("no preset {name}"))
+    common::td_demo_capture(&dir.join(format!("{}.data", preset.name)), preset, samples)
 }
 
 fn stderr(o: &Output) -> String {
@@ -72,18 +53,7 @@ fn topdown_json(file: &Path, cache: &Path, args: &[&str]) -> Vec<Value> {
         "json",
     ];
     a.extend_from_slice(args);
-    let out = perfq(&a, cache);
-    assert!(
-        out.status.success(),
-        "perfq {}: {}",
-        a.join(" "),
-        stderr(&out)
-    );
-    serde_json::from_slice::<Value>(&out.stdout)
-        .expect("topdown json")
-        .as_array()
-        .expect("array of rows")
-        .clone()
+    common::perfq_cached_rows(&a, cache)
 }
 
 /// `perfq convert FILE -o DATASET` into a dataset of its own.
@@ -95,13 +65,7 @@ fn convert(file: &Path, dataset: &Path, extra: &[&str]) {
         dataset.to_str().expect("utf-8 path"),
     ];
     a.extend_from_slice(extra);
-    let out = perfq(&a, dataset);
-    assert!(
-        out.status.success(),
-        "perfq {}: {}",
-        a.join(" "),
-        stderr(&out)
-    );
+    common::perfq_cached_ok(&a, dataset);
 }
 
 fn col_u64(b: &RecordBatch, name: &str) -> Vec<Option<u64>> {
@@ -668,43 +632,41 @@ struct DumpSample {
 }
 
 fn dump_samples(file: &Path, cache: &Path) -> Vec<DumpSample> {
-    let out = perfq(
+    common::perfq_cached_ok(
         &["dump", file.to_str().expect("utf-8 path"), "--symbols"],
         cache,
-    );
-    assert!(out.status.success(), "perfq dump: {}", stderr(&out));
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).expect("dump line is JSON");
-            let frames = v["frames"].as_array().cloned().unwrap_or_default();
-            assert_eq!(
-                frames.first().map(|f| &f["addr"]),
-                Some(&v["ip"]),
-                "the first frame is the sample's ip: {l}"
-            );
-            DumpSample {
-                cpu: v["cpu"].as_u64(),
-                symbols: frames
-                    .iter()
-                    .map(|f| f["symbol"].as_str().map(str::to_string))
-                    .collect(),
-                deltas: v["read"]["values"]
-                    .as_array()
-                    .map(|vals| {
-                        vals.iter()
-                            .filter_map(|m| {
-                                Some((
-                                    m["event"].as_str().map(str::to_string),
-                                    m["delta"].as_u64()?,
-                                ))
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            }
-        })
-        .collect()
+    )
+    .lines()
+    .map(|l| {
+        let v: Value = serde_json::from_str(l).expect("dump line is JSON");
+        let frames = v["frames"].as_array().cloned().unwrap_or_default();
+        assert_eq!(
+            frames.first().map(|f| &f["addr"]),
+            Some(&v["ip"]),
+            "the first frame is the sample's ip: {l}"
+        );
+        DumpSample {
+            cpu: v["cpu"].as_u64(),
+            symbols: frames
+                .iter()
+                .map(|f| f["symbol"].as_str().map(str::to_string))
+                .collect(),
+            deltas: v["read"]["values"]
+                .as_array()
+                .map(|vals| {
+                    vals.iter()
+                        .filter_map(|m| {
+                            Some((
+                                m["event"].as_str().map(str::to_string),
+                                m["delta"].as_u64()?,
+                            ))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    })
+    .collect()
 }
 
 /// Per symbol: (samples, role → sum of the members' deltas), self (the
@@ -1090,8 +1052,9 @@ fn messages(o: &Output) -> Vec<String> {
 /// unpatched.
 fn capture_with_unknown_id(dir: &Path) -> (PathBuf, PathBuf) {
     let p = preset("sapphirerapids");
-    let binary = Binary::open(demo()).expect("open td-demo");
-    let workload = Workload::new(&binary, &demo().to_string_lossy());
+    let demo = common::td_demo();
+    let binary = Binary::open(&demo).expect("open td-demo");
+    let workload = Workload::new(&binary, &demo.to_string_lossy());
     let good = dir.join("good.data");
     let spec = workload.spec(&p);
     let mem = spec

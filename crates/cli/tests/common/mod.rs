@@ -1,12 +1,20 @@
 //! Helpers shared by the integration tests: where things are, running
-//! perfq and perf.
+//! perfq (`run`) and perf, captures they write (`generated`).
 
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod generated;
+mod run;
 
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+// Each test file uses a part of these.
+#[allow(unused_imports)]
+pub use generated::*;
 pub use perfq_testgen::oracle::skip;
+#[allow(unused_imports)]
+pub use run::*;
 
 /// The workspace root. `cargo test` gives the package's folder at run
 /// time too; that one is preferred, because a test binary built in a
@@ -36,58 +44,6 @@ pub fn catalog(corpus: &Path) -> Vec<serde_json::Value> {
 /// A capture in `testdata/`.
 pub fn testdata(name: &str) -> PathBuf {
     root().join("testdata").join(name)
-}
-
-/// Runs the perfq binary, with the conversion cache of this test process
-/// ([`process_cache`]).
-pub fn perfq(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_perfq"))
-        .args(args)
-        .env("PERFQ_CACHE_DIR", process_cache())
-        .output()
-        .expect("run perfq")
-}
-
-/// A conversion cache (`PERFQ_CACHE_DIR`) made empty for this test
-/// process: nothing an earlier run, or the user's own `~/.cache/perfq`,
-/// holds can answer a test.
-pub fn process_cache() -> &'static Path {
-    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| scratch("cache", "process"))
-}
-
-/// Runs the perfq binary with its own conversion cache (`PERFQ_CACHE_DIR`),
-/// so that tests of `topdown` and `query` on files do not share one, from
-/// the repository root (`testdata/...` names its files).
-pub fn perfq_cached(args: &[&str], cache: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_perfq"))
-        .args(args)
-        .env("PERFQ_CACHE_DIR", cache)
-        .current_dir(root())
-        .output()
-        .expect("run perfq")
-}
-
-/// [`perfq_cached`]'s standard output, once it has succeeded.
-pub fn perfq_cached_ok(args: &[&str], cache: &Path) -> String {
-    let out = perfq_cached(args, cache);
-    assert!(
-        out.status.success(),
-        "perfq {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
-
-/// The JSON rows a perfq run printed, once it has succeeded (`what` names
-/// the run in the failure message).
-pub fn json_rows(out: &Output, what: &str) -> Vec<serde_json::Value> {
-    assert!(
-        out.status.success(),
-        "{what}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("a JSON array")
 }
 
 /// A fresh folder of its own for one test: `perfq-<tag>-<name>-<pid>`
@@ -436,21 +392,6 @@ pub fn perf_report_d(file: &Path) -> Option<(Vec<PerfDumpSample>, Vec<RecordPos>
         samples.push(s);
     }
     Some((samples, records))
-}
-
-/// Parses `perfq dump` JSON lines.
-pub fn perfq_dump(file: &Path) -> Vec<serde_json::Value> {
-    let out = perfq(&["dump", file.to_str().expect("utf-8 path")]);
-    assert!(
-        out.status.success(),
-        "perfq dump {} failed: {}",
-        file.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("dump line is JSON"))
-        .collect()
 }
 
 /// Reads a hex string field of a dump object.

@@ -1,0 +1,34 @@
+//! Captures the tests write themselves: td-demo's call tree as a preset's
+//! CPU records it (crates/testgen).
+
+use std::path::{Path, PathBuf};
+
+use perfq_testgen::{presets, Binary, CallTree, Preset, Workload};
+
+use super::testdata;
+
+/// td-demo's absolute path: the mapping the captures record, so that perf
+/// and perfq find the binary wherever they run.
+pub fn td_demo() -> PathBuf {
+    testdata("td-demo")
+        .canonicalize()
+        .expect("testdata/td-demo")
+}
+
+/// The preset of this name.
+pub fn preset(name: &str) -> Preset {
+    presets::get(name).unwrap_or_else(|| panic!("no preset {name}"))
+}
+
+/// Writes `samples` samples of td-demo's call tree, as `preset` records
+/// them, to `path`.
+pub fn td_demo_capture(path: &Path, preset: &Preset, samples: u64) -> PathBuf {
+    let demo = td_demo();
+    let binary = Binary::open(&demo).expect("open td-demo");
+    let workload = Workload::new(&binary, &demo.to_string_lossy());
+    let summary = workload
+        .write(path, preset, &CallTree::td_demo(), samples)
+        .expect("write capture");
+    assert_eq!(summary.samples, samples);
+    path.to_path_buf()
+}
