@@ -180,7 +180,7 @@ impl<K: Hash + Eq + Copy> TicketIds<K> {
     /// Interns the keys of the next tickets, in order.
     ///
     /// A new key's first read, its slot in a table of millions, is a
-    /// cache miss: the lines the key [`AHEAD`] places on reads first are
+    /// cache miss: the lines the key `AHEAD` places on reads first are
     /// asked for while this one is looked up, so that the misses overlap.
     pub fn add(&mut self, batch: &[K]) {
         self.numbered.ids.reserve(batch.len());
