@@ -1,6 +1,6 @@
--- frame_functions: the function of each frame, as perf report names it.
+-- frame_functions: the function of each frame, as perf report names it:
+-- one row per distinct address (`frames` at inline depth 0).
 --
--- One row per distinct address (`frames` at inline depth 0):
 --   capture   the capture
 --   frame_id  → frames.frame_id
 --   symbol    the ELF/kallsyms symbol. An unresolved frame is named by its

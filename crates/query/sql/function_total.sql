@@ -7,8 +7,12 @@
 --   samples            delivered samples (delivered_samples)
 --   period             the sum of their periods
 --
--- Sums are taken per function id (a function's set rows are many; ids
--- group faster than names), then named.
+-- Sums are taken per set of functions, then per function id (a
+-- function's set rows are many; ids group faster than names), then
+-- named. This query is the template _inclusive_sums.sql filled for the
+-- delivered samples per capture and event (inclusive.rs; a test holds it
+-- so): a change belongs in the template, which topdown's total rows fill
+-- too.
 SELECT t.capture AS capture, t.event_id AS event_id, fn.symbol AS symbol, fn.dso AS dso,
   t.samples AS samples, t.period AS period
 FROM (
@@ -17,8 +21,8 @@ FROM (
   FROM (
     SELECT s.capture AS capture, s.event_id AS event_id, ss.set_id AS set_id,
       COUNT(*) AS samples, SUM(s.period) AS period
-    FROM delivered_samples s
-    JOIN stack_sets ss ON ss.capture = s.capture AND ss.stack_id = s.stack_id
+    FROM stack_sets ss
+    JOIN delivered_samples s ON ss.capture = s.capture AND ss.stack_id = s.stack_id
     GROUP BY s.capture, s.event_id, ss.set_id
   ) g
   JOIN set_functions fs ON fs.set_id = g.set_id

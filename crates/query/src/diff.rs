@@ -30,7 +30,8 @@ use datafusion::arrow::array::{ArrayRef, Float64Array, StringArray, UInt64Array}
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 
-use crate::columns::{self, quote};
+use crate::columns;
+use crate::helpers::{self, Param};
 use crate::{topdown, views, Error, Session};
 
 /// What the rows are.
@@ -80,11 +81,7 @@ pub struct Topdown {
 /// The events a session's samples are of, the first sampled first.
 pub fn sampled_events(session: &Session) -> Result<Vec<String>, Error> {
     views::ensure(session, "delivered_samples")?;
-    let rows = session.sql(
-        "SELECT e.name AS name, MIN(d.time) AS first \
-         FROM delivered_samples d JOIN events e ON e.capture = d.capture AND e.event_id = d.event_id \
-         GROUP BY e.name ORDER BY first, name",
-    )?;
+    let rows = session.sql(helpers::DIFF_EVENTS)?;
     let mut out = Vec::new();
     for b in &rows {
         out.extend(columns::strings(b, "name")?.into_iter().flatten());
@@ -98,11 +95,9 @@ pub fn counts(session: &Session, by: By, event: &str) -> Result<Counts, Error> {
     views::ensure(session, "frame_functions")?;
     views::ensure(session, "sample_symbols")?;
     let keys = by.keys().join(", ");
-    let rows = session.sql(&format!(
-        "SELECT {keys}, COUNT(*) AS samples, SUM(s.period) AS period \
-         FROM sample_symbols s JOIN events e ON e.capture = s.capture AND e.event_id = s.event_id \
-         WHERE e.name = {} GROUP BY {keys}",
-        quote(event)
+    let rows = session.sql(&helpers::fill(
+        helpers::DIFF_COUNTS,
+        &[("keys", Param::Sql(&keys)), ("event", Param::Text(event))],
     ))?;
     let mut out = Counts {
         event: event.to_string(),
@@ -157,45 +152,12 @@ fn topdown_shares(session: &Session, by: By) -> Result<Option<Topdown>, Error> {
         Err(Error::NoTopdown(_)) | Err(Error::Cpu(_)) => return Ok(None),
         Err(e) => return Err(e),
     };
-    let mut nodes: Vec<String> = report
-        .nodes
-        .iter()
-        .filter(|n| n.level == 1)
-        .map(|n| n.name.clone())
-        .collect();
-    nodes.sort_by_key(|n| {
-        perfq_topdown::LEVEL1
-            .iter()
-            .position(|l| l == n)
-            .unwrap_or(perfq_topdown::LEVEL1.len())
-    });
-    // A hybrid part has a row per core type: the one with more samples
-    // speaks for the key.
-    let mut best: HashMap<Vec<String>, &topdown::Row> = HashMap::new();
-    for r in &report.rows {
-        let key: Vec<String> = by
-            .keys()
-            .iter()
-            .map(|k| {
-                r.keys
-                    .iter()
-                    .find(|(n, _)| n == k)
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or_default()
-            })
-            .collect();
-        let e = best.entry(key).or_insert(r);
-        if r.samples > e.samples {
-            *e = r;
-        }
-    }
-    let rows = best
+    let nodes: Vec<String> = report.level1().iter().map(|n| n.name.clone()).collect();
+    let rows = report
+        .rows_by(by.keys())
         .into_iter()
         .map(|(k, r)| {
-            let v = nodes
-                .iter()
-                .map(|n| r.nodes.iter().find(|x| &x.name == n).and_then(|x| x.value))
-                .collect();
+            let v = nodes.iter().map(|n| r.value(n)).collect();
             (k, v)
         })
         .collect();

@@ -51,7 +51,8 @@ use datafusion::arrow::array::{Int32Array, RecordBatch, StringArray, UInt64Array
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::datasource::MemTable;
 
-use crate::columns::{self, quote};
+use crate::columns;
+use crate::helpers::{self, Param};
 use crate::{topdown, views, Error, Session};
 
 /// What a stack's count adds up.
@@ -117,80 +118,126 @@ const COMMS: &str = "_perfq_flamegraph_comms";
 
 /// Folds the session's samples of one event into stacks.
 pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
-    for t in ["samples", "events", "stacks", "frames"] {
-        if !session.has_table(t) {
-            return Err(Error::NotDataset {
-                path: session.dataset().into(),
-                why: format!("it has no {t} table"),
-            });
-        }
-    }
+    require_tables(session)?;
     views::ensure(session, "frame_functions")?;
     register_comms(session)?;
     views::ensure(session, "delivered_samples")?;
+    let delivered = helpers::query(helpers::FLAMEGRAPH_DELIVERED);
+    let events = sampled_events(session, delivered)?;
+    let Some(event) = chosen_event(opt, &events)? else {
+        // Nothing sampled (a damaged capture may have lost every sample):
+        // a graph without stacks.
+        return Ok(Folded::default());
+    };
+    let other_events = events.into_iter().filter(|e| *e != event).collect();
+    // Samples of the event per (capture, comm, stack), with the stack's
+    // frames.
+    let rows = session.sql(&helpers::fill(
+        helpers::FLAMEGRAPH_STACKS,
+        &[
+            ("delivered", Param::Sql(delivered)),
+            ("comms", Param::Sql(COMMS)),
+            ("event", Param::Text(&event)),
+        ],
+    ))?;
+    let (capture_ids, names) = frame_names(session)?;
+    let mut lines = Lines::new(&capture_ids, &names);
+    for b in &rows {
+        lines.add(b)?;
+    }
+    Ok(lines.folded(event, other_events, opt.weight))
+}
 
-    // The events with delivered samples, the first delivered first.
-    let rows = session.sql(&format!(
-        "{DELIVERED} SELECT e.name AS name, MIN(d.time) AS first, MIN(e.member) AS member \
-         FROM delivered d JOIN ev e ON e.capture = d.capture AND e.event_id = d.event_id \
-         GROUP BY e.name ORDER BY first, member, name"
+/// Fails unless the session has every table the flame graph's queries
+/// read (the comm intervals' `threads` aside: without it, every thread is
+/// named by its id).
+fn require_tables(session: &Session) -> Result<(), Error> {
+    let queries = [
+        helpers::FLAMEGRAPH_DELIVERED,
+        helpers::FLAMEGRAPH_EVENTS,
+        helpers::FLAMEGRAPH_STACKS,
+        helpers::FLAMEGRAPH_FRAMES,
+    ];
+    match views::tables_read_by(&queries)
+        .into_iter()
+        .find(|t| !session.has_table(t))
+    {
+        Some(t) => Err(Error::NotDataset {
+            path: session.dataset().into(),
+            why: format!("it has no {t} table"),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The events with delivered samples (`delivered`), the first delivered
+/// first.
+fn sampled_events(session: &Session, delivered: &str) -> Result<Vec<String>, Error> {
+    let rows = session.sql(&helpers::fill(
+        helpers::FLAMEGRAPH_EVENTS,
+        &[("delivered", Param::Sql(delivered))],
     ))?;
     let mut events = Vec::new();
     for b in &rows {
         events.extend(columns::strings(b, "name")?.into_iter().flatten());
     }
-    let event = match &opt.event {
-        Some(e) if events.contains(e) => e.clone(),
-        Some(e) => {
-            return Err(Error::NoSamples(format!(
-                "no samples of event {e}; the samples are of {}",
-                if events.is_empty() {
-                    "no event".to_string()
-                } else {
-                    events.join(", ")
-                }
-            )))
+    Ok(events)
+}
+
+/// The event to fold: the one `opt` names, else the first sampled; `None`
+/// when nothing was sampled.
+fn chosen_event(opt: &Options, events: &[String]) -> Result<Option<String>, Error> {
+    match &opt.event {
+        Some(e) if events.contains(e) => Ok(Some(e.clone())),
+        Some(e) => Err(Error::NoSamples(format!(
+            "no samples of event {e}; the samples are of {}",
+            if events.is_empty() {
+                "no event".to_string()
+            } else {
+                events.join(", ")
+            }
+        ))),
+        None => Ok(events.first().cloned()),
+    }
+}
+
+/// Folded stacks as they are put together from the rows of
+/// `_flamegraph_stacks`.
+struct Lines<'a> {
+    capture_ids: &'a HashMap<String, usize>,
+    names: &'a HashMap<(usize, u32), FrameName>,
+    /// Each line's samples and weight.
+    lines: BTreeMap<String, (u64, u64)>,
+    functions: BTreeMap<String, BTreeSet<FunctionKey>>,
+    captures: BTreeSet<String>,
+    /// The line being written.
+    line: String,
+    /// The one name of a frame the frames table lacks.
+    unknown: [String; 1],
+}
+
+/// The name of a frame the frames table lacks.
+const UNKNOWN: &str = "[unknown]";
+
+impl<'a> Lines<'a> {
+    fn new(
+        capture_ids: &'a HashMap<String, usize>,
+        names: &'a HashMap<(usize, u32), FrameName>,
+    ) -> Self {
+        Lines {
+            capture_ids,
+            names,
+            lines: BTreeMap::new(),
+            functions: BTreeMap::new(),
+            captures: BTreeSet::new(),
+            line: String::new(),
+            unknown: [String::from(UNKNOWN)],
         }
-        None => match events.first() {
-            Some(e) => e.clone(),
-            // Nothing sampled (a damaged capture may have lost every
-            // sample): a graph without stacks.
-            None => return Ok(Folded::default()),
-        },
-    };
-    let other_events = events.into_iter().filter(|e| *e != event).collect();
+    }
 
-    // Samples of the event per (capture, comm, stack), with the stack's
-    // frames.
-    let rows = session.sql(&format!(
-        "{DELIVERED}, named AS ( \
-           SELECT d.capture AS capture, d.stack_id AS stack_id, d.unwound AS unwound, \
-             d.weight AS weight, \
-             COALESCE(c.comm, CASE WHEN d.tid = 0 THEN 'swapper' \
-               ELSE concat(':', CAST(d.tid AS VARCHAR)) END) AS comm \
-           FROM delivered d \
-           JOIN ev e ON e.capture = d.capture AND e.event_id = d.event_id \
-           LEFT JOIN {COMMS} c ON c.capture = d.capture AND c.tid = d.tid \
-             AND d.time >= c.start_time AND d.time < c.end_time \
-           WHERE e.name = {ev} \
-         ), grouped AS ( \
-           SELECT capture, comm, stack_id, unwound, COUNT(*) AS samples, SUM(weight) AS weight \
-           FROM named GROUP BY capture, comm, stack_id, unwound \
-         ) \
-         SELECT g.capture AS capture, g.comm AS comm, g.unwound AS unwound, \
-           g.samples AS samples, g.weight AS weight, st.frame_ids AS frame_ids \
-         FROM grouped g \
-         LEFT JOIN stacks st ON st.capture = g.capture AND st.stack_id = g.stack_id",
-        ev = quote(&event)
-    ))?;
-
-    let (capture_ids, names) = frame_names(session)?;
-    let unknown = [String::from("[unknown]")];
-    let mut lines: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    let mut functions: BTreeMap<String, BTreeSet<FunctionKey>> = BTreeMap::new();
-    let mut captures = BTreeSet::new();
-    let mut line = String::new();
-    for b in &rows {
+    /// Adds a batch of rows: each a (capture, comm, stack) with its
+    /// samples, weight and frames.
+    fn add(&mut self, b: &RecordBatch) -> Result<(), Error> {
         let capture = columns::strings(b, "capture")?;
         let comm = columns::strings(b, "comm")?;
         let unwound = columns::bools(b, "unwound")?;
@@ -199,80 +246,77 @@ pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
         let frame_ids = columns::u32_lists(b, "frame_ids")?;
         for i in 0..b.num_rows() {
             let capture = capture[i].clone().unwrap_or_default();
-            let cid = capture_ids.get(&capture).copied();
             let comm = comm[i].clone().unwrap_or_default();
-            let java = comm.starts_with("java");
-            line.clear();
-            line.push_str(&comm.replace(' ', "_"));
-            // Leaf first in the table; folded stacks start at the root.
-            for id in frame_ids[i].iter().flatten().rev() {
-                let frame = cid.and_then(|c| names.get(&(c, *id)));
-                let levels: &[String] = match frame {
-                    Some(f) if unwound[i] && !f.inlined.is_empty() => &f.inlined,
-                    Some(f) => std::slice::from_ref(&f.plain),
-                    None => &unknown,
-                };
-                for name in levels {
-                    let name = if java { tidy_java(name) } else { name.as_str() };
-                    line.push(';');
-                    line.push_str(name);
-                    if let Some(f) = frame {
-                        if !functions.get(name).is_some_and(|k| k.contains(&f.key)) {
-                            functions
-                                .entry(name.to_string())
-                                .or_default()
-                                .insert(f.key.clone());
-                        }
-                    }
-                }
-            }
+            self.line.clear();
+            self.line.push_str(&comm.replace(' ', "_"));
+            let cid = self.capture_ids.get(&capture).copied();
+            let frames = frame_ids[i].as_deref().unwrap_or_default();
+            self.push_frames(cid, frames, unwound[i], comm.starts_with("java"));
             let n = samples[i].unwrap_or(0).max(0) as u64;
             let w = weight[i].unwrap_or(0);
-            let e = lines.entry(line.clone()).or_default();
+            let e = self.lines.entry(self.line.clone()).or_default();
             // Periods add up wrapping, as perf's and SQL's sums do (a
             // damaged counter's read delta wraps to near 2^64).
             e.0 += n;
             e.1 = e.1.wrapping_add(w);
-            captures.insert(capture);
+            self.captures.insert(capture);
         }
+        Ok(())
     }
-    let mut folded = Folded {
-        event,
-        other_events,
-        captures: captures.into_iter().collect(),
-        functions,
-        ..Folded::default()
-    };
-    for (stack, (n, w)) in lines {
-        let count = match opt.weight {
-            Weight::Period => w,
-            Weight::Samples => n,
-        };
-        folded.samples += n;
-        // perf does not deliver a sample of period 0, so neither count
-        // is 0 unless a period is missing: such a line says nothing.
-        if count > 0 {
-            folded.total = folded.total.wrapping_add(count);
-            folded.stacks.push((stack, count));
-        }
-    }
-    Ok(folded)
-}
 
-/// The CTEs the flame graph reads: `ev`, the events, each with whether
-/// its samples carry a user stack to unwind; `delivered`, the samples as
-/// `perf script` delivers them (the `delivered_samples` view) with their
-/// period as `weight`.
-const DELIVERED: &str = "WITH ev AS ( \
-       SELECT capture, event_id, name, member, \
-         instr(concat('|', sample_type, '|'), '|STACK_USER|') > 0 AS unwound \
-       FROM events \
-     ), delivered AS ( \
-       SELECT d.capture AS capture, d.time AS time, d.tid AS tid, d.stack_id AS stack_id, \
-         d.event_id AS event_id, d.period AS weight, e.unwound AS unwound \
-       FROM delivered_samples d \
-       JOIN ev e ON e.capture = d.capture AND e.event_id = d.event_id \
-     )";
+    /// Writes a stack's frames (`frames`, leaf first, of capture number
+    /// `cid`) onto the line, root first, and notes the functions each
+    /// name stands for.
+    fn push_frames(&mut self, cid: Option<usize>, frames: &[u32], unwound: bool, java: bool) {
+        let names = self.names;
+        for id in frames.iter().rev() {
+            let frame = cid.and_then(|c| names.get(&(c, *id)));
+            let levels: &[String] = match frame {
+                Some(f) if unwound && !f.inlined.is_empty() => &f.inlined,
+                Some(f) => std::slice::from_ref(&f.plain),
+                None => &self.unknown,
+            };
+            for name in levels {
+                let name = if java { tidy_java(name) } else { name.as_str() };
+                self.line.push(';');
+                self.line.push_str(name);
+                if let Some(f) = frame {
+                    if !self.functions.get(name).is_some_and(|k| k.contains(&f.key)) {
+                        self.functions
+                            .entry(name.to_string())
+                            .or_default()
+                            .insert(f.key.clone());
+                    }
+                }
+            }
+        }
+    }
+
+    /// The folded stacks, counted by `weight`.
+    fn folded(self, event: String, other_events: Vec<String>, weight: Weight) -> Folded {
+        let mut folded = Folded {
+            event,
+            other_events,
+            captures: self.captures.into_iter().collect(),
+            functions: self.functions,
+            ..Folded::default()
+        };
+        for (stack, (n, w)) in self.lines {
+            let count = match weight {
+                Weight::Period => w,
+                Weight::Samples => n,
+            };
+            folded.samples += n;
+            // perf does not deliver a sample of period 0, so neither count
+            // is 0 unless a period is missing: such a line says nothing.
+            if count > 0 {
+                folded.total = folded.total.wrapping_add(count);
+                folded.stacks.push((stack, count));
+            }
+        }
+        folded
+    }
+}
 
 /// How one distinct address is named in folded stacks.
 struct FrameName {
@@ -291,14 +335,7 @@ type FrameNames = (HashMap<String, usize>, HashMap<(usize, u32), FrameName>);
 
 /// Every frame's names.
 fn frame_names(session: &Session) -> Result<FrameNames, Error> {
-    let rows = session.sql(
-        "SELECT f.capture AS capture, f.frame_id AS frame_id, f.inline_depth AS inline_depth, \
-           f.function AS function, f.symbol AS symbol, f.dso AS dso, f.dso_path AS dso_path, \
-           f.kind AS kind, ff.symbol AS key_symbol, ff.dso AS key_dso \
-         FROM frames f \
-         JOIN frame_functions ff ON ff.capture = f.capture AND ff.frame_id = f.frame_id \
-         ORDER BY f.capture, f.frame_id, f.inline_depth",
-    )?;
+    let rows = session.sql(helpers::FLAMEGRAPH_FRAMES)?;
     let mut captures: HashMap<String, usize> = HashMap::new();
     let mut out: HashMap<(usize, u32), FrameName> = HashMap::new();
     for b in &rows {
@@ -354,8 +391,8 @@ fn frame_names(session: &Session) -> Result<FrameNames, Error> {
 /// the module's file name in brackets, `[unknown]` without one.
 fn unresolved(module: Option<&str>) -> String {
     match module {
-        Some(m) if !m.is_empty() && m != "[unknown]" => format!("[{m}]"),
-        _ => "[unknown]".to_string(),
+        Some(m) if !m.is_empty() && m != UNKNOWN => format!("[{m}]"),
+        _ => UNKNOWN.to_string(),
     }
 }
 
@@ -405,7 +442,7 @@ fn tidy_java(func: &str) -> &str {
 fn register_comms(session: &Session) -> Result<(), Error> {
     let mut rows: Vec<ThreadRecord> = Vec::new();
     if session.has_table("threads") {
-        for b in &session.sql("SELECT capture, time, kind, tid, ptid, comm FROM threads")? {
+        for b in &session.sql(helpers::FLAMEGRAPH_THREADS)? {
             let capture = columns::strings(b, "capture")?;
             let time = columns::u64s(b, "time")?;
             let kind = columns::strings(b, "kind")?;
@@ -572,55 +609,26 @@ pub fn topdown_shading(
             ..topdown::Options::default()
         },
     )?;
-    let mut level1: Vec<&topdown::NodeInfo> =
-        report.nodes.iter().filter(|n| n.level == 1).collect();
-    level1.sort_by_key(|n| {
-        perfq_topdown::LEVEL1
-            .iter()
-            .position(|l| *l == n.name)
-            .unwrap_or(perfq_topdown::LEVEL1.len())
-    });
-    let categories: Vec<Category> = level1
+    let categories: Vec<Category> = report
+        .level1()
         .iter()
         .map(|n| Category {
             name: n.name.clone(),
             label: n.label.clone(),
         })
         .collect();
-    // (symbol, dso) → the row with the most samples (a hybrid part has a
-    // row per core type).
-    let mut rows: HashMap<FunctionKey, &topdown::Row> = HashMap::new();
-    for r in &report.rows {
-        let key = |k: &str| {
-            r.keys
-                .iter()
-                .find(|(n, _)| n == k)
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default()
-        };
-        let e = rows.entry((key("symbol"), key("dso"))).or_insert(r);
-        if r.samples > e.samples {
-            *e = r;
-        }
-    }
+    let rows = report.rows_by(&["symbol", "dso"]);
     let mut names = HashMap::new();
     for (name, keys) in &folded.functions {
+        // The function with the most topdown samples speaks for the name.
         let Some(row) = keys
             .iter()
-            .filter_map(|k| rows.get(k))
+            .filter_map(|(symbol, dso)| rows.get(&[symbol.clone(), dso.clone()][..]))
             .max_by_key(|r| r.samples)
         else {
             continue;
         };
-        let shares: Vec<Option<f64>> = categories
-            .iter()
-            .map(|c| {
-                row.nodes
-                    .iter()
-                    .find(|n| n.name == c.name)
-                    .and_then(|n| n.value)
-            })
-            .collect();
+        let shares: Vec<Option<f64>> = categories.iter().map(|c| row.value(&c.name)).collect();
         if let Some(dominant) = dominant(&shares) {
             names.insert(
                 name.clone(),

@@ -27,6 +27,8 @@ mod columns;
 pub mod diff;
 mod error;
 pub mod flamegraph;
+mod helpers;
+mod inclusive;
 mod session;
 mod stack_tables;
 pub mod topdown;

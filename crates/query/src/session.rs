@@ -83,9 +83,8 @@ impl Session {
         // ten rows is not pre-aggregated per partition (DataFusion's
         // threshold is eight in ten): the inclusive sums group millions of
         // rows into millions of sets and functions on system-wide
-        // captures, and the partial tables only doubled them. The
-        // `function_total` query on the 4x build capture: peak RSS 1,287 ->
-        // 1,122 MB, the same time; on the 1x one 0.80 -> 0.77 s.
+        // captures, and the partial tables only doubled them (peak memory
+        // of the inclusive query: docs/benchmarks.md).
         config
             .options_mut()
             .execution

@@ -28,7 +28,7 @@ use rayon::slice::ParallelSliceMut;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::columns;
-use crate::{Error, Session};
+use crate::{helpers, Error, Session};
 
 mod function_names;
 mod function_total;
@@ -37,25 +37,8 @@ mod set_functions;
 
 use function_names::FunctionNames;
 
-/// Frame → function of every capture, as `stack_functions` joins them.
-const FRAME_FUNCTIONS: &str = "SELECT ff.capture AS capture, \
-     CAST(ff.frame_id AS BIGINT) AS frame_id, CAST(fn.function_id AS BIGINT) AS function_id \
-     FROM frame_functions ff JOIN functions fn ON fn.symbol = ff.symbol AND fn.dso = ff.dso";
-
 /// Each capture's frames' function ids, by frame id (0: none).
 type FrameFunctions = FxHashMap<String, Vec<u32>>;
-
-/// The stacks samples have, with their frames (leaf first).
-const SAMPLED_STACKS: &str =
-    "SELECT capture, stack_id, frame_ids FROM stacks WHERE frame_ids IS NOT NULL";
-
-/// `stack_functions` from the kept tables: each sampled stack's set's
-/// functions (the rows of its SQL definition, without its pairing of
-/// every stack with every frame).
-const STACK_FUNCTIONS_FROM_SETS: &str = "SELECT ss.capture AS capture, \
-     ss.stack_id AS stack_id, sf.function_id AS function_id \
-     FROM stack_sets ss \
-     JOIN set_functions sf ON sf.set_id = ss.set_id";
 
 /// Computes `functions` (unless the session has it), `stack_sets` and
 /// `set_functions` and keeps them in memory under their names, their
@@ -82,19 +65,70 @@ pub(crate) fn keep(
     // Defined by its SQL for now, so that the others' definitions can be
     // planned (for their column types); replaced at the end.
     session.create_view("stack_functions", defs("stack_functions"))?;
+    let stacks = StackSetsRead::read(session, &frame_functions)?;
+    drop(frame_functions);
+    let sets = Arc::new(stacks.sets.into_list());
+    let rank = ranks(&sets);
+    keep_stack_sets(
+        session,
+        defs("stack_sets"),
+        &stacks.ids,
+        &stacks.set_of_stack,
+        &rank,
+    )?;
 
-    // Every sampled stack's set of functions, interned; a set is its
-    // function ids sorted, as `stack_sets` aggregates and sorts them.
-    let mut sets = Sets::default();
-    let mut set_of_stack: Vec<u32> = Vec::new();
-    // Each batch's capture and stack id columns.
-    let mut stack_ids: Vec<[ArrayRef; 2]> = Vec::new();
-    let mut functions_of_stack: Vec<u32> = Vec::new();
-    // A batch at a time: only each stack's capture and id are kept, not
-    // its frame list (the lists of a system-wide capture's sampled stacks
-    // are tens of millions of ids).
-    session.for_each_batch(SAMPLED_STACKS, |b| {
-        let captures = columns::cast(&b, "capture", &DataType::Utf8)?;
+    // set_functions: a row per function of each set, made as it is read.
+    // (Its SQL joins `functions`: a function without a named row there
+    // has none.)
+    let names = match &named {
+        Named::Ranked(names) => Some(names.clone()),
+        Named::Listed(_) => None,
+    };
+    let schema = session.schema_of(defs("set_functions"))?;
+    let table = set_functions::SetFunctions::new(schema, sets.clone(), rank, named);
+    on_read::register(session, "set_functions", Arc::new(table))?;
+    session.create_view("stack_functions", helpers::STACK_FUNCTIONS_OF_SETS)?;
+
+    // function_total from the same sets, when the functions are perfq's
+    // own (their rows in id order) and the session has no such relation.
+    if let (true, Some(names)) = (totals, names) {
+        if !session.has_relation("function_total")? {
+            let stacks = function_total::StackSets {
+                ids: &stacks.ids,
+                set_of_stack: &stacks.set_of_stack,
+                sets: &sets,
+            };
+            function_total::keep(session, stacks, names, defs("function_total"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Every sampled stack's set of functions, interned; a set is its
+/// function ids sorted, as `stack_sets` aggregates and sorts them.
+#[derive(Default)]
+struct StackSetsRead {
+    sets: Sets,
+    /// Each sampled stack's set, in the order read.
+    set_of_stack: Vec<u32>,
+    /// Each batch's capture and stack id columns.
+    ids: Vec<[ArrayRef; 2]>,
+    /// The stack being read's function ids.
+    functions_of_stack: Vec<u32>,
+}
+
+impl StackSetsRead {
+    /// Reads the sampled stacks a batch at a time: only each stack's
+    /// capture and id are kept, not its frame list (the lists of a
+    /// system-wide capture's sampled stacks are tens of millions of ids).
+    fn read(session: &Session, frame_functions: &FrameFunctions) -> Result<Self, Error> {
+        let mut out = StackSetsRead::default();
+        session.for_each_batch(helpers::SAMPLED_STACKS, |b| out.add(&b, frame_functions))?;
+        Ok(out)
+    }
+
+    fn add(&mut self, b: &RecordBatch, frame_functions: &FrameFunctions) -> Result<(), Error> {
+        let captures = columns::cast(b, "capture", &DataType::Utf8)?;
         let captures = captures.as_string::<i32>();
         let lists = b
             .column_by_name("frame_ids")
@@ -116,28 +150,30 @@ pub(crate) fn keep(
                     m
                 }
             };
-            functions_of_stack.clear();
+            self.functions_of_stack.clear();
             let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
             // A frame without a function row is the `[unknown]` function
             // 0, as the SQL's COALESCE makes it.
-            functions_of_stack.extend(
+            self.functions_of_stack.extend(
                 frames[start..end]
                     .iter()
                     .map(|&f| map.get(f as usize).copied().unwrap_or(0)),
             );
-            functions_of_stack.sort_unstable();
-            functions_of_stack.dedup();
-            set_of_stack.push(sets.intern(&functions_of_stack));
+            self.functions_of_stack.sort_unstable();
+            self.functions_of_stack.dedup();
+            self.set_of_stack
+                .push(self.sets.intern(&self.functions_of_stack));
         }
-        stack_ids.push([column(&b, "capture")?, column(&b, "stack_id")?]);
+        self.ids
+            .push([column(b, "capture")?, column(b, "stack_id")?]);
         Ok(())
-    })?;
+    }
+}
 
-    drop(frame_functions);
-
-    // Set ids as DENSE_RANK() OVER (ORDER BY functions) numbers them:
-    // from 1, in the lists' order (element by element, a prefix first).
-    let sets = Arc::new(sets.into_list());
+/// Set ids as `DENSE_RANK() OVER (ORDER BY functions)` numbers them, by
+/// interned number: from 1, in the lists' order (element by element, a
+/// prefix first).
+fn ranks(sets: &SetList) -> Vec<u32> {
     let mut ordered: Vec<u32> = (0..sets.len()).collect();
     ordered.par_sort_unstable_by(|&a, &b| sets.get(a).cmp(sets.get(b)));
     let mut rank = vec![0u32; ordered.len()];
@@ -145,13 +181,22 @@ pub(crate) fn keep(
         // At most u32::MAX sets (they are numbered by u32).
         rank[interned as usize] = r as u32 + 1;
     }
-    drop(ordered);
+    rank
+}
 
-    // stack_sets: each sampled stack's capture and id, as read, and its set.
-    let schema = session.schema_of(defs("stack_sets"))?;
+/// Keeps `stack_sets` (its SQL `sql`): each sampled stack's capture and
+/// id, as read, and its set's id.
+fn keep_stack_sets(
+    session: &Session,
+    sql: &str,
+    stack_ids: &[[ArrayRef; 2]],
+    set_of_stack: &[u32],
+    rank: &[u32],
+) -> Result<(), Error> {
+    let schema = session.schema_of(sql)?;
     let mut out = Vec::with_capacity(stack_ids.len());
     let mut at = 0;
-    for [capture, stack_id] in &stack_ids {
+    for [capture, stack_id] in stack_ids {
         let rows = stack_id.len();
         let ids: UInt64Array = set_of_stack[at..at + rows]
             .iter()
@@ -161,33 +206,7 @@ pub(crate) fn keep(
         let columns = [capture.clone(), stack_id.clone(), Arc::new(ids) as ArrayRef];
         out.push(typed(&schema, &columns)?);
     }
-    session.keep_batches("stack_sets", schema, out)?;
-
-    // set_functions: a row per function of each set, made as it is read.
-    // (Its SQL joins `functions`: a function without a named row there
-    // has none.)
-    let names = match &named {
-        Named::Ranked(names) => Some(names.clone()),
-        Named::Listed(_) => None,
-    };
-    let schema = session.schema_of(defs("set_functions"))?;
-    let table = set_functions::SetFunctions::new(schema, sets.clone(), rank, named);
-    on_read::register(session, "set_functions", Arc::new(table))?;
-    session.create_view("stack_functions", STACK_FUNCTIONS_FROM_SETS)?;
-
-    // function_total from the same sets, when the functions are perfq's
-    // own (their rows in id order) and the session has no such relation.
-    if let (true, Some(names)) = (totals, names) {
-        if !session.has_relation("function_total")? {
-            let stacks = function_total::StackSets {
-                ids: &stack_ids,
-                set_of_stack: &set_of_stack,
-                sets: &sets,
-            };
-            function_total::keep(session, stacks, names, defs("function_total"))?;
-        }
-    }
-    Ok(())
+    session.keep_batches("stack_sets", schema, out)
 }
 
 /// Distinct sets of function ids (each sorted), numbered from 0 as met:
@@ -448,41 +467,94 @@ fn native_functions(
     standard_frames: bool,
     sql: &str,
 ) -> Result<(Named, FrameFunctions), Error> {
-    let sql_frames = if standard_frames {
-        "SELECT capture, CAST(frame_id AS BIGINT) AS frame_id, symbol, dso, \
-         COALESCE(dso_offset, address) AS a FROM frames WHERE inline_depth = 0"
-    } else {
-        "SELECT capture, CAST(frame_id AS BIGINT) AS frame_id, symbol, dso, \
-         CAST(NULL AS BIGINT) AS a FROM frame_functions"
-    };
-    // Read a batch at a time: the frames of a system-wide capture, read
-    // whole, were 200 MB. What outlives a batch is numbers, and the
-    // distinct texts: captures, DSOs, symbols (a few thousand).
-    let (mut captures, mut dsos, mut symbols) = (
-        TextNumbers::default(),
-        TextNumbers::default(),
-        TextNumbers::default(),
-    );
-    // A frame with a symbol: (symbol, DSO) interned, numbered as met. A
-    // frame named by its address (most frames of a system-wide capture,
-    // nearly each a function of its own) is not hashed: those are sorted
-    // by name, equal names side by side.
-    let mut met: FxHashMap<(u32, u32), u32> = FxHashMap::default();
-    // (capture, frame, interned name) of each frame with a symbol.
-    let mut named: Vec<(u32, u32, u32)> = Vec::new();
-    let mut unnamed: Vec<Unnamed> = Vec::new();
-    session.for_each_batch(sql_frames, |b| {
-        let c = columns::cast(&b, "capture", &DataType::Utf8)?;
-        let f = columns::cast(&b, "frame_id", &DataType::Int64)?;
+    let FunctionFrames {
+        captures,
+        dsos,
+        symbols,
+        met,
+        named,
+        mut unnamed,
+    } = FunctionFrames::read(session, standard_frames)?;
+    let mut symbolic: Vec<((Name<'_>, &str), u32)> = met
+        .into_iter()
+        .map(|((s, dso), k)| ((Name::Symbol(symbols.get(s)), dsos.get(dso)), k))
+        .collect();
+    symbolic.sort_unstable_by(|((a, x), _), ((b, y), _)| by_text((a, x), (b, y)));
+    let dso_names = rank_dsos(&dsos, &mut unnamed);
+    unnamed.par_sort_unstable();
+    let Numbered {
+        table,
+        id_of,
+        mut by_capture,
+    } = number_functions(&symbolic, &unnamed, &dso_names, captures.len())?;
+    drop(unnamed);
+    for (c, frame, k) in named {
+        assign(&mut by_capture, c, frame, id_of[k as usize]);
+    }
+    let by_capture: FxHashMap<String, Vec<u32>> = (0..captures.len())
+        .map(|c| captures.get(c).to_string())
+        .zip(by_capture)
+        .collect();
+    // The table, rows in id order (the `[unknown]` row last, as the SQL's
+    // UNION ALL gives it), kept by number and written as it is read.
+    let table = Arc::new(table.finish(session.schema_of(sql)?)?);
+    on_read::register(session, "functions", table.clone())?;
+    Ok((Named::Ranked(table), by_capture))
+}
+
+/// Two names with their DSOs, ordered as `functions` orders them: by
+/// name's text, then DSO.
+fn by_text((a, x): (&Name<'_>, &str), (b, y): (&Name<'_>, &str)) -> std::cmp::Ordering {
+    a.cmp_text(b).then_with(|| x.cmp(y))
+}
+
+/// What the frames that name functions hold, read a batch at a time: the
+/// frames of a system-wide capture, read whole, were 200 MB. What
+/// outlives a batch is numbers, and the distinct texts: captures, DSOs,
+/// symbols (a few thousand).
+#[derive(Default)]
+struct FunctionFrames {
+    captures: TextNumbers,
+    dsos: TextNumbers,
+    symbols: TextNumbers,
+    /// Each (symbol, DSO) of a frame with a symbol, interned, numbered
+    /// as met.
+    met: FxHashMap<(u32, u32), u32>,
+    /// (capture, frame, interned name) of each frame with a symbol.
+    named: Vec<(u32, u32, u32)>,
+    /// The frames named by their address (most frames of a system-wide
+    /// capture, nearly each a function of its own): not hashed, but
+    /// sorted by name, equal names side by side.
+    unnamed: Vec<Unnamed>,
+}
+
+impl FunctionFrames {
+    /// Reads the frames of `_function_frames` (with `standard_frames`) or
+    /// of a caller's `frame_functions`.
+    fn read(session: &Session, standard_frames: bool) -> Result<FunctionFrames, Error> {
+        let sql = if standard_frames {
+            helpers::FUNCTION_FRAMES
+        } else {
+            helpers::FUNCTION_FRAMES_OF_VIEW
+        };
+        let mut out = FunctionFrames::default();
+        session.for_each_batch(sql, |b| out.add(&b, standard_frames))?;
+        out.unnamed.shrink_to_fit();
+        Ok(out)
+    }
+
+    fn add(&mut self, b: &RecordBatch, standard_frames: bool) -> Result<(), Error> {
+        let c = columns::cast(b, "capture", &DataType::Utf8)?;
+        let f = columns::cast(b, "frame_id", &DataType::Int64)?;
         // Text columns as views: the frames table's are, so nothing is
         // copied.
-        let sym = columns::cast(&b, "symbol", &DataType::Utf8View)?;
-        let dso = columns::cast(&b, "dso", &DataType::Utf8View)?;
-        let a = columns::cast(&b, "a", &DataType::UInt64)?;
+        let sym = columns::cast(b, "symbol", &DataType::Utf8View)?;
+        let dso = columns::cast(b, "dso", &DataType::Utf8View)?;
+        let a = columns::cast(b, "a", &DataType::UInt64)?;
         let (c, f) = (c.as_string::<i32>(), f.as_primitive::<Int64Type>());
         let (sym, dso) = (sym.as_string_view(), dso.as_string_view());
         let a = a.as_primitive::<UInt64Type>();
-        unnamed.reserve(c.len());
+        self.unnamed.reserve(c.len());
         for row in 0..c.len() {
             if c.is_null(row) || f.is_null(row) {
                 continue;
@@ -501,63 +573,81 @@ fn native_functions(
             };
             // (A batch is mostly one capture's and a run of one DSO's
             // rows: `TextNumbers` looks a text up only where it changes.)
-            let capture = captures.number(c.value(row));
+            let capture = self.captures.number(c.value(row));
             if sym.is_valid(row) {
-                let key = (symbols.number(sym.value(row)), dsos.number(dso));
-                let next = met.len() as u32;
-                let k = *met.entry(key).or_insert(next);
-                named.push((capture, frame, k));
+                let key = (self.symbols.number(sym.value(row)), self.dsos.number(dso));
+                let next = self.met.len() as u32;
+                let k = *self.met.entry(key).or_insert(next);
+                self.named.push((capture, frame, k));
             } else if a.is_valid(row) {
                 let (aligned, digits) = address_order(a.value(row));
-                unnamed.push(Unnamed {
+                self.unnamed.push(Unnamed {
                     aligned,
                     digits,
-                    dso: dsos.number(dso),
+                    dso: self.dsos.number(dso),
                     capture,
                     frame,
                 });
             }
         }
         Ok(())
-    })?;
-    unnamed.shrink_to_fit();
-    let by_text =
-        |(a, x): (&Name<'_>, &str), (b, y): (&Name<'_>, &str)| a.cmp_text(b).then_with(|| x.cmp(y));
-    let mut symbolic: Vec<((Name<'_>, &str), u32)> = met
-        .into_iter()
-        .map(|((s, dso), k)| ((Name::Symbol(symbols.get(s)), dsos.get(dso)), k))
-        .collect();
-    symbolic.sort_unstable_by(|((a, x), _), ((b, y), _)| by_text((a, x), (b, y)));
-    let name = |u: &Unnamed| Name::Address(u.address());
-    // Sorted as `by_text` orders them, on integers: the address's text
-    // order, then the DSO's rank (a few hundred DSO names for hundreds of
-    // thousands of frames, which compared as strings were a fifth of a
-    // system-wide capture's inclusive query).
+    }
+}
+
+/// Replaces each unnamed frame's DSO number by the DSO name's rank, so
+/// that they sort as `by_text` orders them, on integers (a few hundred
+/// DSO names for hundreds of thousands of frames, which compared as
+/// strings were a fifth of a system-wide capture's inclusive query);
+/// returns the names in rank order.
+fn rank_dsos<'a>(dsos: &'a TextNumbers, unnamed: &mut [Unnamed]) -> Vec<&'a str> {
     let mut dso_names: Vec<(&str, u32)> = (0..dsos.len()).map(|n| (dsos.get(n), n)).collect();
     dso_names.sort_unstable();
     let mut rank = vec![0u32; dso_names.len()];
     for (r, &(_, number)) in dso_names.iter().enumerate() {
         rank[number as usize] = r as u32;
     }
-    for u in &mut unnamed {
+    for u in unnamed.iter_mut() {
         u.dso = rank[u.dso as usize];
     }
-    let dso_names: Vec<&str> = dso_names.into_iter().map(|(d, _)| d).collect();
-    let dso = |u: &Unnamed| dso_names[u.dso as usize];
-    unnamed.par_sort_unstable();
+    dso_names.into_iter().map(|(d, _)| d).collect()
+}
 
-    // Ids in (symbol, DSO) order from 1, as the two sorted lists merge
-    // (a name is one function whether a symbol or an address spells it);
-    // 0 is `[unknown]`. `table` holds each function's name once.
-    let mut table = function_names::Builder::with_capacity(symbolic.len() + unnamed.len());
-    let mut id_of = vec![0u32; symbolic.len()];
-    let mut by_capture: Vec<Vec<u32>> = vec![Vec::new(); captures.len() as usize];
-    let mut assign = |capture: u32, frame: u32, id: u32| {
-        let (map, frame) = (&mut by_capture[capture as usize], frame as usize);
-        if map.len() <= frame {
-            map.resize(frame + 1, 0);
-        }
-        map[frame] = id;
+/// Functions numbered from names: the table of their names, each
+/// interned symbolic name's id, and each capture's frames' ids so far.
+struct Numbered<'a> {
+    table: function_names::Builder<'a>,
+    /// By interned (symbol, DSO) number.
+    id_of: Vec<u32>,
+    /// By capture number, then frame id.
+    by_capture: Vec<Vec<u32>>,
+}
+
+/// Sets frame `frame` of capture `capture` to function `id`.
+fn assign(by_capture: &mut [Vec<u32>], capture: u32, frame: u32, id: u32) {
+    let (map, frame) = (&mut by_capture[capture as usize], frame as usize);
+    if map.len() <= frame {
+        map.resize(frame + 1, 0);
+    }
+    map[frame] = id;
+}
+
+/// Ids in (symbol, DSO) order from 1, as the two sorted lists (the
+/// interned symbolic names and the unnamed frames, each sorted by
+/// `by_text`) merge: a name is one function whether a symbol or an
+/// address spells it; 0 is `[unknown]`. The unnamed frames' ids are
+/// assigned here, the symbolic names' given by their number.
+fn number_functions<'a>(
+    symbolic: &[((Name<'a>, &'a str), u32)],
+    unnamed: &[Unnamed],
+    dso_names: &[&'a str],
+    captures: u32,
+) -> Result<Numbered<'a>, Error> {
+    let name = |u: &Unnamed| Name::Address(u.address());
+    let dso = |u: &Unnamed| dso_names[u.dso as usize];
+    let mut out = Numbered {
+        table: function_names::Builder::with_capacity(symbolic.len() + unnamed.len()),
+        id_of: vec![0u32; symbolic.len()],
+        by_capture: vec![Vec::new(); captures as usize],
     };
     let (mut s, mut u) = (symbolic.iter().peekable(), unnamed.iter().peekable());
     loop {
@@ -573,14 +663,14 @@ fn native_functions(
             },
         };
         // Every name equal to `next` is taken below: the next is greater.
-        table.push(next.0, next.1)?;
-        let id = u32::try_from(table.rows())
+        out.table.push(next.0, next.1)?;
+        let id = u32::try_from(out.table.rows())
             .map_err(|_| Error::Shape("more functions than ids can number".into()))?;
         while let Some(((n, d), k)) = s.peek() {
             if by_text((n, d), (&next.0, next.1)).is_ne() {
                 break;
             }
-            id_of[*k as usize] = id;
+            out.id_of[*k as usize] = id;
             s.next();
         }
         while let Some(x) = u.peek() {
@@ -591,32 +681,17 @@ fn native_functions(
             if !equal {
                 break;
             }
-            assign(x.capture, x.frame, id);
+            assign(&mut out.by_capture, x.capture, x.frame, id);
             u.next();
         }
     }
-    drop(unnamed);
-    for (c, frame, k) in named {
-        assign(c, frame, id_of[k as usize]);
-    }
-    let by_capture: FxHashMap<String, Vec<u32>> = (0..captures.len())
-        .map(|c| captures.get(c).to_string())
-        .zip(by_capture)
-        .collect();
-    // The table, rows in id order (the `[unknown]` row last, as the SQL's
-    // UNION ALL gives it), kept by number and written as it is read.
-    let table = Arc::new(table.finish(session.schema_of(sql)?)?);
-    on_read::register(session, "functions", table.clone())?;
-    Ok((Named::Ranked(table), by_capture))
+    Ok(out)
 }
 
 /// The function ids a `functions` table of the caller's names.
 fn functions(session: &Session) -> Result<Named, Error> {
     let mut named = FxHashSet::default();
-    for b in session.sql(
-        "SELECT CAST(function_id AS BIGINT) AS function_id FROM functions \
-         WHERE symbol IS NOT NULL AND dso IS NOT NULL",
-    )? {
+    for b in session.sql(helpers::NAMED_FUNCTION_IDS)? {
         for id in columns::i64s(&b, "function_id")?.into_iter().flatten() {
             let Ok(id) = u32::try_from(id) else {
                 return Err(Error::Shape(format!("function id {id} out of range")));
@@ -630,7 +705,7 @@ fn functions(session: &Session) -> Result<Named, Error> {
 /// Per capture, each frame id's function id (0 where there is none).
 fn frame_functions(session: &Session) -> Result<FrameFunctions, Error> {
     let mut by_capture: FxHashMap<String, Vec<u32>> = FxHashMap::default();
-    for b in session.sql(FRAME_FUNCTIONS)? {
+    for b in session.sql(helpers::FRAME_FUNCTION_IDS)? {
         let captures = columns::cast(&b, "capture", &DataType::Utf8)?;
         let captures = captures.as_string::<i32>();
         let frames = columns::cast(&b, "frame_id", &DataType::Int64)?;

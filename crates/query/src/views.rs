@@ -1,13 +1,21 @@
 //! perfq's standard views: SQL files in `crates/query/sql/`, each one
-//! query with a comment that documents its columns (docs/schema.md
-//! lists them too). They name only the dataset's tables and each other,
-//! so the same text runs over a dataset of one capture or of many, and
-//! only SQL that DataFusion, DuckDB and Spark all read: the same text
-//! runs on each (docs/distributed.md).
+//! query with a comment that documents it and its columns (docs/schema.md's
+//! view reference is those comments, a test holds them equal). They name
+//! only the dataset's tables and each other, so the same text runs over a
+//! dataset of one capture or of many, and only SQL that DataFusion, DuckDB
+//! and Spark all read: the same text runs on each (docs/distributed.md).
+//!
+//! Names tell the public from the rest, as in Perfetto's standard
+//! library: a view of [`VIEWS`] has a plain name (`function_self`, file
+//! `sql/function_self.sql`) and is perfq's SQL interface, documented and
+//! defined in every query session. A file whose name starts with `_`
+//! (`sql/_flamegraph_stacks.sql`) is a helper (`crate::helpers`): a
+//! query or template perfq runs for itself, documented the same way but
+//! neither defined as a view nor listed as interface.
 
 use rustc_hash::FxHashSet;
 
-use crate::{Error, Session};
+use crate::{helpers, Error, Session, TABLES};
 
 /// One view: its name and its query.
 #[derive(Clone, Copy, Debug)]
@@ -55,18 +63,6 @@ pub const STACK_TABLES: &[&str] = &[
     "set_functions",
 ];
 
-/// `stack_frames` as DataFusion writes it: `stacks.frame_ids` unnested,
-/// the same rows as the view's walk up the stack tree (a test holds them
-/// equal), which other engines need since no spelling of unnest is
-/// common to them. DataFusion runs a recursive query level by level,
-/// building a hash table of every stack at each level: `function_total`
-/// over 1 M samples with stacks 50 to 125 deep took 3.2 s with the walk,
-/// 1.4 s so (0.85 and 0.67 s over 10 M samples of stacks up to 20 deep).
-const UNNESTED_STACK_FRAMES: &str = "SELECT capture, stack_id, \
-     unnest(range(1, CAST(cardinality(frame_ids) AS BIGINT) + 1)) AS position, \
-     unnest(frame_ids) AS frame_id \
-     FROM stacks WHERE frame_ids IS NOT NULL";
-
 /// Computes the [`STACK_TABLES`] once and keeps them in memory under
 /// their names, and defines `stack_frames` as an unnest of `frame_ids`
 /// unless the session has it already. Call it before [`register`].
@@ -95,10 +91,13 @@ fn keep(session: &Session, totals: bool) -> Result<(), Error> {
     let standard_frames = !session.has_relation("frame_functions")?;
     ensure(session, "frame_functions")?;
     if !session.has_relation("stack_frames")? {
-        session.create_view("stack_frames", UNNESTED_STACK_FRAMES)?;
+        session.create_view("stack_frames", helpers::UNNESTED_STACK_FRAMES)?;
     }
-    let taken = ["stack_functions", "stack_sets", "set_functions"]
+    // A `functions` of the caller's, perfq's own computation reads; any
+    // other stack table of the caller's leaves the rest to their SQL.
+    let taken = STACK_TABLES
         .iter()
+        .filter(|n| **n != "functions")
         .map(|n| session.has_relation(n))
         .collect::<Result<Vec<_>, _>>()?;
     if taken.iter().any(|&t| t) {
@@ -120,6 +119,25 @@ fn keep(session: &Session, totals: bool) -> Result<(), Error> {
 /// too, which only costs the time to compute them.
 pub fn reads_stack_tables(statement: &str) -> bool {
     words(statement).any(|w| STACK_TABLES.contains(&w.as_str()) || w.contains("function_total"))
+}
+
+/// The dataset's tables ([`TABLES`]) `queries` read: those they name,
+/// and those the views they name read. By the words of their queries,
+/// their comment headers aside.
+pub(crate) fn tables_read_by(queries: &[&str]) -> Vec<&'static str> {
+    let mut named: FxHashSet<String> = FxHashSet::default();
+    for q in queries {
+        let q = helpers::query(q);
+        named.extend(words(q));
+        for v in read_by(q) {
+            named.extend(words(helpers::query(v.sql)));
+        }
+    }
+    TABLES
+        .iter()
+        .copied()
+        .filter(|t| named.contains(*t))
+        .collect()
 }
 
 /// A statement's words (identifiers and keywords), lower-cased.
@@ -190,7 +208,8 @@ pub(crate) fn ensure(session: &Session, name: &str) -> Result<(), Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::{read_by, reads_stack_tables, VIEWS};
+    use super::{read_by, reads_stack_tables, tables_read_by, VIEWS};
+    use crate::helpers;
 
     #[test]
     fn views_a_statement_reads() {
@@ -220,6 +239,28 @@ mod tests {
         for s in ["SHOW TABLES", "SELECT * FROM information_schema.views"] {
             assert_eq!(names(s).len(), VIEWS.len(), "{s}");
         }
+    }
+
+    #[test]
+    fn tables_the_flame_graph_reads() {
+        let queries = [
+            helpers::FLAMEGRAPH_DELIVERED,
+            helpers::FLAMEGRAPH_STACKS,
+            helpers::FLAMEGRAPH_FRAMES,
+        ];
+        // `capture`, a column of every query, names a table too: one every
+        // dataset has.
+        assert_eq!(
+            tables_read_by(&queries),
+            [
+                "capture",
+                "events",
+                "samples",
+                "read_values",
+                "stacks",
+                "frames"
+            ]
+        );
     }
 
     #[test]

@@ -3,10 +3,10 @@
 //! The stack frames perfq unnests are those the portable view walks, and
 //! the stack tables perfq computes itself are the rows of their SQL.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use perfq_query::arrow::array::{Array, AsArray};
-use perfq_query::arrow::datatypes::Float64Type;
+use perfq_query::arrow::datatypes::{DataType, Float64Type, Int64Type};
 use perfq_query::topdown::{self, plan, register_views, Options};
 use perfq_query::Session;
 use perfq_testgen::{presets, Binary, CallTree, Workload};
@@ -34,12 +34,7 @@ fn views_answer_as_run_does() {
         .write(&file, &preset, &CallTree::td_demo(), 2000)
         .unwrap();
     let dataset = dir.join("dataset");
-    let copt = perfq_writer::convert::Options {
-        force: false,
-        symbols: Some(perfq_symbolize::Config::default()),
-        stack_memory: None,
-    };
-    perfq_writer::convert::convert(&file, &dataset, &copt, &mut |_, _| {}).unwrap();
+    convert(&[file], &dataset);
 
     let session = Session::open(&dataset).unwrap();
     let opt = Options {
@@ -65,15 +60,32 @@ fn views_answer_as_run_does() {
         .sql("SELECT COUNT(*) AS n FROM topdown_samples")
         .unwrap()
         .iter()
-        .map(|b| {
-            b.column(0)
-                .as_primitive::<perfq_query::arrow::datatypes::Int64Type>()
-                .value(0)
-        })
+        .map(|b| b.column(0).as_primitive::<Int64Type>().value(0))
         .sum();
     assert_eq!(n, 2000);
+    let intervals = topdown::run(
+        &session,
+        &Options {
+            by: topdown::By::Interval,
+            interval_ms: 1,
+            ..opt.clone()
+        },
+    )
+    .unwrap();
+    assert!(!intervals.rows.is_empty());
+    let samples: u64 = intervals.rows.iter().map(|r| r.samples).sum();
+    assert_eq!(samples, 2000, "the intervals partition the samples");
+    self_as_run(&session, &opt);
+    // Total: `run` computes the stack tables once and keeps them; the
+    // views define them as views. Same numbers, every function.
+    total_as_run(&session, &Session::open(&dataset).unwrap(), &opt);
+    let _ = std::fs::remove_dir_all(&dir);
+}
 
-    let report = topdown::run(&session, &opt).unwrap();
+/// `topdown_function_self` of `session` (its views registered) and
+/// `topdown::run` agree on a function's share.
+fn self_as_run(session: &Session, opt: &Options) {
+    let report = topdown::run(session, opt).unwrap();
     let checksum = report
         .rows
         .iter()
@@ -90,12 +102,14 @@ fn views_answer_as_run_does() {
         .and_then(|n| n.value)
         .unwrap();
     assert_eq!(from_view, from_run);
+}
 
-    // Total: `run` computes the stack tables once and keeps them; the
-    // views define them as views. Same numbers, every function.
-    let fresh = Session::open(&dataset).unwrap();
+/// `topdown_function_total` of `session` (its views registered) and
+/// `topdown::run` over `fresh` (the stack tables kept) agree on every
+/// function's samples, share and standard error.
+fn total_as_run(session: &Session, fresh: &Session, opt: &Options) {
     let total = topdown::run(
-        &fresh,
+        fresh,
         &Options {
             mode: topdown::Mode::Total,
             ..opt.clone()
@@ -112,10 +126,7 @@ fn views_answer_as_run_does() {
             ))
             .unwrap();
         let b = &b[0];
-        let n = b
-            .column(0)
-            .as_primitive::<perfq_query::arrow::datatypes::Int64Type>()
-            .value(0);
+        let n = b.column(0).as_primitive::<Int64Type>().value(0);
         assert_eq!(n as u64, row.samples, "{symbol}");
         let node = row.nodes.iter().find(|n| n.name == "memory_bound").unwrap();
         assert_eq!(
@@ -134,13 +145,25 @@ fn views_answer_as_run_does() {
             "{symbol}: {se} {want}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Converts `files` into `dataset`, symbolized.
+fn convert(files: &[PathBuf], dataset: &Path) {
+    let copt = perfq_writer::convert::Options {
+        force: false,
+        symbols: Some(perfq_symbolize::Config::default()),
+        stack_memory: None,
+    };
+    for f in files {
+        perfq_writer::convert::convert(f, dataset, &copt, &mut |_, _| {}).unwrap();
+    }
 }
 
 /// `stack_frames` as `views::keep_stack_tables` defines it for DataFusion
 /// (`stacks.frame_ids` unnested) and as the view other engines run (a
 /// walk up the stack tree) are the same rows, over three real captures
-/// and a generated one with stacks 30 to 60 deep.
+/// and a generated one with stacks 30 to 60 deep; and so are the stack
+/// tables and `function_total` perfq computes itself and their SQL.
 #[test]
 fn stack_frames_unnested_as_walked() {
     let dir = std::env::temp_dir().join(format!("perfq-stack-frames-{}", std::process::id()));
@@ -160,58 +183,53 @@ fn stack_frames_unnested_as_walked() {
         )
         .unwrap();
     let dataset = dir.join("dataset");
-    let copt = perfq_writer::convert::Options {
-        force: false,
-        symbols: Some(perfq_symbolize::Config::default()),
-        stack_memory: None,
-    };
     let mut files: Vec<PathBuf> = ["fp.data", "multi.data", "dwarf.data"]
         .iter()
         .map(|f| root().join("testdata").join(f))
         .collect();
     files.push(deep);
-    for f in &files {
-        perfq_writer::convert::convert(f, &dataset, &copt, &mut |_, _| {}).unwrap();
-    }
-    let rows = |session: &Session| {
-        let b = session
-            .sql(
-                "SELECT capture, CAST(stack_id AS BIGINT) AS s, CAST(position AS BIGINT) AS p, \
-                 CAST(frame_id AS BIGINT) AS f FROM stack_frames ORDER BY capture, s, p",
-            )
-            .unwrap();
-        let mut out = Vec::new();
-        for b in &b {
-            let c = perfq_query::arrow::compute::cast(
-                b.column(0),
-                &perfq_query::arrow::datatypes::DataType::Utf8,
-            )
-            .unwrap();
-            let c = c.as_string::<i32>();
-            let n = |i: usize| {
-                b.column(i)
-                    .as_primitive::<perfq_query::arrow::datatypes::Int64Type>()
-                    .clone()
-            };
-            let (s, p, f) = (n(1), n(2), n(3));
-            for r in 0..b.num_rows() {
-                out.push((c.value(r).to_string(), s.value(r), p.value(r), f.value(r)));
-            }
-        }
-        out
-    };
+    convert(&files, &dataset);
     let kept = Session::open(&dataset).unwrap();
     perfq_query::views::keep_stack_tables(&kept).unwrap();
     let walked = Session::open(&dataset).unwrap();
     perfq_query::views::register(&walked).unwrap();
-    let (a, b) = (rows(&kept), rows(&walked));
+    let (a, b) = (frame_rows(&kept), frame_rows(&walked));
     assert!(a.len() > 20_000, "{} frames", a.len());
     assert!(a.iter().any(|r| r.2 >= 30), "no deep stack");
     assert!(a == b, "{} rows unnested, {} walked", a.len(), b.len());
-    // The stack tables perfq computes itself (crate::stack_tables) are
-    // the rows of their SQL definitions, ids included.
+    stack_tables_as_their_sql(&dataset, &kept, &walked);
+    function_total_as_its_sql(&dataset, &kept, &walked);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every row of `stack_frames`: capture, stack, position and frame.
+fn frame_rows(session: &Session) -> Vec<(String, i64, i64, i64)> {
+    let b = session
+        .sql(
+            "SELECT capture, CAST(stack_id AS BIGINT) AS s, CAST(position AS BIGINT) AS p, \
+             CAST(frame_id AS BIGINT) AS f FROM stack_frames ORDER BY capture, s, p",
+        )
+        .unwrap();
+    let mut out = Vec::new();
+    for b in &b {
+        let c = perfq_query::arrow::compute::cast(b.column(0), &DataType::Utf8).unwrap();
+        let c = c.as_string::<i32>();
+        let n = |i: usize| b.column(i).as_primitive::<Int64Type>().clone();
+        let (s, p, f) = (n(1), n(2), n(3));
+        for r in 0..b.num_rows() {
+            out.push((c.value(r).to_string(), s.value(r), p.value(r), f.value(r)));
+        }
+    }
+    out
+}
+
+/// The stack tables perfq computes itself (crate::stack_tables) are the
+/// rows of their SQL definitions, ids included: those of `kept` and
+/// `walked` (the views as SQL), and those computed over a caller's
+/// `frame_functions` and `functions` (here their own SQL as views).
+fn stack_tables_as_their_sql(dataset: &Path, kept: &Session, walked: &Session) {
     for table in perfq_query::views::STACK_TABLES {
-        let (a, b) = (all_rows(&kept, table), all_rows(&walked, table));
+        let (a, b) = (all_rows(kept, table), all_rows(walked, table));
         assert!(!a.is_empty(), "{table} is empty");
         assert!(
             a == b,
@@ -220,16 +238,14 @@ fn stack_frames_unnested_as_walked() {
             b.len()
         );
     }
-    // With `frame_functions` and `functions` the caller's (here their own
-    // SQL as views), the others are computed over them: the same rows.
-    let defined = Session::open(&dataset).unwrap();
+    let defined = Session::open(dataset).unwrap();
     for name in ["frame_functions", "functions"] {
         let view = perfq_query::views::VIEWS.iter().find(|v| v.name == name);
         defined.create_view(name, view.unwrap().sql).unwrap();
     }
     perfq_query::views::keep_stack_tables(&defined).unwrap();
     for table in perfq_query::views::STACK_TABLES {
-        let (a, b) = (all_rows(&defined, table), all_rows(&walked, table));
+        let (a, b) = (all_rows(&defined, table), all_rows(walked, table));
         assert!(
             a == b,
             "{table} over the caller's functions: {} rows, {} by its SQL",
@@ -237,12 +253,16 @@ fn stack_frames_unnested_as_walked() {
             b.len()
         );
     }
-    perfq_query::views::register(&kept).unwrap();
+}
+
+/// `function_total` over the kept stack tables, and perfq's own sum of
+/// it for a statement that names it, are the rows of its SQL, typed as
+/// its SQL types them.
+fn function_total_as_its_sql(dataset: &Path, kept: &Session, walked: &Session) {
+    perfq_query::views::register(kept).unwrap();
     let total = |s: &Session| all_rows(s, "function_total");
-    assert_eq!(total(&kept), total(&walked));
-    // For a statement that names it, function_total too is perfq's own
-    // sum over the stack tables: the same rows, typed as its SQL.
-    let summed = Session::open(&dataset).unwrap();
+    assert_eq!(total(kept), total(walked));
+    let summed = Session::open(dataset).unwrap();
     let statement = "SELECT * FROM function_total";
     perfq_query::views::keep_stack_tables_for(&summed, statement).unwrap();
     let explained = summed.sql(&format!("EXPLAIN {statement}")).unwrap();
@@ -259,8 +279,8 @@ fn stack_frames_unnested_as_walked() {
         f.map(|f| (f.name().clone(), f.data_type().clone()))
             .collect::<Vec<_>>()
     };
-    assert_eq!(types(&summed), types(&walked));
-    let (a, b) = (total(&summed), total(&walked));
+    assert_eq!(types(&summed), types(walked));
+    let (a, b) = (total(&summed), total(walked));
     assert!(a.len() > 1_000, "{} function_total rows", a.len());
     assert!(
         a == b,
@@ -268,7 +288,6 @@ fn stack_frames_unnested_as_walked() {
         a.len(),
         b.len()
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Every row of `table`, each column as text, sorted.
@@ -279,10 +298,7 @@ fn all_rows(session: &Session, table: &str) -> Vec<Vec<String>> {
         let columns: Vec<_> = b
             .columns()
             .iter()
-            .map(|c| {
-                perfq_query::arrow::compute::cast(c, &perfq_query::arrow::datatypes::DataType::Utf8)
-                    .unwrap()
-            })
+            .map(|c| perfq_query::arrow::compute::cast(c, &DataType::Utf8).unwrap())
             .collect();
         for r in 0..b.num_rows() {
             rows.push(

@@ -19,12 +19,7 @@ use rustc_hash::FxHashMap;
 
 use super::on_read::{self, OnRead};
 use super::{typed, FunctionNames, SetList, TextNumbers};
-use crate::{columns, views, Error, Session};
-
-/// What the SQL's `delivered_samples ⋈ stack_sets` reads of each sample (a sample
-/// without a stack joins no set).
-const SAMPLES: &str = "SELECT capture, event_id, stack_id, period FROM delivered_samples \
-     WHERE stack_id IS NOT NULL";
+use crate::{columns, helpers, views, Error, Session};
 
 /// The sampled stacks' sets, as the stack tables found them.
 pub(super) struct StackSets<'a> {
@@ -167,17 +162,33 @@ pub(super) fn keep(
         return Ok(());
     };
     drop(index);
+    let (pairs, mut rows) = sum_by_function(by_pair, stacks.sets, functions.last());
+    // Kept for the session's life, without slack.
+    rows.shrink_to_fit();
+    let schema = session.schema_of(sql)?;
+    let (pair_captures, events): (Vec<u32>, Vec<Option<u64>>) = pairs.into_iter().unzip();
+    let totals = Totals {
+        schema,
+        captures: StringArray::from_iter_values((0..captures.len()).map(|c| captures.get(c))),
+        pair_captures: UInt32Array::from(pair_captures),
+        pair_events: UInt64Array::from(events),
+        functions,
+        rows,
+    };
+    on_read::register(session, "function_total", Arc::new(totals))
+}
+
+/// Per pair: COUNT(*) and SUM(period) by set, then summed again by
+/// function over each set's functions that the functions table names
+/// (ids to `last`: the SQL's join with set_functions, which has only
+/// those); the pairs, and their rows pair after pair.
+fn sum_by_function(by_pair: ByPair, sets: &SetList, last: u32) -> (Vec<Pair>, Rows) {
     let ByPair {
         pairs,
         first: mut by_set,
         first_sets: mut sets_met,
         mut rest,
     } = by_pair;
-
-    // Per pair: COUNT(*) and SUM(period) by set, then summed again by
-    // function over each set's functions that the functions table names
-    // (the SQL's join with set_functions, which has only those).
-    let last = functions.last();
     let mut by_function = vec![Sum::default(); last as usize + 1];
     let mut functions_met = Vec::new();
     let mut rows = Rows::default();
@@ -195,7 +206,7 @@ pub(super) fn keep(
         }
         for set in sets_met.drain(..) {
             let sum = std::mem::take(&mut by_set[set as usize]);
-            for &f in stacks.sets.get(set) {
+            for &f in sets.get(set) {
                 if let Some(total) = by_function.get_mut(f as usize) {
                     if total.samples == 0 {
                         functions_met.push(f);
@@ -218,21 +229,7 @@ pub(super) fn keep(
         }
         rows.pair_ends.push(rows.functions.len());
     }
-    drop((by_set, by_function, rest));
-    // Kept for the session's life, without slack.
-    rows.shrink_to_fit();
-
-    let schema = session.schema_of(sql)?;
-    let (pair_captures, events): (Vec<u32>, Vec<Option<u64>>) = pairs.into_iter().unzip();
-    let totals = Totals {
-        schema,
-        captures: StringArray::from_iter_values((0..captures.len()).map(|c| captures.get(c))),
-        pair_captures: UInt32Array::from(pair_captures),
-        pair_events: UInt64Array::from(events),
-        functions,
-        rows,
-    };
-    on_read::register(session, "function_total", Arc::new(totals))
+    (pairs, rows)
 }
 
 /// Each capture's sampled stacks' sets, by stack id.
@@ -318,7 +315,7 @@ fn samples_by_pair(
     };
     let mut complete = true;
     views::ensure(session, "delivered_samples")?;
-    session.for_each_batch(SAMPLES, |b| {
+    session.for_each_batch(helpers::STACK_SET_SAMPLES, |b| {
         let capture = columns::cast(&b, "capture", &DataType::Utf8)?;
         let capture = capture.as_string::<i32>();
         let event = columns::cast(&b, "event_id", &DataType::UInt64)?;

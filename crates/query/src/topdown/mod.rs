@@ -10,6 +10,8 @@
 mod plan;
 mod sql;
 
+use std::collections::HashMap;
+
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type};
@@ -142,6 +144,55 @@ pub struct Report {
     pub keys: Vec<String>,
 }
 
+impl Report {
+    /// The level-1 nodes, in perf's order (retiring, bad speculation,
+    /// frontend, backend; AMD's SMT contention last).
+    pub(crate) fn level1(&self) -> Vec<&NodeInfo> {
+        let mut level1: Vec<&NodeInfo> = self.nodes.iter().filter(|n| n.level == 1).collect();
+        level1.sort_by_key(|n| {
+            perfq_topdown::LEVEL1
+                .iter()
+                .position(|l| *l == n.name)
+                .unwrap_or(perfq_topdown::LEVEL1.len())
+        });
+        level1
+    }
+
+    /// Per key (the values of the key columns `keys`, in order), the row
+    /// with the most samples: a hybrid part has a row per core type, the
+    /// one with more samples speaks for the key (the first of equal ones).
+    pub(crate) fn rows_by(&self, keys: &[&str]) -> HashMap<Vec<String>, &Row> {
+        let mut best: HashMap<Vec<String>, &Row> = HashMap::new();
+        for r in &self.rows {
+            let key: Vec<String> = keys
+                .iter()
+                .map(|k| {
+                    r.keys
+                        .iter()
+                        .find(|(n, _)| n == k)
+                        .map(|(_, v)| v.clone())
+                        .unwrap_or_default()
+                })
+                .collect();
+            let e = best.entry(key).or_insert(r);
+            if r.samples > e.samples {
+                *e = r;
+            }
+        }
+        best
+    }
+}
+
+impl Row {
+    /// Node `name`'s value in the row.
+    pub(crate) fn value(&self, name: &str) -> Option<f64> {
+        self.nodes
+            .iter()
+            .find(|n| n.name == name)
+            .and_then(|n| n.value)
+    }
+}
+
 /// Plans and runs the query `opt` asks for (the views of
 /// [`register_views`] are not needed for it).
 pub fn run(session: &Session, opt: &Options) -> Result<Report, Error> {
@@ -166,7 +217,6 @@ pub fn run(session: &Session, opt: &Options) -> Result<Report, Error> {
     }
     let mut warnings = plans.warnings.clone();
     warnings.extend(plans.unusable.iter().cloned());
-    let interval_ns = opt.interval_ms.max(1) * 1_000_000;
     let mut report = Report {
         nodes: Vec::new(),
         rows: Vec::new(),
@@ -175,88 +225,106 @@ pub fn run(session: &Session, opt: &Options) -> Result<Report, Error> {
         keys: Vec::new(),
     };
     for p in &plans.sets {
-        // One line per set for what the capture's events leave out at the
-        // level asked for.
-        let set = p.set_use.set;
-        let mut nodes = Vec::new();
-        let mut lacking: Vec<String> = Vec::new();
-        for (node, roles) in &p.compiled.missing {
-            if set.node(node).is_some_and(|n| n.level <= opt.level) {
-                nodes.push(node.clone());
-                for r in roles {
-                    let name = set
-                        .role(r)
-                        .map_or(r.clone(), |d| format!("{r} ({})", d.text));
-                    if !lacking.contains(&name) {
-                        lacking.push(name);
-                    }
-                }
-            }
-        }
-        if !nodes.is_empty() {
-            let shown = if opt.level >= 2 && !p.compiled.has_level2() {
-                "; showing level 1"
-            } else {
-                ""
-            };
-            report.warnings.push(format!(
-                "{}: {} not computed: the capture has no {}{shown}",
-                set.name,
-                nodes.join(", "),
-                lacking.join(", ")
-            ));
+        if let Some(w) = not_computed(p, opt.level) {
+            report.warnings.push(w);
         }
         // Only what the level asked for is summed and planned.
         let leveled = SetPlan {
             compiled: p.compiled.up_to(opt.level),
             ..p.clone()
         };
-        let p = &leveled;
-        // Functions by frame name the rows of self and total.
-        views::ensure(session, "frame_functions")?;
-        if (opt.by, opt.mode) == (By::Function, Mode::Total) {
-            views::keep_stack_tables(session)?;
-        }
-        let q = sql::query(p, opt.by, opt.mode, interval_ns, opt.min_samples);
-        let batches = session.sql(&q)?;
-        let keys = sql::key_columns(opt.by, p.captures.len() > 1);
-        let nodes: Vec<NodeInfo> = p
-            .compiled
-            .nodes
-            .iter()
-            .filter(|n| n.level <= opt.level)
-            .map(|n| NodeInfo {
-                name: n.name.clone(),
-                parent: n.parent.clone(),
-                level: n.level,
-                label: n.label.clone(),
-            })
-            .collect();
-        for b in &batches {
-            read_rows(
-                b,
-                &keys,
-                &nodes,
-                &p.compiled.roles,
-                p.core(),
-                &mut report.rows,
-            )?;
-        }
-        for n in nodes {
-            if !report.nodes.iter().any(|x| x.name == n.name) {
-                report.nodes.push(n);
-            }
-        }
-        for k in keys {
-            if !report.keys.iter().any(|x| x == k) {
-                report.keys.push(k.to_string());
-            }
-        }
-        report
-            .models
-            .push(format!("{}: {}", p.models.join(", "), p.set_use.set.name));
+        run_set(session, &leveled, opt, &mut report)?;
     }
     Ok(report)
+}
+
+/// One line per set for what the capture's events leave out at `level`.
+fn not_computed(p: &SetPlan, level: u8) -> Option<String> {
+    let set = p.set_use.set;
+    let mut nodes = Vec::new();
+    let mut lacking: Vec<String> = Vec::new();
+    for (node, roles) in &p.compiled.missing {
+        if set.node(node).is_some_and(|n| n.level <= level) {
+            nodes.push(node.clone());
+            for r in roles {
+                let name = set
+                    .role(r)
+                    .map_or(r.clone(), |d| format!("{r} ({})", d.text));
+                if !lacking.contains(&name) {
+                    lacking.push(name);
+                }
+            }
+        }
+    }
+    if nodes.is_empty() {
+        return None;
+    }
+    let shown = if level >= 2 && !p.compiled.has_level2() {
+        "; showing level 1"
+    } else {
+        ""
+    };
+    Some(format!(
+        "{}: {} not computed: the capture has no {}{shown}",
+        set.name,
+        nodes.join(", "),
+        lacking.join(", ")
+    ))
+}
+
+/// Runs one set's query and adds its rows, nodes, keys and models to
+/// `report`.
+fn run_set(
+    session: &Session,
+    p: &SetPlan,
+    opt: &Options,
+    report: &mut Report,
+) -> Result<(), Error> {
+    // Functions by frame name the rows of self and total.
+    views::ensure(session, "frame_functions")?;
+    if (opt.by, opt.mode) == (By::Function, Mode::Total) {
+        views::keep_stack_tables(session)?;
+    }
+    let interval_ns = opt.interval_ms.max(1) * 1_000_000;
+    let q = sql::query(p, opt.by, opt.mode, interval_ns, opt.min_samples);
+    let batches = session.sql(&q)?;
+    let keys = sql::key_columns(opt.by, p.captures.len() > 1);
+    let nodes: Vec<NodeInfo> = p
+        .compiled
+        .nodes
+        .iter()
+        .filter(|n| n.level <= opt.level)
+        .map(|n| NodeInfo {
+            name: n.name.clone(),
+            parent: n.parent.clone(),
+            level: n.level,
+            label: n.label.clone(),
+        })
+        .collect();
+    for b in &batches {
+        read_rows(
+            b,
+            &keys,
+            &nodes,
+            &p.compiled.roles,
+            p.core(),
+            &mut report.rows,
+        )?;
+    }
+    for n in nodes {
+        if !report.nodes.iter().any(|x| x.name == n.name) {
+            report.nodes.push(n);
+        }
+    }
+    for k in keys {
+        if !report.keys.iter().any(|x| x == k) {
+            report.keys.push(k.to_string());
+        }
+    }
+    report
+        .models
+        .push(format!("{}: {}", p.models.join(", "), p.set_use.set.name));
+    Ok(())
 }
 
 /// Registers the per-sample and aggregated views of every plan:

@@ -1,14 +1,17 @@
-//! The topdown queries as SQL text, compiled from a [`SetPlan`].
+//! The topdown queries as SQL text, compiled from a [`SetPlan`] into the
+//! templates of `sql/_topdown*.sql` (`crate::helpers`).
 //!
-//! Layers (each a CTE):
+//! Layers (each a CTE of `_topdown.sql`):
 //! 1. `t`: per-sample role values (`r_<role>`, DOUBLE) — the
-//!    `topdown_samples` view;
-//! 2. `g`: sums per stack, leaf frame or thread — the sums are additive,
-//!    so most of the work is done over samples once;
-//! 3. `k`: sums per output key: `n` samples, `s_<role>` sums and
+//!    `topdown_samples` view (`_topdown_samples.sql`, one part per
+//!    capture);
+//! 2. `k`: sums per output key: `n` samples, `s_<role>` sums and
 //!    `p_<a>__<b>` sums of products (for the standard errors, only of
-//!    roles that meet in a formula);
-//! 4. `l1` .. `lN` and `v`: node values (`v_<node>`) and the variances of
+//!    roles that meet in a formula). The sums are additive, so most of the
+//!    work is done over samples once, summed per leaf frame, thread or
+//!    stack set first (`_topdown_by_*.sql`; total rows
+//!    `_inclusive_sums.sql`, as `function_total`);
+//! 3. `l1` .. `lN` and `v`: node values (`v_<node>`) and the variances of
 //!    their estimates (`var_<node>`): the delta method over the per-sample
 //!    values, `Var = n/(n-1) Σ_ab g_a g_b (p_ab - s_a s_b / n)` with `g`
 //!    the formula's derivatives (for a plain ratio, the ratio estimator's
@@ -17,17 +20,19 @@
 //!    ([`perfq_topdown::layer`]), each a column computed once;
 //!    inlined whole they were tens of kilobytes of SQL per query, which
 //!    DataFusion took longer to plan than to run;
-//! 5. `c`: values clamped to [0, 1], with the reason when one was not,
+//! 4. `c`: values clamped to [0, 1], with the reason when one was not,
 //!    and the standard errors (the variances' square roots);
-//! 6. the flags: a node's threshold holds and its parent is flagged.
+//! 5. the flags: a node's threshold holds and its parent is flagged.
 
 use std::collections::BTreeSet;
 
 use perfq_topdown::expr::Op;
-use perfq_topdown::{layer, CompiledNode, Expr, LEVEL1};
+use perfq_topdown::{layer, CompiledNode, Expr, Layers, LEVEL1};
 
 use crate::columns::quote;
-use crate::topdown::plan::{SetPlan, Source};
+use crate::helpers::{self, Param};
+use crate::inclusive::{Inclusive, SAME_STACK};
+use crate::topdown::plan::{CaptureSources, SetPlan, Source};
 use crate::topdown::{By, Mode};
 
 /// Tolerance under which a value outside [0, 1] is rounding, not an
@@ -49,45 +54,48 @@ fn list(ids: &[u32]) -> String {
 /// The per-sample view: one row per sample that carries any of the set's
 /// roles, with the role values as DOUBLE columns `r_<role>`.
 pub(crate) fn samples(plan: &SetPlan) -> String {
-    let roles = &plan.compiled.roles;
     let parts: Vec<String> = plan
         .captures
         .iter()
         .map(|c| {
-            let cols: Vec<String> = roles
+            let roles: Vec<String> = plan
+                .compiled
+                .roles
                 .iter()
-                .map(|r| {
-                    // Cast before COALESCE: a UInt64 column and an
-                    // integer literal meet as DECIMAL(20), slow per row.
-                    let (mut ids, col) = match c.roles.get(r) {
-                        Some(Source::Member { samplers, member }) => {
-                            (samplers.clone(), format!("m{member}"))
-                        }
-                        Some(Source::Period { event }) => (vec![*event], "period".into()),
-                        // An optional role this capture lacks.
-                        None => return format!("0.0 AS r_{r}"),
-                    };
-                    ids.sort_unstable();
-                    ids.dedup();
-                    let v = format!("CAST({col} AS DOUBLE)");
-                    let v = if ids == c.events {
-                        v
-                    } else {
-                        format!("CASE WHEN event_id IN ({}) THEN {v} END", list(&ids))
-                    };
-                    format!("COALESCE({v}, 0.0) AS r_{r}")
-                })
+                .map(|r| role_column(c, r))
                 .collect();
-            format!(
-                "SELECT capture, sample_id, time, pid, tid, cpu, stack_id, leaf_frame_id, {} \
-                 FROM samples WHERE capture = {} AND event_id IN ({})",
-                cols.join(", "),
-                quote(&c.capture),
-                list(&c.events)
+            helpers::fill(
+                helpers::TOPDOWN_SAMPLES,
+                &[
+                    ("roles", Param::Sql(&roles.join(", "))),
+                    ("capture", Param::Text(&c.capture)),
+                    ("events", Param::Sql(&list(&c.events))),
+                ],
             )
         })
         .collect();
     parts.join(" UNION ALL ")
+}
+
+/// Role `r`'s column of capture `c`'s samples, `r_<role>`.
+fn role_column(c: &CaptureSources, r: &str) -> String {
+    // Cast before COALESCE: a UInt64 column and an integer literal meet
+    // as DECIMAL(20), slow per row.
+    let (mut ids, col) = match c.roles.get(r) {
+        Some(Source::Member { samplers, member }) => (samplers.clone(), format!("m{member}")),
+        Some(Source::Period { event }) => (vec![*event], "period".into()),
+        // An optional role this capture lacks.
+        None => return format!("0.0 AS r_{r}"),
+    };
+    ids.sort_unstable();
+    ids.dedup();
+    let v = format!("CAST({col} AS DOUBLE)");
+    let v = if ids == c.events {
+        v
+    } else {
+        format!("CASE WHEN event_id IN ({}) THEN {v} END", list(&ids))
+    };
+    format!("COALESCE({v}, 0.0) AS r_{r}")
 }
 
 /// The pairs of roles whose products the standard errors need: those
@@ -106,37 +114,31 @@ fn pairs(plan: &SetPlan) -> Vec<(String, String)> {
     out.into_iter().collect()
 }
 
-/// Sums and sums of products of the roles: over the samples of `t`
-/// (`first`), or re-adding the sums of an earlier grouping.
-fn sums(plan: &SetPlan, first: bool) -> Vec<String> {
-    let mut out = Vec::new();
-    out.push(if first {
-        "COUNT(*) AS n".into()
-    } else {
-        "SUM(n) AS n".into()
-    });
+/// The sums over the samples of `t`, each its name and its aggregate:
+/// `n` samples, `s_<role>` sums and `p_<a>__<b>` sums of products.
+fn sums(plan: &SetPlan) -> Vec<(String, String)> {
+    let mut out = vec![("n".to_string(), "COUNT(*)".to_string())];
     for r in &plan.compiled.roles {
-        out.push(if first {
-            format!("SUM(r_{r}) AS s_{r}")
-        } else {
-            format!("SUM(s_{r}) AS s_{r}")
-        });
+        out.push((format!("s_{r}"), format!("SUM(r_{r})")));
     }
     for (a, b) in pairs(plan) {
-        out.push(if first {
-            format!("SUM(r_{a} * r_{b}) AS p_{a}__{b}")
-        } else {
-            format!("SUM(p_{a}__{b}) AS p_{a}__{b}")
-        });
+        out.push((format!("p_{a}__{b}"), format!("SUM(r_{a} * r_{b})")));
     }
     out
 }
 
-/// The function and DSO of a `frame_functions` row `f` (`crate::views`:
-/// perf's names, unresolved frames by offset or address), `[unknown]`
-/// where the row is missing.
-const SYMBOL: &str = "COALESCE(f.symbol, '[unknown]')";
-const DSO: &str = "COALESCE(f.dso, '[unknown]')";
+/// The sums as columns of a query over `t`'s rows, or (`again`) over
+/// earlier sums of them.
+fn sum_columns(plan: &SetPlan, again: bool) -> String {
+    sums(plan)
+        .iter()
+        .map(|(name, sum)| match again {
+            false => format!("{sum} AS {name}"),
+            true => format!("SUM({name}) AS {name}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// The key columns of a grouping, as they appear in the output.
 pub(crate) fn key_columns(by: By, multi_capture: bool) -> Vec<&'static str> {
@@ -153,96 +155,87 @@ pub(crate) fn key_columns(by: By, multi_capture: bool) -> Vec<&'static str> {
     k
 }
 
-/// `g` and `k`: the sums per output key.
+/// `k`: the sums per output key, from the per-sample rows `t`.
 fn grouped(plan: &SetPlan, by: By, mode: Mode, interval_ns: u64, multi: bool) -> String {
-    let first = sums(plan, true).join(", ");
-    let again = sums(plan, false).join(", ");
-    let cap = if multi { "g.capture AS capture, " } else { "" };
-    // `g` passes over every sample: with one capture, its name is a
-    // constant rather than a string key hashed per sample.
-    let (gsel, gby) = match plan.captures.as_slice() {
-        [one] => (format!("{} AS capture, ", quote(&one.capture)), ""),
-        _ => ("capture, ".to_string(), "capture, "),
+    let (template, keys) = match (by, mode) {
+        (By::Function, Mode::Total) => return total(plan),
+        (By::Function, Mode::SelfTime) => (helpers::TOPDOWN_BY_LEAF, "symbol, dso"),
+        (By::Dso, _) => (helpers::TOPDOWN_BY_LEAF, "dso"),
+        (By::Thread, _) => (helpers::TOPDOWN_BY_THREAD, ""),
+        (By::Process, _) => (helpers::TOPDOWN_BY_PROCESS, ""),
+        (By::Interval, _) => (helpers::TOPDOWN_BY_INTERVAL, ""),
     };
-    let comm = "(SELECT capture, tid, comm FROM (SELECT capture, tid, comm, \
-                row_number() OVER (PARTITION BY capture, tid ORDER BY time DESC) AS rn \
-                FROM threads WHERE comm IS NOT NULL) WHERE rn = 1)";
-    match (by, mode) {
-        (By::Function, Mode::SelfTime) | (By::Dso, _) => {
-            let (sel, keys) = match by {
-                By::Dso => (format!("{DSO} AS dso"), "dso"),
-                _ => (format!("{SYMBOL} AS symbol, {DSO} AS dso"), "symbol, dso"),
-            };
-            format!(
-                "g AS (SELECT {gsel}leaf_frame_id, {first} FROM t GROUP BY {gby}leaf_frame_id), \
-                 gk AS (SELECT {sel}, g.* FROM g LEFT JOIN frame_functions f ON f.capture = g.capture \
-                 AND f.frame_id = g.leaf_frame_id), \
-                 k AS (SELECT {keys}, {again} FROM gk GROUP BY {keys})"
+    // The sums pass over every sample: with one capture, its name is a
+    // constant rather than a string key hashed per sample.
+    let one = match plan.captures.as_slice() {
+        [one] => Some(quote(&one.capture)),
+        _ => None,
+    };
+    helpers::fill(
+        template,
+        &[
+            ("capture", Param::Sql(one.as_deref().unwrap_or("capture"))),
+            (
+                "by_capture",
+                Param::Sql(if one.is_some() { "" } else { "capture, " }),
+            ),
+            (
+                "capture_key",
+                Param::Sql(if multi { "g.capture AS capture, " } else { "" }),
+            ),
+            ("keys", Param::Sql(keys)),
+            ("sums", Param::Sql(&sum_columns(plan, false))),
+            ("resums", Param::Sql(&sum_columns(plan, true))),
+            ("pass", Param::Sql(&pass(plan, "g"))),
+            ("comms", Param::Sql(helpers::query(helpers::TOPDOWN_COMMS))),
+            ("interval_ns", Param::Sql(&interval_ns.to_string())),
+            (
+                "interval_s",
+                Param::Sql(&(interval_ns as f64 / 1e9).to_string()),
+            ),
+        ],
+    )
+}
+
+/// Total rows' `k`: a sample counts once for each function on its stack.
+/// What matters of a stack is its set of functions, and far fewer sets
+/// occur than stacks (call sites and return addresses differ where the
+/// functions do not: 33 sets for 94 K stacks in the benchmark capture).
+/// The pass over every sample sums per set (`stack_sets`, `crate::views`):
+/// a handful of groups whose sums stay in cache, where one group per
+/// stack made them miss it and took a third of the time on 10 M samples.
+fn total(plan: &SetPlan) -> String {
+    // With one capture, its rows of stack_sets joined by stack id alone.
+    let one = match plan.captures.as_slice() {
+        [one] => Some(format!(
+            "({})",
+            helpers::fill(
+                helpers::STACK_SETS_OF_CAPTURE,
+                &[("capture", Param::Text(&one.capture))],
             )
-        }
-        (By::Function, Mode::Total) => {
-            // A sample counts once for each function on its stack: what
-            // matters of a stack is its set of functions, and far fewer
-            // sets occur than stacks (call sites and return addresses
-            // differ where the functions do not: 33 sets for 94 K stacks
-            // in the benchmark capture). The pass over every sample sums
-            // per set (`stack_sets`, `crate::views`): a handful of groups whose sums stay
-            // in cache, where one group per stack made them miss it and
-            // took a third of the time on 10 M samples.
-            let sets = match plan.captures.as_slice() {
-                [one] => format!(
-                    "(SELECT stack_id, set_id FROM stack_sets WHERE capture = {}) ss \
-                     JOIN t ON ss.stack_id = t.stack_id",
-                    quote(&one.capture)
-                ),
-                _ => "stack_sets ss JOIN t ON ss.capture = t.capture AND ss.stack_id = t.stack_id"
-                    .to_string(),
-            };
-            // Summed per function id, then named: ids group faster than
-            // names, and each function is named once.
-            format!(
-                "g AS (SELECT ss.set_id AS set_id, {first} FROM {sets} GROUP BY ss.set_id), \
-                 gf AS (SELECT fs.function_id AS function_id, {again} FROM g \
-                 JOIN set_functions fs ON fs.set_id = g.set_id GROUP BY fs.function_id), \
-                 k AS (SELECT fn.symbol AS symbol, fn.dso AS dso, {} FROM gf \
-                 JOIN functions fn ON fn.function_id = gf.function_id)",
-                pass(plan, "gf")
-            )
-        }
-        (By::Thread, _) => format!(
-            "g AS (SELECT {gsel}pid, tid, {first} FROM t GROUP BY {gby}pid, tid), \
-             k AS (SELECT {cap}g.pid AS pid, g.tid AS tid, c.comm AS comm, {} FROM g \
-             LEFT JOIN {comm} c ON c.capture = g.capture AND c.tid = g.tid)",
-            pass(plan, "g")
-        ),
-        (By::Process, _) => format!(
-            "g AS (SELECT {gsel}pid, {first} FROM t GROUP BY {gby}pid), \
-             k AS (SELECT {cap}g.pid AS pid, c.comm AS comm, {} FROM g \
-             LEFT JOIN {comm} c ON c.capture = g.capture AND c.tid = g.pid)",
-            pass(plan, "g")
-        ),
-        (By::Interval, _) => format!(
-            "g AS (SELECT t.capture AS capture, \
-             CAST(FLOOR(CAST(t.time - c.time_first AS DOUBLE) / {interval_ns}) AS BIGINT) AS bucket, \
-             {first} FROM t JOIN capture c ON c.capture = t.capture \
-             GROUP BY t.capture, CAST(FLOOR(CAST(t.time - c.time_first AS DOUBLE) / {interval_ns}) AS BIGINT)), \
-             k AS (SELECT {cap}CAST(g.bucket AS DOUBLE) * {} AS start_s, {} FROM g)",
-            interval_ns as f64 / 1e9,
-            pass(plan, "g")
-        ),
+        )),
+        _ => None,
+    };
+    Inclusive {
+        keys: &[],
+        samples: "t",
+        stack_sets: one.as_deref().unwrap_or("stack_sets"),
+        on: match one {
+            Some(_) => "ss.stack_id = s.stack_id",
+            None => SAME_STACK,
+        },
+        sums: sums(plan),
     }
+    .sql()
 }
 
 /// `n`, the sums and the products of `t`, passed through.
 fn pass(plan: &SetPlan, t: &str) -> String {
-    let mut out = vec![format!("{t}.n AS n")];
-    for r in &plan.compiled.roles {
-        out.push(format!("{t}.s_{r} AS s_{r}"));
-    }
-    for (a, b) in pairs(plan) {
-        out.push(format!("{t}.p_{a}__{b} AS p_{a}__{b}"));
-    }
-    out.join(", ")
+    sums(plan)
+        .iter()
+        .map(|(name, _)| format!("{t}.{name} AS {name}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The whole query for one set, one grouping.
@@ -256,29 +249,69 @@ pub(crate) fn query(
     let multi = plan.captures.len() > 1;
     let keys = key_columns(by, multi);
     let keys_sql = keys.join(", ");
-    let nodes = &plan.compiled.nodes;
-    let roles = &plan.compiled.roles;
-
     // v: values and variances, through layers of shared subexpressions
     // (`perfq_topdown::layer`): the formulas inlined down to event sums
     // and their derivatives repeat the same terms many times over.
-    let sums_cols: Vec<String> = roles.iter().map(|r| format!("s_{r}")).collect();
-    let (v_layers, v_cols) = values(plan, &keys_sql, &sums_cols);
-    // c: clamped values and the reasons.
-    let mut c_cols = vec![keys_sql.clone(), "n".to_string()];
-    c_cols.extend(sums_cols.iter().cloned());
-    let mut reasons = Vec::new();
-    for n in nodes {
+    let sums_cols: Vec<String> = plan
+        .compiled
+        .roles
+        .iter()
+        .map(|r| format!("s_{r}"))
+        .collect();
+    let (layers, values) = values(plan, &keys_sql, &sums_cols);
+    helpers::fill(
+        helpers::TOPDOWN,
+        &[
+            ("samples", Param::Sql(&samples(plan))),
+            (
+                "sums",
+                Param::Sql(&grouped(plan, by, mode, interval_ns, multi)),
+            ),
+            ("layers", Param::Sql(&layers)),
+            ("values", Param::Sql(&values)),
+            (
+                "clamped",
+                Param::Sql(&clamped(plan, &keys_sql, &sums_cols).join(", ")),
+            ),
+            (
+                "flagged",
+                Param::Sql(&flagged(plan, min_samples).join(", ")),
+            ),
+            ("order", Param::Sql(&order(by, &keys))),
+        ],
+    )
+}
+
+/// `c`'s columns: the keys, `n`, the sums, each node's value clamped to
+/// [0, 1] and its standard error, and the issues.
+fn clamped(plan: &SetPlan, keys_sql: &str, sums_cols: &[String]) -> Vec<String> {
+    let mut cols = vec![keys_sql.to_string(), "n".to_string()];
+    cols.extend(sums_cols.iter().cloned());
+    for n in &plan.compiled.nodes {
         let v = format!("v_{}", n.name);
-        c_cols.push(format!(
+        cols.push(format!(
             "CASE WHEN {v} < 0 THEN 0.0 WHEN {v} > 1 THEN 1.0 ELSE {v} END AS {}",
             n.name
         ));
         // A variance below 0 is rounding (the covariance terms cancel).
-        c_cols.push(format!(
+        cols.push(format!(
             "CASE WHEN var_{n} > 0 THEN SQRT(var_{n}) WHEN var_{n} IS NOT NULL THEN 0.0 END AS se_{n}",
             n = n.name
         ));
+    }
+    cols.push(format!(
+        "concat_ws('; ', {}) AS issues",
+        issues(&plan.compiled.nodes).join(", ")
+    ));
+    cols
+}
+
+/// Why a row's numbers need a note, one text column each (null when
+/// not): values clamped, level-1 shares that do not sum to 1, no samples.
+fn issues(nodes: &[CompiledNode]) -> Vec<String> {
+    let mut reasons = Vec::new();
+    for n in nodes {
+        let v = format!("v_{}", n.name);
         reasons.push(format!(
             "CASE WHEN {v} < -{SLACK} THEN concat('{} ', CAST(ROUND({v} * 100, 2) AS {TEXT}), '% clamped to 0') \
              WHEN {v} > 1 + {SLACK} THEN concat('{} ', CAST(ROUND({v} * 100, 2) AS {TEXT}), '% clamped to 100') END",
@@ -298,8 +331,13 @@ pub(crate) fn query(
         ));
     }
     reasons.push("CASE WHEN n = 0 THEN 'no samples' END".into());
-    c_cols.push(format!("concat_ws('; ', {}) AS issues", reasons.join(", ")));
-    // Flags.
+    reasons
+}
+
+/// The result's columns: `c`'s, `low_samples`, and each node's flag (its
+/// threshold holds and so do its ancestors').
+fn flagged(plan: &SetPlan, min_samples: u64) -> Vec<String> {
+    let nodes = &plan.compiled.nodes;
     let computed: BTreeSet<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
     let node_col = |name: &str| {
         if computed.contains(name) {
@@ -312,7 +350,7 @@ pub(crate) fn query(
         Some(t) => format!("COALESCE({}, false)", t.to_sql(&node_col)),
         None => "false".into(),
     };
-    let mut f_cols = vec![
+    let mut cols = vec![
         "c.*".to_string(),
         format!("n < {min_samples} AS low_samples"),
     ];
@@ -331,73 +369,101 @@ pub(crate) fn query(
                 }
             }
         }
-        f_cols.push(format!("({}) AS flag_{}", conds.join(" AND "), n.name));
+        cols.push(format!("({}) AS flag_{}", conds.join(" AND "), n.name));
     }
+    cols
+}
+
+/// The rows' order: most samples first, then by key; intervals in time
+/// order.
+fn order(by: By, keys: &[&str]) -> String {
     let order = keys
         .iter()
         .map(|k| format!("{k} ASC"))
         .collect::<Vec<_>>()
         .join(", ");
-    let order = match by {
+    match by {
         By::Interval => order,
         _ => format!("n DESC, {order}"),
-    };
-    format!(
-        "WITH t AS ({}), {}, {v_layers}v AS ({v_cols}), c AS (SELECT {} FROM v) \
-         SELECT {} FROM c ORDER BY {order}",
-        samples(plan),
-        grouped(plan, by, mode, interval_ns, multi),
-        c_cols.join(", "),
-        f_cols.join(", "),
-    )
+    }
 }
 
 /// The layers from `k` to `v` (`l1 AS (...), l2 AS (...), `) and `v`'s
 /// body: the keys, `n`, the sums, each node's value `v_<node>` and the
-/// variance of its estimate `var_<node>` (the delta method over the
-/// per-sample values: `n/(n-1) Σ_ab g_a g_b (p_ab - s_a s_b / n)`, the
-/// `g` being the formula's derivatives; for a plain ratio this is the
-/// ratio estimator's variance).
+/// variance of its estimate `var_<node>` (see [`variance`]).
 fn values(plan: &SetPlan, keys_sql: &str, sums_cols: &[String]) -> (String, String) {
-    let var = |v: &str| Expr::Var(v.to_string());
     let sum = |r: &str| Expr::Var(format!("s_{r}"));
-    let bin = |op, a: Expr, b: Expr| Expr::Bin(op, Box::new(a), Box::new(b));
     let mut outputs = Vec::new();
     for n in &plan.compiled.nodes {
-        let to_sums = |e: &Expr| e.substitute(&|v| Some(sum(v)));
-        outputs.push((format!("v_{}", n.name), to_sums(&n.expr)));
-        let rs: Vec<String> = node_roles(n).into_iter().collect();
-        let grads: Vec<Expr> = rs.iter().map(|r| to_sums(&n.expr.derivative(r))).collect();
-        let mut total: Option<Expr> = None;
-        for i in 0..rs.len() {
-            for j in i..rs.len() {
-                let (a, b) = (&rs[i], &rs[j]);
-                let cov = bin(
-                    Op::Sub,
-                    var(&format!("p_{a}__{b}")),
-                    bin(Op::Div, bin(Op::Mul, sum(a), sum(b)), var("n")),
-                );
-                let mut term = bin(
-                    Op::Mul,
-                    bin(Op::Mul, grads[i].clone(), grads[j].clone()),
-                    cov,
-                );
-                if i != j {
-                    term = bin(Op::Mul, Expr::Num(2.0), term);
-                }
-                total = Some(match total {
-                    Some(t) => bin(Op::Add, t, term),
-                    None => term,
-                });
-            }
-        }
-        outputs.push((format!("var_{}", n.name), total.unwrap_or(Expr::Num(0.0))));
+        outputs.push((
+            format!("v_{}", n.name),
+            n.expr.substitute(&|v| Some(sum(v))),
+        ));
+        outputs.push((format!("var_{}", n.name), variance(n)));
     }
     let layers = layer(&outputs, "x");
-    let ident = |v: &str| v.to_string();
     let always: Vec<String> = std::iter::once("n".to_string())
         .chain(sums_cols.iter().cloned())
         .collect();
+    let (sql, from) = layer_ctes(&layers, keys_sql, &always);
+    let ident = |v: &str| v.to_string();
+    let mut v_cols = vec![keys_sql.to_string()];
+    v_cols.extend(always);
+    for (name, e) in &layers.outputs {
+        let e = e.to_sql(&ident);
+        v_cols.push(match name.strip_prefix("var_") {
+            // The `n/(n-1)` of the sample variance; none from one sample.
+            Some(_) => {
+                format!("CASE WHEN n > 1 THEN CAST(n AS DOUBLE) / (n - 1) * {e} END AS {name}")
+            }
+            None => format!("{e} AS {name}"),
+        });
+    }
+    (sql, format!("SELECT {} FROM {from}", v_cols.join(", ")))
+}
+
+/// The variance of node `n`'s estimate over the sums, but for its
+/// `n/(n-1)`: the delta method over the per-sample values,
+/// `Σ_ab g_a g_b (p_ab - s_a s_b / n)`, the `g` being the formula's
+/// derivatives (for a plain ratio, the ratio estimator's variance).
+fn variance(n: &CompiledNode) -> Expr {
+    let var = |v: &str| Expr::Var(v.to_string());
+    let sum = |r: &str| Expr::Var(format!("s_{r}"));
+    let bin = |op, a: Expr, b: Expr| Expr::Bin(op, Box::new(a), Box::new(b));
+    let to_sums = |e: &Expr| e.substitute(&|v| Some(sum(v)));
+    let rs: Vec<String> = node_roles(n).into_iter().collect();
+    let grads: Vec<Expr> = rs.iter().map(|r| to_sums(&n.expr.derivative(r))).collect();
+    let mut total: Option<Expr> = None;
+    for i in 0..rs.len() {
+        for j in i..rs.len() {
+            let (a, b) = (&rs[i], &rs[j]);
+            let cov = bin(
+                Op::Sub,
+                var(&format!("p_{a}__{b}")),
+                bin(Op::Div, bin(Op::Mul, sum(a), sum(b)), var("n")),
+            );
+            let mut term = bin(
+                Op::Mul,
+                bin(Op::Mul, grads[i].clone(), grads[j].clone()),
+                cov,
+            );
+            if i != j {
+                term = bin(Op::Mul, Expr::Num(2.0), term);
+            }
+            total = Some(match total {
+                Some(t) => bin(Op::Add, t, term),
+                None => term,
+            });
+        }
+    }
+    total.unwrap_or(Expr::Num(0.0))
+}
+
+/// The layers of shared subexpressions as CTEs from `k` (`l1 AS (...),
+/// l2 AS (...), `), each passing on the keys, `always` and what later
+/// layers read; and the name of the last (`k` without layers).
+fn layer_ctes(layers: &Layers, keys_sql: &str, always: &[String]) -> (String, String) {
+    let ident = |v: &str| v.to_string();
     let mut sql = String::new();
     let mut from = "k".to_string();
     for (i, cols) in layers.layers.iter().enumerate() {
@@ -408,7 +474,7 @@ fn values(plan: &SetPlan, keys_sql: &str, sums_cols: &[String]) -> (String, Stri
             .flatten()
             .map(|(n, _)| n)
             .collect();
-        let mut pass = always.clone();
+        let mut pass = always.to_vec();
         for v in layers.live_from(i + 1) {
             if !pass.contains(&v) && !later.contains(&v) {
                 pass.push(v);
@@ -426,19 +492,7 @@ fn values(plan: &SetPlan, keys_sql: &str, sums_cols: &[String]) -> (String, Stri
         ));
         from = this;
     }
-    let mut v_cols = vec![keys_sql.to_string()];
-    v_cols.extend(always);
-    for (name, e) in &layers.outputs {
-        let e = e.to_sql(&ident);
-        v_cols.push(match name.strip_prefix("var_") {
-            // The `n/(n-1)` of the sample variance; none from one sample.
-            Some(_) => {
-                format!("CASE WHEN n > 1 THEN CAST(n AS DOUBLE) / (n - 1) * {e} END AS {name}")
-            }
-            None => format!("{e} AS {name}"),
-        });
-    }
-    (sql, format!("SELECT {} FROM {from}", v_cols.join(", ")))
+    (sql, from)
 }
 
 fn node_roles(n: &CompiledNode) -> BTreeSet<String> {

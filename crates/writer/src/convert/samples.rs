@@ -191,6 +191,14 @@ impl SampleTables {
             }),
             tickets,
         )?;
+        self.push_beside(s, sample_id)?;
+        self.count += 1;
+        Ok(())
+    }
+
+    /// The rows sample `s` adds beside its own: its group read's values,
+    /// its raw bytes, its data source.
+    fn push_beside(&mut self, s: &Sample<'_>, sample_id: u64) -> Result<(), Error> {
         if let Some(v) = s.data_src {
             self.data_src.insert(v);
         }
@@ -210,7 +218,6 @@ impl SampleTables {
         if let Some(raw) = s.raw {
             self.raw.row().u(sample_id).bytes(raw).end()?;
         }
-        self.count += 1;
         Ok(())
     }
 

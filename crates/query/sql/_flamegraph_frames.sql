@@ -1,0 +1,14 @@
+-- _flamegraph_frames: every frame's rows (one per inlining level), with
+-- the function the standard views count it for, for the names folded
+-- stacks give frames (flamegraph.rs).
+--
+--   capture, frame_id, inline_depth  → frames
+--   function, symbol, dso, dso_path,
+--   kind                             the frame row's
+--   key_symbol, key_dso              its function (frame_functions)
+SELECT f.capture AS capture, f.frame_id AS frame_id, f.inline_depth AS inline_depth,
+  f.function AS function, f.symbol AS symbol, f.dso AS dso, f.dso_path AS dso_path,
+  f.kind AS kind, ff.symbol AS key_symbol, ff.dso AS key_dso
+FROM frames f
+JOIN frame_functions ff ON ff.capture = f.capture AND ff.frame_id = f.frame_id
+ORDER BY f.capture, f.frame_id, f.inline_depth
