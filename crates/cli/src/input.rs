@@ -28,9 +28,11 @@ pub struct InputArgs {
 impl InputArgs {
     /// Checks the symbol sources given.
     pub fn resolve(self, policy: Policy) -> anyhow::Result<Conversion> {
+        let sources = self.sources.resolve()?;
         Ok(Conversion {
             no_cache: self.no_cache,
-            symbols: self.sources.resolve()?.config(true),
+            symbols: sources.config(true),
+            _sources: sources,
             policy,
         })
     }
@@ -43,6 +45,9 @@ pub struct Conversion {
     pub symbols: Config,
     /// What a damaged capture does to the command.
     pub policy: Policy,
+    /// Keeps the `--archive` folders `symbols` names until the command
+    /// ends.
+    _sources: crate::symbols::ResolvedSources,
 }
 
 /// A command's dataset, and the capture in it when the input was a file.

@@ -697,8 +697,9 @@ fn jit_symbols_from_perf_map() {
 }
 
 /// Binaries gone from where they ran are found in a `perf archive`
-/// tarball (`--archive`) or under a `--symfs` root; without either, the
-/// report says they were not found. perfq runs with an empty HOME so that
+/// tarball (`--archive`, by `report` and by the commands that convert)
+/// or under a `--symfs` root; without either, the report says they were
+/// not found. perfq runs with an empty HOME so that
 /// perf's own ~/.debug cache cannot help it.
 #[test]
 fn archive_and_symfs_are_symbol_sources() {
@@ -768,6 +769,38 @@ fn archive_and_symfs_are_symbol_sources() {
     );
     let from_archive = report(&["--archive", tarball.to_str().expect("path")]);
     compare("from perf archive", &expected, &from_archive);
+    // The commands that convert first keep the unpacked archive until
+    // the conversion has read it. A HOME of its own: perfq's symbol cache
+    // in the first one holds what the report read from the archive; and
+    // the archive under another name, as a conversion reads
+    // `CAPTURE.tar.bz2` beside its capture unasked.
+    let home2 = dir.join("empty-home2");
+    std::fs::create_dir_all(&home2).expect("home");
+    let renamed = dir.join("symbols.tar.bz2");
+    std::fs::rename(&tarball, &renamed).expect("rename the archive");
+    let tarball = renamed;
+    let converted = common::json_rows(
+        &common::perfq_in_home(
+            &[
+                "query",
+                "--no-cache",
+                "--archive",
+                tarball.to_str().expect("path"),
+                "--format",
+                "json",
+                data.to_str().expect("path"),
+                "SELECT DISTINCT symbol FROM function_self",
+            ],
+            &home2,
+        ),
+        "perfq query --archive",
+    );
+    for sym in ["leaf_sum", "other_work", "lib_inner"] {
+        assert!(
+            converted.iter().any(|r| r["symbol"] == sym),
+            "{sym} resolved by perfq query --archive: {converted:?}"
+        );
+    }
     let from_symfs = report(&["--symfs", symfs.to_str().expect("path")]);
     for sym in ["leaf_sum", "other_work", "lib_inner"] {
         assert!(
