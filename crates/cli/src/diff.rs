@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use perfq_query::diff::{self, Counts};
-use perfq_query::Session;
+use perfq_query::{events, Session};
 
 use crate::input::{Conversion, Input};
 use crate::output::{self, QueryFormat};
@@ -41,8 +41,8 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let b = Input::open(&opt.b, &opt.conversion)?;
     let sa = one_capture(&a, &opt.a)?;
     let sb = one_capture(&b, &opt.b)?;
-    let ea = diff::sampled_events(&sa).with_context(|| opt.a.display().to_string())?;
-    let eb = diff::sampled_events(&sb).with_context(|| opt.b.display().to_string())?;
+    let ea = events::sampled_events(&sa).with_context(|| opt.a.display().to_string())?;
+    let eb = events::sampled_events(&sb).with_context(|| opt.b.display().to_string())?;
     let event = match &opt.event {
         Some(e) => {
             for (events, path) in [(&ea, &opt.a), (&eb, &opt.b)] {

@@ -423,3 +423,30 @@ fn topdown_columns_are_each_sides_shares() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A group read (`{task-clock,page-faults}:S`) delivers its members at the
+/// leader's times, so "the first event sampled" ties: diff and the flame
+/// graph break the tie alike, by place in the group, and default to the
+/// leader, the event `perf script` prints first and the collapse tools
+/// fold (the flame graph's folded stacks are held to those tools' in
+/// flamegraph.rs).
+#[test]
+fn a_group_capture_defaults_to_the_flame_graphs_event() {
+    let group = common::testdata("group.data");
+    let group = group.to_str().expect("path");
+    let notes = |args: &[&str]| -> String {
+        let out = common::perfq(args);
+        common::succeeded(&out, args.join(" "));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let diff = notes(&["diff", group, group, "--format", "json"]);
+    assert!(
+        diff.contains("comparing samples of task-clock (choose with --event)"),
+        "{diff}"
+    );
+    let folded = notes(&["flamegraph", "--folded", group]);
+    assert!(
+        folded.contains("showing task-clock (the first event sampled); also sampled: page-faults"),
+        "{folded}"
+    );
+}

@@ -78,17 +78,6 @@ pub struct Topdown {
     pub rows: HashMap<Vec<String>, Vec<Option<f64>>>,
 }
 
-/// The events a session's samples are of, the first sampled first.
-pub fn sampled_events(session: &Session) -> Result<Vec<String>, Error> {
-    views::ensure(session, "delivered_samples")?;
-    let rows = session.sql(helpers::DIFF_EVENTS)?;
-    let mut out = Vec::new();
-    for b in &rows {
-        out.extend(columns::strings(b, "name")?.into_iter().flatten());
-    }
-    Ok(out)
-}
-
 /// The samples of `event` per key in the session, with level-1 top-down
 /// shares when its captures have topdown events.
 pub fn counts(session: &Session, by: By, event: &str) -> Result<Counts, Error> {

@@ -51,8 +51,8 @@ use datafusion::arrow::array::{Int32Array, RecordBatch, StringArray, UInt64Array
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::datasource::MemTable;
 
-use crate::columns;
 use crate::helpers::{self, Param};
+use crate::{columns, events};
 use crate::{topdown, views, Error, Session};
 
 /// What a stack's count adds up.
@@ -123,7 +123,7 @@ pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
     register_comms(session)?;
     views::ensure(session, "delivered_samples")?;
     let delivered = helpers::query(helpers::FLAMEGRAPH_DELIVERED);
-    let events = sampled_events(session, delivered)?;
+    let events = events::sampled_events(session)?;
     let Some(event) = chosen_event(opt, &events)? else {
         // Nothing sampled (a damaged capture may have lost every sample):
         // a graph without stacks.
@@ -154,7 +154,7 @@ pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
 fn require_tables(session: &Session) -> Result<(), Error> {
     let queries = [
         helpers::FLAMEGRAPH_DELIVERED,
-        helpers::FLAMEGRAPH_EVENTS,
+        helpers::SAMPLED_EVENTS,
         helpers::FLAMEGRAPH_STACKS,
         helpers::FLAMEGRAPH_FRAMES,
     ];
@@ -168,20 +168,6 @@ fn require_tables(session: &Session) -> Result<(), Error> {
         }),
         None => Ok(()),
     }
-}
-
-/// The events with delivered samples (`delivered`), the first delivered
-/// first.
-fn sampled_events(session: &Session, delivered: &str) -> Result<Vec<String>, Error> {
-    let rows = session.sql(&helpers::fill(
-        helpers::FLAMEGRAPH_EVENTS,
-        &[("delivered", Param::Sql(delivered))],
-    ))?;
-    let mut events = Vec::new();
-    for b in &rows {
-        events.extend(columns::strings(b, "name")?.into_iter().flatten());
-    }
-    Ok(events)
 }
 
 /// The event to fold: the one `opt` names, else the first sampled; `None`

@@ -41,16 +41,15 @@ helpers! {
     STACK_SET_SAMPLES = "_stack_set_samples";
     /// The delivered samples a flame graph folds (`crate::flamegraph`).
     FLAMEGRAPH_DELIVERED = "_flamegraph_delivered";
-    /// The events with delivered samples, the first first.
-    FLAMEGRAPH_EVENTS = "_flamegraph_events";
     /// One event's samples per capture, comm and stack.
     FLAMEGRAPH_STACKS = "_flamegraph_stacks";
     /// Every frame's rows and function.
     FLAMEGRAPH_FRAMES = "_flamegraph_frames";
     /// The thread records comms are worked out from.
     FLAMEGRAPH_THREADS = "_flamegraph_threads";
-    /// The events sampled, the first first (`crate::diff`).
-    DIFF_EVENTS = "_diff_events";
+    /// The events with delivered samples, the first first
+    /// (`crate::events`).
+    SAMPLED_EVENTS = "_sampled_events";
     /// One event's samples and periods per key.
     DIFF_COUNTS = "_diff_counts";
     /// Inclusive sums per function (`crate::inclusive`).

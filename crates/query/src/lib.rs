@@ -26,6 +26,7 @@ for row in &report.rows {
 mod columns;
 pub mod diff;
 mod error;
+pub mod events;
 pub mod flamegraph;
 mod helpers;
 mod inclusive;
