@@ -42,6 +42,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             stack_memory: opt.stack_memory,
         },
     };
+    crate::scratch::writing_into(&opt.output);
     let outcomes = batch::run(&opt.inputs, &opt.output, &bopt, &bar)?;
     bar.finish();
     let mut problems = Vec::new();

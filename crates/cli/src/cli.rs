@@ -54,6 +54,13 @@ pub enum Command {
     /// .tar.bz2, .tar.zst, .zip). Captures already in the dataset are
     /// skipped, so an interrupted batch resumes where it stopped.
     Batch(BatchArgs),
+    /// See, prune or clear perfq's cache of converted captures and symbol
+    /// tables (bounded by PERFQ_CACHE_MAX, by default a tenth of its file
+    /// system; least recently used removed first).
+    Cache {
+        #[command(subcommand)]
+        action: crate::cache::CacheAction,
+    },
 }
 
 /// The arguments of `perfq info`.

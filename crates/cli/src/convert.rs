@@ -33,6 +33,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         },
     };
     let bar = crate::progress::Bar::new();
+    crate::scratch::writing_into(&opt.output);
     let outcomes = batch::run(&opt.files, &opt.output, &bopt, &bar)?;
     bar.finish();
     let mut problems = Vec::new();

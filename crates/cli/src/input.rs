@@ -11,7 +11,9 @@ use perfq_symbolize::Config;
 use perfq_writer::batch::{self, Status};
 use perfq_writer::convert;
 
+use crate::cache;
 use crate::damage::Policy;
+use crate::scratch::{self, Scratch};
 use crate::Outcome;
 
 /// The options of every command that takes a perf.data file or a dataset:
@@ -60,7 +62,7 @@ pub struct Input {
     /// under `--strict`.
     pub problem: Option<String>,
     /// Removes a `--no-cache` dataset when the command ends.
-    _temp: Option<TempDataset>,
+    _temp: Option<Scratch>,
 }
 
 impl Input {
@@ -93,21 +95,25 @@ impl Input {
                 _temp: None,
             });
         }
-        let mut temp = None;
-        let dataset = if conversion.no_cache {
-            let d = std::env::temp_dir().join(format!("perfq-dataset-{}", std::process::id()));
-            temp = Some(TempDataset(d.clone()));
-            d
-        } else {
-            cache_dir()
-                .context("no cache folder: set PERFQ_CACHE_DIR or HOME, or use --no-cache")?
-        };
-        let (id, problem) = converted(input, &dataset, conversion)?;
+        if conversion.no_cache {
+            let scratch = Scratch::new("dataset")?;
+            let dataset = scratch.path().to_path_buf();
+            let (id, problem) = converted(input, &dataset, conversion)?;
+            return Ok(Input {
+                dataset,
+                capture: Some(id),
+                problem,
+                _temp: Some(scratch),
+            });
+        }
+        let dataset = cache::datasets()
+            .context("no cache folder: set PERFQ_CACHE_DIR or HOME, or use --no-cache")?;
+        let (id, problem) = cached(input, &dataset, conversion)?;
         Ok(Input {
             dataset,
             capture: Some(id),
             problem,
-            _temp: temp,
+            _temp: None,
         })
     }
 
@@ -126,40 +132,28 @@ impl Input {
     }
 }
 
-/// Where the dataset's cache lives, in the cache folder. The version in the
-/// path changes when the dataset's schema or what a conversion writes
-/// does, so that an older perfq's conversions are not read as if they had
-/// the new columns (v3: groups of captures without GROUP_DESC are read off
-/// their samples; v4: PLT stubs named as perf >= 6.3 names them; v5:
-/// `read_error` says all that could not be read, `quality` counts it).
-pub fn cache_dir() -> Option<PathBuf> {
-    Some(cache_root()?.join("datasets-v5"))
-}
-
-/// perfq's cache folder: `$PERFQ_CACHE_DIR`, else `$XDG_CACHE_HOME/perfq`,
-/// else `~/.cache/perfq`.
-fn cache_root() -> Option<PathBuf> {
-    std::env::var_os("PERFQ_CACHE_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("perfq")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/perfq")))
-}
-
-/// Symbol tables kept between runs (`perfq_symbolize::SymbolDisk`), in
-/// the cache folder, at most 512 MiB (a folder per layout, so that
-/// perfq versions of two layouts do not rewrite each other's tables).
-pub fn symbol_disk() -> Option<perfq_symbolize::SymbolDisk> {
-    let dir = cache_root()?.join("symbols-v2");
-    Some(perfq_symbolize::SymbolDisk::new(dir, 512 << 20))
-}
-
-/// A temporary dataset folder, removed when dropped.
-struct TempDataset(PathBuf);
-
-impl Drop for TempDataset {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+/// `file`'s capture in the cache `dataset`: converted unless the cache
+/// holds it whole (a damaged entry is converted again, never answered
+/// from), marked used, and the cache pruned to its limit around it.
+fn cached(
+    file: &Path,
+    dataset: &Path,
+    conversion: &Conversion,
+) -> anyhow::Result<(String, Option<String>)> {
+    let (id, mut problem) = converted(file, dataset, conversion)?;
+    let dir = dataset.join(format!("capture={id}"));
+    if let Err(why) = cache::whole(&dir) {
+        eprintln!(
+            "perfq: warning: the cache's copy of {} is damaged ({why}); converting it again",
+            file.display()
+        );
+        perfq_writer::remove_capture(dataset, &id)
+            .with_context(|| format!("removing {}", dir.display()))?;
+        problem = converted(file, dataset, conversion)?.1;
     }
+    cache::used(&dir);
+    cache::prune(dataset, cache::limit(dataset)?, Some(&id))?;
+    Ok((id, problem))
 }
 
 /// Converts `file` into `dataset` (unless it holds it already) and gives
@@ -180,6 +174,7 @@ fn converted(
         },
     };
     let bar = crate::progress::Bar::new();
+    scratch::writing_into(dataset);
     let outcomes = batch::run(&[file.to_path_buf()], dataset, &opt, &bar)
         .with_context(|| format!("converting {}", file.display()))?;
     bar.finish();

@@ -2,6 +2,7 @@
 //! prints. Errors become one line on stderr and exit status 1.
 
 mod batch;
+mod cache;
 mod cli;
 mod convert;
 mod csv;
@@ -18,6 +19,7 @@ mod output;
 mod progress;
 mod query;
 mod report;
+mod scratch;
 mod size;
 mod symbols;
 mod topdown;
@@ -68,6 +70,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Flamegraph(args) => args.run(policy, &mut out)?,
         Command::Diff(args) => args.run(policy, &mut out)?,
         Command::Batch(args) => args.run(policy, &mut out)?,
+        Command::Cache { action } => cache::run(&action, &mut out)?,
     };
     out.flush()?;
     Ok(outcome)
@@ -79,6 +82,7 @@ fn main() -> ExitCode {
         Command::Convert(_) | Command::Batch(_) => heap::CONVERSION,
         _ => heap::PHASES,
     });
+    scratch::remove_on_interrupt();
     // A bug must still end with a one-line error and status 1, not a
     // panic's status 101.
     std::panic::set_hook(Box::new(|info| {

@@ -2,9 +2,10 @@
 //! share, and `perf archive` tarballs unpacked for the run.
 
 use std::path::PathBuf;
-use std::process::Command;
 
-use anyhow::Context;
+use perfq_writer::batch::Unpacked;
+
+use crate::scratch::Scratch;
 
 /// Symbol sources on the command line.
 #[derive(clap::Args, Clone, Debug, Default)]
@@ -30,38 +31,34 @@ pub struct SymbolSources {
 /// Sources ready to use; unpacked archives are removed when dropped.
 pub struct ResolvedSources {
     sources: SymbolSources,
-    unpacked: Vec<PathBuf>,
+    unpacked: Vec<Unpacked>,
+    /// The temporary folder the archives are unpacked in, dropped last.
+    _scratch: Option<Scratch>,
 }
 
 impl SymbolSources {
-    /// Unpacks the archives (with the system's tar, which reads bzip2,
-    /// gzip, xz and zstd) into temporary build-id caches.
+    /// Unpacks the archives' build-id caches into a temporary folder with
+    /// perfq's one archive reader (`perfq batch`'s): members confined to
+    /// the folder, expansion bounded; each member refused is a warning.
     pub fn resolve(self) -> anyhow::Result<ResolvedSources> {
         let mut unpacked = Vec::new();
-        for (i, a) in self.archives.iter().enumerate() {
-            let dir =
-                std::env::temp_dir().join(format!("perfq-archive-{}-{i}", std::process::id()));
-            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-            let out = Command::new("tar")
-                .arg("-xf")
-                .arg(a)
-                .arg("-C")
-                .arg(&dir)
-                .output()
-                .with_context(|| format!("running tar on {}", a.display()))?;
-            if !out.status.success() {
-                let _ = std::fs::remove_dir_all(&dir);
-                anyhow::bail!(
-                    "{}: cannot unpack: {}",
-                    a.display(),
-                    String::from_utf8_lossy(&out.stderr).trim()
-                );
+        let scratch = match self.archives.is_empty() {
+            true => None,
+            false => Some(Scratch::new("archive")?),
+        };
+        if let Some(scratch) = &scratch {
+            for a in &self.archives {
+                let u = perfq_writer::batch::unpack_symbols(a, scratch.path())?;
+                for line in &u.refused {
+                    eprintln!("perfq: warning: {}: {line}", a.display());
+                }
+                unpacked.push(u);
             }
-            unpacked.push(dir);
         }
         Ok(ResolvedSources {
             sources: self,
             unpacked,
+            _scratch: scratch,
         })
     }
 }
@@ -77,19 +74,11 @@ impl ResolvedSources {
                 .sources
                 .buildid_dirs
                 .iter()
-                .chain(&self.unpacked)
                 .cloned()
+                .chain(self.unpacked.iter().map(|u| u.path().to_path_buf()))
                 .collect(),
             binaries: None,
-            symbol_disk: crate::input::symbol_disk(),
-        }
-    }
-}
-
-impl Drop for ResolvedSources {
-    fn drop(&mut self) {
-        for d in &self.unpacked {
-            let _ = std::fs::remove_dir_all(d);
+            symbol_disk: crate::cache::symbol_disk(),
         }
     }
 }

@@ -21,7 +21,9 @@ mod pages;
 mod plain;
 mod table;
 
-pub use crate::dataset::{notes, remove_stale, CaptureWriter};
+pub use crate::dataset::{
+    notes, remove_capture, remove_own_temporaries, remove_stale, source_path, CaptureWriter,
+};
 pub use crate::table::{Cell, Column, ColumnType, Row, Table};
 pub use perfq_stream::Notes;
 
@@ -53,6 +55,14 @@ pub enum Error {
     /// The capture could not be read.
     #[error(transparent)]
     Read(#[from] perfq_reader::Error),
+    /// An archive could not be read, or expanded past perfq's bounds.
+    #[error("{path}: {why}")]
+    Archive {
+        /// The archive.
+        path: PathBuf,
+        /// What stopped its reading, naming the member.
+        why: String,
+    },
     /// The capture is already in the dataset.
     #[error("{0} exists; use --force to replace it")]
     Exists(PathBuf),

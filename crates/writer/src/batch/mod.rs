@@ -11,6 +11,7 @@
 //! stopped. A capture that fails is reported and the others go on.
 
 mod archive;
+pub use archive::{unpack_symbols, Unpacked};
 mod inputs;
 
 use std::path::{Path, PathBuf};
@@ -102,7 +103,7 @@ impl Observer for Quiet {}
 /// Spool folders are `.batch-<pid>` in the dataset: hidden from queries,
 /// on the dataset's file system (a capture's folder is renamed there),
 /// and removed by a later batch when their process is gone.
-const SPOOL_PREFIX: &str = ".batch-";
+pub(crate) const SPOOL_PREFIX: &str = ".batch-";
 
 /// Symbol tables and DWARF a batch keeps for the captures still to come:
 /// enough for the largest binaries seen (`librustc_driver`'s symbols and
@@ -236,7 +237,10 @@ impl<R: Fn(Outcome)> Feeder<'_, R> {
             Some(a) => match spooled(self.spool, || {
                 archive::extract_all(&a, archive::ArchiveKind::TarBz2, &self.spool.0)
             }) {
-                Ok(dir) => Some(Arc::new(dir)),
+                Ok((dir, refused)) => {
+                    self.refused(&a.display().to_string(), refused);
+                    Some(dir)
+                }
                 Err(e) => {
                     (self.record)(failed(index, input, format!("{}: {e}", a.display())));
                     return true;
@@ -277,13 +281,26 @@ impl<R: Fn(Outcome)> Feeder<'_, R> {
             })
         });
         let problem = match streamed {
-            Ok(0) => "holds no perf.data capture".to_string(),
-            Ok(_) => return,
+            Ok(s) => {
+                self.refused(&shown, s.refused);
+                if s.captures > 0 {
+                    return;
+                }
+                "holds no perf.data capture".to_string()
+            }
             Err(e) if sent > 0 => format!("{e} ({sent} captures before it were read)"),
             Err(e) => e,
         };
         let index = self.next(&shown, 0);
         (self.record)(failed(index, shown, problem));
+    }
+
+    /// An archive's members refused, each an input that gave nothing.
+    fn refused(&mut self, archive: &str, lines: Vec<String>) {
+        for line in lines {
+            let index = self.next(archive, 0);
+            (self.record)(failed(index, archive.to_string(), line));
+        }
     }
 }
 
