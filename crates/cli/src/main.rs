@@ -88,7 +88,9 @@ fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         eprintln!("perfq: internal error (please report): {info}");
     }));
-    match std::panic::catch_unwind(|| run(cli)) {
+    let result = std::panic::catch_unwind(|| run(cli));
+    scratch::wait_if_interrupted();
+    match result {
         Ok(Ok(Outcome::Ok)) => ExitCode::SUCCESS,
         Ok(Ok(Outcome::Failed(msg))) => {
             eprintln!("perfq: error: {msg}");

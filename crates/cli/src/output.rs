@@ -109,11 +109,14 @@ fn write_parquet(
 
 /// Writes `path` through a temporary file beside it, renamed into place
 /// once complete: a reader never sees half a result, and a failure leaves
-/// an earlier file as it was.
+/// an earlier file as it was. The temporary file is made by `tempfile`
+/// (a new name nobody planted; the folder may be a shared one) and goes on
+/// error and on Ctrl-C.
 pub fn write_atomically(
     path: &Path,
     f: impl FnOnce(&mut BufWriter<File>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -121,25 +124,24 @@ pub fn write_atomically(
     let name = path
         .file_name()
         .with_context(|| format!("{}: not a file name", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        let mut w = BufWriter::new(file);
-        f(&mut w)?;
-        let file = w
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        file.sync_all()
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".{}.tmp-", name.to_string_lossy()))
+        // As File::create makes a file: the umask decides.
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(&dir)
+        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    let _interrupt = crate::scratch::track(tmp.path());
+    let shown = tmp.path().display().to_string();
+    let mut w = BufWriter::new(tmp.reopen().with_context(|| shown.clone())?);
+    f(&mut w)?;
+    let file = w
+        .into_inner()
+        .map_err(|e| e.into_error())
+        .with_context(|| format!("writing {shown}"))?;
+    file.sync_all()
+        .with_context(|| format!("writing {shown}"))?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("renaming to {}", path.display()))?;
+    Ok(())
 }

@@ -13,11 +13,12 @@
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use anyhow::Context;
 
-/// The folders of this process to remove on Ctrl-C.
+/// The folders and files of this process to remove on Ctrl-C.
 static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// The datasets this process writes captures into: their temporary
 /// folders of this process go on Ctrl-C.
@@ -59,6 +60,22 @@ impl Drop for Scratch {
     }
 }
 
+/// A file or folder of this process that Ctrl-C removes, until dropped.
+pub struct Tracked(PathBuf);
+
+/// Removes `path` on Ctrl-C while the returned guard lives (its owner
+/// removes it otherwise).
+pub fn track(path: &Path) -> Tracked {
+    lock(&LIVE).push(path.to_path_buf());
+    Tracked(path.to_path_buf())
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        lock(&LIVE).retain(|p| p != &self.0);
+    }
+}
+
 /// Says that this process writes captures into `dataset`, so that Ctrl-C
 /// removes its half-written ones there (a killed run's are removed by the
 /// next conversion into it).
@@ -69,22 +86,48 @@ pub fn writing_into(dataset: &Path) {
     }
 }
 
+/// Set once Ctrl-C has come: the handler ends the process.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
 /// Installs the Ctrl-C handler (SIGINT, SIGTERM and SIGHUP): it removes this
 /// process's temporary folders and half-written captures, then exits with
 /// status 130 as a shell's interrupted command does.
+///
+/// The other threads run on meanwhile and may make a folder again (a
+/// conversion starting makes its dataset's folder), so the handler removes
+/// everything twice, a moment apart; and the main thread, should it end
+/// first, waits for the handler instead of exiting with its own status
+/// ([`wait_if_interrupted`]).
 pub fn remove_on_interrupt() {
     // Without a handler (another one installed first) an interrupt leaves
     // what the next run removes as a killed run's.
     let _ = ctrlc::set_handler(|| {
-        for dir in lock(&LIVE).iter() {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-        for dataset in lock(&DATASETS).iter() {
-            perfq_writer::remove_own_temporaries(dataset);
-        }
+        INTERRUPTED.store(true, Ordering::SeqCst);
+        remove_everything();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        remove_everything();
         eprintln!("perfq: interrupted");
         std::process::exit(130);
     });
+}
+
+fn remove_everything() {
+    for path in lock(&LIVE).iter() {
+        if std::fs::remove_dir_all(path).is_err() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+    for dataset in lock(&DATASETS).iter() {
+        perfq_writer::remove_own_temporaries(dataset);
+    }
+}
+
+/// Once Ctrl-C has come, never returns: the handler removes what it must
+/// and exits with status 130.
+pub fn wait_if_interrupted() {
+    while INTERRUPTED.load(Ordering::SeqCst) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 /// Removes `parent`'s folders `<prefix><pid>-<random>` of this user whose

@@ -2,8 +2,8 @@
 //!
 //! 1. Links and folders planted in the temporary folder at the names an
 //!    older perfq used (`perfq-dataset-<pid>`, `perfq-archive-<pid>-<i>`,
-//!    for the next few hundred process ids): `--no-cache` and `--archive`
-//!    write nothing through them, and leave no perfq-named path behind,
+//!    for the next few hundred process ids, and `-o FILE`'s temporary
+//!    file): `--no-cache`, `--archive` and `-o` write nothing through them, and leave no perfq-named path behind,
 //!    after success, after failure, and after Ctrl-C (SIGINT, exit 130).
 //! 2. Hostile archives written by Python's `tarfile`, `bz2` and `zipfile`:
 //!    absolute and `..` member names, a link to `/` with a member through
@@ -99,6 +99,17 @@ fn run(
     }
 }
 
+/// Fails naming what `tmp` holds of perfq's beyond what was `planted`.
+fn only_planted(tmp: &Path, planted: &BTreeSet<String>, after: &str) {
+    let now = perfq_named(tmp);
+    let left: Vec<_> = now.difference(planted).collect();
+    let gone: Vec<_> = planted.difference(&now).collect();
+    assert!(
+        left.is_empty() && gone.is_empty(),
+        "{after}: left {left:?}, removed {gone:?}"
+    );
+}
+
 /// The perfq-named entries of `dir`.
 fn perfq_named(dir: &Path) -> BTreeSet<String> {
     std::fs::read_dir(dir)
@@ -121,6 +132,9 @@ fn plant(tmp: &Path, victim: &Path, n: u32) -> BTreeSet<String> {
         ] {
             std::os::unix::fs::symlink(victim, tmp.join(name)).expect("plant a link");
         }
+        // The temporary file an older `-o tmp/out.csv` wrote through.
+        let out = tmp.join(format!(".out.csv.tmp-{pid}"));
+        std::os::unix::fs::symlink(victim.join("clobbered"), out).expect("plant a link");
     }
     perfq_named(tmp)
 }
@@ -143,8 +157,11 @@ fn temporary_folders_are_unguessable_and_removed() {
         .expect("tar");
     assert!(made.success());
     let archive = archive.to_str().expect("path");
-    let runs: [(&[&str], i32); 4] = [
+    let out = tmp.join("out.csv");
+    let out = out.to_str().expect("path");
+    let runs: [(&[&str], i32); 5] = [
         (&["topdown", "--no-cache", spr], 0),
+        (&["query", spr, "SELECT 1 AS one", "-o", out], 0),
         (
             &["query", "--no-cache", spr, "SELECT COUNT(*) FROM samples"],
             0,
@@ -158,7 +175,7 @@ fn temporary_folders_are_unguessable_and_removed() {
     for (args, want) in runs {
         let m = run(args, &tmp, &cache, None);
         assert_eq!(m.status, want, "{args:?}: {}", m.stderr);
-        assert_eq!(perfq_named(&tmp), planted, "{args:?} left a path behind");
+        only_planted(&tmp, &planted, &format!("{args:?}"));
         assert_eq!(
             std::fs::read_dir(&victim).expect("ls").count(),
             0,
@@ -179,7 +196,7 @@ fn temporary_folders_are_unguessable_and_removed() {
     );
     assert_eq!(m.status, 130, "{}", m.stderr);
     assert!(m.stderr.contains("perfq: interrupted"), "{}", m.stderr);
-    assert_eq!(perfq_named(&tmp), planted, "Ctrl-C left a path behind");
+    only_planted(&tmp, &planted, "Ctrl-C");
     assert_eq!(std::fs::read_dir(&victim).expect("ls").count(), 0);
 
     // Into a dataset: Ctrl-C leaves no half-written capture there.
