@@ -13,7 +13,7 @@ use perfq_query::{events, Session};
 use crate::input::{Conversion, Input};
 use crate::output::{self, QueryFormat};
 use crate::progress::Spinner;
-use crate::Outcome;
+use crate::{diff_table, Outcome};
 
 /// Row keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -95,7 +95,23 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         );
     }
     let (schema, batch) = diff::compare(&ca, &cb, by)?;
-    output::emit(opt.format, opt.output.as_deref(), &schema, &[batch], out)?;
+    if opt.format == QueryFormat::Table {
+        let (a_name, b_name) = (opt.a.display().to_string(), opt.b.display().to_string());
+        let sides = diff_table::Sides {
+            a: &a_name,
+            b: &b_name,
+            a_samples: ca.samples,
+            b_samples: cb.samples,
+            event: &event,
+            keys: by.keys(),
+        };
+        match opt.output.as_deref() {
+            Some(path) => output::write_atomically(path, |w| diff_table::write(&sides, &batch, w))?,
+            None => diff_table::write(&sides, &batch, out)?,
+        }
+    } else {
+        output::emit(opt.format, opt.output.as_deref(), &schema, &[batch], out)?;
+    }
     Ok(Outcome::from_problems(
         a.problem.into_iter().chain(b.problem),
     ))

@@ -8,6 +8,7 @@ mod convert;
 mod csv;
 mod damage;
 mod diff;
+mod diff_table;
 mod dump;
 mod flamegraph;
 mod heap;

@@ -182,6 +182,7 @@ fn the_slowed_function_is_the_top_row() {
     assert_eq!(num(&only["a_pct"]), 0.0);
 
     let csv = other_formats_carry_the_same_rows(pa, pb, &rows, &dir, &cache);
+    the_table_rounds_the_json_rows(pa, pb, &rows, &cache);
 
     // Per DSO: the program's DSO gains what its functions gain.
     let dsos = perfq_rows(&["diff", pa, pb, "--by", "dso", "--format", "json"], &cache);
@@ -201,6 +202,52 @@ fn the_slowed_function_is_the_top_row() {
 
     capture_folders_give_the_files_rows(pa, pb, &csv, &dir, &cache);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The terminal table: at most 100 columns, every JSON row in order with
+/// its shares and change to two decimals and its significance mark.
+fn the_table_rounds_the_json_rows(pa: &str, pb: &str, rows: &[Value], cache: &Path) {
+    let table = perfq_ok(&["diff", pa, pb], cache);
+    let lines: Vec<&str> = table.lines().collect();
+    for l in &lines {
+        assert!(l.chars().count() <= 100, "wider than 100 columns: {l:?}");
+    }
+    let body: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| !l.starts_with('#'))
+        .skip(1)
+        .collect();
+    assert_eq!(body.len(), rows.len(), "{table}");
+    for (line, r) in body.iter().zip(rows) {
+        let p = num(&r["p_value"]);
+        let mark = match p {
+            p if p < 0.001 => "***",
+            p if p < 0.01 => "**",
+            p if p < 0.05 => "*",
+            _ => "",
+        };
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        let want = [
+            r["a_samples"].to_string(),
+            r["b_samples"].to_string(),
+            format!("{:.2}", num(&r["a_pct"])),
+            format!("{:.2}", num(&r["b_pct"])),
+            format!("{:+.2}", num(&r["change_pp"])),
+        ];
+        assert_eq!(
+            &cells[..5],
+            &want.iter().map(String::as_str).collect::<Vec<_>>()[..],
+            "{line}"
+        );
+        let rest = if mark.is_empty() {
+            &cells[5..]
+        } else {
+            assert_eq!(cells[5], mark, "{line}");
+            &cells[6..]
+        };
+        assert_eq!(rest[0], r["symbol"].as_str().expect("symbol"), "{line}");
+    }
 }
 
 /// Every function's samples in A and B equal perf report's; shares,
@@ -250,8 +297,8 @@ fn rows_agree_with_perf_report(rows: &[Value], a: &Path, b: &Path) -> usize {
     checked
 }
 
-/// The CSV, table and Parquet formats carry `rows` (the JSON's); Parquet
-/// needs a file. Returns the CSV.
+/// The CSV and Parquet formats carry `rows` (the JSON's); Parquet needs a
+/// file. Returns the CSV.
 fn other_formats_carry_the_same_rows(
     pa: &str,
     pb: &str,
@@ -270,9 +317,6 @@ fn other_formats_carry_the_same_rows(
         assert_eq!(c[2].parse::<u64>().expect("a_samples"), j["a_samples"]);
         assert_eq!(c[3].parse::<u64>().expect("b_samples"), j["b_samples"]);
     }
-    let table = perfq_ok(&["diff", pa, pb], cache);
-    let first = table.lines().nth(3).expect("first table row");
-    assert!(first.contains("hash_keys"), "{table}");
     let pq = dir.join("diff.parquet");
     perfq_ok(
         &[

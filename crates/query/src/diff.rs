@@ -45,7 +45,8 @@ pub enum By {
 }
 
 impl By {
-    fn keys(self) -> &'static [&'static str] {
+    /// The key columns of this grouping.
+    pub fn keys(self) -> &'static [&'static str] {
         match self {
             By::Function => &["symbol", "dso"],
             By::Dso => &["dso"],
