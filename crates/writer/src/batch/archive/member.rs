@@ -39,7 +39,7 @@ pub(crate) struct Folder {
 }
 
 /// `name` as a path below the folder: `None` when absolute or with `..`.
-fn confined(name: &Path) -> Option<PathBuf> {
+pub(super) fn confined(name: &Path) -> Option<PathBuf> {
     let mut rel = PathBuf::new();
     for c in name.components() {
         match c {

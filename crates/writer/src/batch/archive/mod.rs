@@ -15,7 +15,7 @@ use member::{Folder, Kind};
 
 use std::fs::File;
 use std::io::{BufReader, Read};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -257,11 +257,7 @@ struct Reader<'a> {
 /// unpacked: never so in a capture's or perf's archive, so such a member
 /// is refused whatever it is.
 fn leads_out(name: &str, link: Option<&Path>) -> Option<&'static str> {
-    let out = |p: &Path| {
-        p.components()
-            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
-    };
-    if out(Path::new(name)) {
+    if member::confined(Path::new(name)).is_none() {
         Some("its name leads out of the archive's folder")
     } else if link.is_some_and(|l| l.is_absolute()) {
         Some("a link that leads out of the archive's folder")
