@@ -98,11 +98,11 @@ impl Input {
         if conversion.no_cache {
             let scratch = Scratch::new("dataset")?;
             let dataset = scratch.path().to_path_buf();
-            let (id, problem) = converted(input, &dataset, conversion)?;
+            let c = converted(input, &dataset, conversion)?;
             return Ok(Input {
                 dataset,
-                capture: Some(id),
-                problem,
+                capture: Some(c.id),
+                problem: c.problem,
                 _temp: Some(scratch),
             });
         }
@@ -134,37 +134,44 @@ impl Input {
 
 /// `file`'s capture in the cache `dataset`: converted unless the cache
 /// holds it whole (a damaged entry is converted again, never answered
-/// from), marked used, and the cache pruned to its limit around it.
+/// from), marked used, and, when it was converted now, the cache pruned to
+/// its limit around it (only a conversion makes the cache larger).
 fn cached(
     file: &Path,
     dataset: &Path,
     conversion: &Conversion,
 ) -> anyhow::Result<(String, Option<String>)> {
-    let (id, mut problem) = converted(file, dataset, conversion)?;
-    let dir = dataset.join(format!("capture={id}"));
+    let mut c = converted(file, dataset, conversion)?;
+    let dir = dataset.join(format!("capture={}", c.id));
     if let Err(why) = cache::whole(&dir) {
         eprintln!(
             "perfq: warning: the cache's copy of {} is damaged ({why}); converting it again",
             file.display()
         );
-        perfq_writer::remove_capture(dataset, &id)
+        perfq_writer::remove_capture(dataset, &c.id)
             .with_context(|| format!("removing {}", dir.display()))?;
-        problem = converted(file, dataset, conversion)?.1;
+        c = converted(file, dataset, conversion)?;
     }
     cache::used(&dir);
-    cache::prune(dataset, cache::limit(dataset)?, Some(&id))?;
-    Ok((id, problem))
+    if c.written {
+        cache::prune(dataset, cache::limit(dataset)?, Some(&c.id))?;
+    }
+    Ok((c.id, c.problem))
 }
 
-/// Converts `file` into `dataset` (unless it holds it already) and gives
-/// the capture's id, and what fails the command under the conversion's
-/// damage policy: `perfq batch`'s path with this one input, so that a
-/// capture another perfq converted into the cache first is found there.
-fn converted(
-    file: &Path,
-    dataset: &Path,
-    conversion: &Conversion,
-) -> anyhow::Result<(String, Option<String>)> {
+/// A capture in a dataset, as [`converted`] found or wrote it.
+struct Converted {
+    id: String,
+    /// What fails the command under the damage policy.
+    problem: Option<String>,
+    /// Whether it was written now (else the dataset held it).
+    written: bool,
+}
+
+/// Converts `file` into `dataset` (unless it holds it already): `perfq
+/// batch`'s path with this one input, so that a capture another perfq
+/// converted into the cache first is found there.
+fn converted(file: &Path, dataset: &Path, conversion: &Conversion) -> anyhow::Result<Converted> {
     let opt = batch::Options {
         jobs: 1,
         convert: convert::Options {
@@ -195,5 +202,9 @@ fn converted(
         .capture
         .clone()
         .with_context(|| format!("converting {}: no capture id", file.display()))?;
-    Ok((id, problem))
+    Ok(Converted {
+        id,
+        problem,
+        written: matches!(o.status, Status::Converted { .. }),
+    })
 }
