@@ -2,7 +2,7 @@
 //! `--help`'s text) and how they become the call of the command's module.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
@@ -102,7 +102,7 @@ impl DumpArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         // Unpacked archives stay until the command ends.
         let resolved = if self.symbols {
-            Some(self.sources.resolve()?)
+            Some(self.sources.resolve(Some(&[&self.file]))?)
         } else {
             None
         };
@@ -139,7 +139,8 @@ pub struct ConvertArgs {
 
 impl ConvertArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-        let sources = self.sources.resolve()?;
+        let files: Vec<&Path> = self.files.iter().map(PathBuf::as_path).collect();
+        let sources = self.sources.resolve(Some(&files))?;
         let opt = convert::Options {
             files: self.files,
             output: self.output,
@@ -175,7 +176,7 @@ pub struct ReportArgs {
 
 impl ReportArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-        let sources = self.sources.resolve()?;
+        let sources = self.sources.resolve(Some(&[&self.file]))?;
         let opt = report::Options {
             children: self.children,
             sort: self.sort,
@@ -227,6 +228,7 @@ pub struct TopdownArgs {
 
 impl TopdownArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        let conversion = self.input_args.resolve(policy, &[&self.input])?;
         let opt = topdown::Options {
             input: self.input,
             level: self.level,
@@ -236,7 +238,7 @@ impl TopdownArgs {
             cpu_model: self.cpu_model,
             min_samples: self.min_samples,
             format: self.format,
-            conversion: self.input_args.resolve(policy)?,
+            conversion,
         };
         topdown::run(&opt, out)
     }
@@ -266,13 +268,14 @@ pub struct QueryArgs {
 
 impl QueryArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        let conversion = self.input_args.resolve(policy, &[&self.input])?;
         let opt = query::Options {
             input: self.input,
             sql: self.sql,
             format: self.format,
             output: self.output,
             capture: self.capture,
-            conversion: self.input_args.resolve(policy)?,
+            conversion,
         };
         query::run(&opt, out)
     }
@@ -309,6 +312,7 @@ pub struct FlamegraphArgs {
 
 impl FlamegraphArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        let conversion = self.input_args.resolve(policy, &[&self.input])?;
         let opt = flamegraph::Options {
             input: self.input,
             output: self.output,
@@ -317,7 +321,7 @@ impl FlamegraphArgs {
             color: self.color,
             capture: self.capture,
             samples: self.samples,
-            conversion: self.input_args.resolve(policy)?,
+            conversion,
         };
         flamegraph::run(&opt, out)
     }
@@ -349,6 +353,7 @@ pub struct DiffArgs {
 
 impl DiffArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        let conversion = self.input_args.resolve(policy, &[&self.a, &self.b])?;
         let opt = diff::Options {
             a: self.a,
             b: self.b,
@@ -356,7 +361,7 @@ impl DiffArgs {
             event: self.event,
             format: self.format,
             output: self.output,
-            conversion: self.input_args.resolve(policy)?,
+            conversion,
         };
         diff::run(&opt, out)
     }
@@ -397,7 +402,9 @@ pub struct BatchArgs {
 
 impl BatchArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-        let sources = self.sources.resolve()?;
+        // A batch's captures are found as it runs: every build id of
+        // an archive given is unpacked.
+        let sources = self.sources.resolve(None)?;
         let opt = batch::Options {
             inputs: self.inputs,
             output: self.output,

@@ -28,9 +28,9 @@ pub struct InputArgs {
 }
 
 impl InputArgs {
-    /// Checks the symbol sources given.
-    pub fn resolve(self, policy: Policy) -> anyhow::Result<Conversion> {
-        let sources = self.sources.resolve()?;
+    /// Checks the symbol sources given, for the command's `inputs`.
+    pub fn resolve(self, policy: Policy, inputs: &[&Path]) -> anyhow::Result<Conversion> {
+        let sources = self.sources.resolve(Some(inputs))?;
         Ok(Conversion {
             no_cache: self.no_cache,
             symbols: sources.config(true),

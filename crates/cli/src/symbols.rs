@@ -1,9 +1,9 @@
 //! Where symbols come from: the options `report` and `dump --symbols`
 //! share, and `perf archive` tarballs unpacked for the run.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use perfq_writer::batch::Unpacked;
+use perfq_writer::batch::{BuildIds, Unpacked};
 
 use crate::scratch::Scratch;
 
@@ -40,15 +40,22 @@ impl SymbolSources {
     /// Unpacks the archives' build-id caches into a temporary folder with
     /// perfq's one archive reader (`perfq batch`'s): members confined to
     /// the folder, expansion bounded; each member refused is a warning.
-    pub fn resolve(self) -> anyhow::Result<ResolvedSources> {
+    /// `inputs`: the command's inputs, when known before it runs: only the
+    /// members of the build ids their captures name are unpacked (a
+    /// dataset folder needs none).
+    pub fn resolve(self, inputs: Option<&[&Path]>) -> anyhow::Result<ResolvedSources> {
         let mut unpacked = Vec::new();
         let scratch = match self.archives.is_empty() {
             true => None,
             false => Some(Scratch::new("archive")?),
         };
         if let Some(scratch) = &scratch {
+            let wanted = inputs.and_then(|inputs| {
+                let files: Vec<&Path> = inputs.iter().copied().filter(|p| !p.is_dir()).collect();
+                BuildIds::of_captures(&files)
+            });
             for a in &self.archives {
-                let u = perfq_writer::batch::unpack_symbols(a, scratch.path())?;
+                let u = perfq_writer::batch::unpack_symbols(a, scratch.path(), wanted.as_ref())?;
                 for line in &u.refused {
                     eprintln!("perfq: warning: {}: {line}", a.display());
                 }

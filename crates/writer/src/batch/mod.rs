@@ -11,7 +11,7 @@
 //! stopped. A capture that fails is reported and the others go on.
 
 mod archive;
-pub use archive::{unpack_symbols, Unpacked};
+pub use archive::{unpack_symbols, BuildIds, Unpacked};
 mod inputs;
 
 use std::path::{Path, PathBuf};
@@ -235,7 +235,14 @@ impl<R: Fn(Outcome)> Feeder<'_, R> {
         let symbols = match symbols {
             None => None,
             Some(a) => match spooled(self.spool, || {
-                archive::extract_all(&a, archive::ArchiveKind::TarBz2, &self.spool.0)
+                // Only the binaries of the build ids this capture names.
+                let wanted = archive::BuildIds::of_captures(&[&path]);
+                archive::extract_symbols(
+                    &a,
+                    archive::ArchiveKind::TarBz2,
+                    &self.spool.0,
+                    wanted.as_ref(),
+                )
             }) {
                 Ok((dir, refused)) => {
                     self.refused(&a.display().to_string(), refused);
@@ -264,7 +271,7 @@ impl<R: Fn(Outcome)> Feeder<'_, R> {
         let mut sent = 0usize;
         let spool = self.spool;
         let streamed = spooled(spool, || {
-            archive::stream(path, kind, &spool.0, &mut |m| {
+            archive::stream(path, kind, &spool.0, None, &mut |m| {
                 let input = format!("{shown}!{}", m.name);
                 let bytes = std::fs::metadata(&m.file.0).map_or(0, |m| m.len());
                 let job = Job {

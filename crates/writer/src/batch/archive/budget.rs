@@ -1,14 +1,15 @@
 //! The bound on what an archive may expand to: a zip or bzip2 bomb (a
 //! few kilobytes that decompress to gigabytes) must not fill the disk.
 //!
-//! Every byte an archive's members write (spooled captures, build-id
-//! cache files) is counted against two limits: [`MAX_EXPANDED`] in all,
-//! and [`MAX_RATIO`] times the archive's compressed bytes read so far
-//! (plus [`RATIO_SLACK`], so that small archives of well-compressing
-//! captures pass). Real archives stay far below both: `perf archive`'s
+//! Every byte an archive expands to is counted, whether a member's bytes
+//! are written (spooled captures, build-id cache files) or passed over
+//! (a tar stream is decompressed to be read past), against two limits:
+//! [`MAX_EXPANDED`] in all, and [`MAX_RATIO`] times the archive's
+//! compressed bytes read so far (plus [`RATIO_SLACK`], so that small
+//! archives of well-compressing captures pass). Real archives stay far below both: `perf archive`'s
 //! binaries compress 3–8×, captures rarely past 30×.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -33,12 +34,30 @@ impl<R: Read> Read for Counted<R> {
     }
 }
 
-/// What one archive has expanded to so far.
+/// What one archive has expanded to so far. Clones share the counts.
+#[derive(Clone)]
 pub(crate) struct Budget {
     compressed: Arc<AtomicU64>,
-    written: u64,
+    expanded: Arc<AtomicU64>,
     max_expanded: u64,
     max_ratio: u64,
+}
+
+/// An archive's expansion went past its bound.
+#[derive(Debug)]
+pub(crate) struct Spent(pub(crate) String);
+
+impl std::fmt::Display for Spent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Spent {}
+
+/// Whether `e` is a [`Metered`] reader's refusal: the budget spent.
+pub(crate) fn spent(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<Spent>())
 }
 
 impl Budget {
@@ -50,7 +69,7 @@ impl Budget {
     pub(crate) fn with_limits(max_expanded: u64, max_ratio: u64) -> Budget {
         Budget {
             compressed: Arc::new(AtomicU64::new(0)),
-            written: 0,
+            expanded: Arc::new(AtomicU64::new(0)),
             max_expanded,
             max_ratio,
         }
@@ -64,14 +83,24 @@ impl Budget {
         }
     }
 
+    /// `expanded`, its bytes counted as the archive's expanded bytes: a
+    /// read past the bound fails with [`Spent`], so no more than the
+    /// bound's worth is ever decompressed, whether the bytes are written
+    /// or passed over.
+    pub(crate) fn metered<R: Read>(&self, expanded: R) -> Metered<R> {
+        Metered {
+            inner: expanded,
+            budget: self.clone(),
+        }
+    }
+
     /// Counts `bytes` more of the archive's compressed bytes read.
     pub(crate) fn compressed(&self, bytes: u64) {
         self.compressed.fetch_add(bytes, Ordering::Relaxed);
     }
 
-    /// Why `more` bytes may not be written, if they may not.
-    fn refuse(&self, more: u64) -> Option<String> {
-        let total = self.written.saturating_add(more);
+    /// Why the archive may not expand to `total` bytes, if it may not.
+    fn refuse(&self, total: u64) -> Option<String> {
         let compressed = self.compressed.load(Ordering::Relaxed);
         let by_ratio = compressed
             .saturating_mul(self.max_ratio)
@@ -91,25 +120,21 @@ impl Budget {
             None
         }
     }
+}
 
-    /// Copies `from` into `to` a block at a time, as long as the budget
-    /// allows: on refusal, at most one block past the limit was written.
-    pub(crate) fn copy(&mut self, from: &mut dyn Read, to: &mut dyn Write) -> Result<u64, String> {
-        let mut buf = vec![0u8; 1 << 16];
-        let mut copied = 0u64;
-        loop {
-            let n = match from.read(&mut buf) {
-                Ok(0) => return Ok(copied),
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e.to_string()),
-            };
-            if let Some(why) = self.refuse(n as u64) {
-                return Err(why);
-            }
-            to.write_all(&buf[..n]).map_err(|e| e.to_string())?;
-            self.written += n as u64;
-            copied += n as u64;
+/// The expanded bytes of an archive, counted against its [`Budget`].
+pub(crate) struct Metered<R> {
+    inner: R,
+    budget: Budget,
+}
+
+impl<R: Read> Read for Metered<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let total = self.budget.expanded.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+        match self.budget.refuse(total) {
+            Some(why) => Err(std::io::Error::other(Spent(why))),
+            None => Ok(n),
         }
     }
 }
@@ -118,29 +143,34 @@ impl Budget {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_copy_past_the_ratio_is_refused() {
-        let mut budget = Budget::with_limits(u64::MAX, 2);
-        let mut counted = budget.counted(&[0u8; 10][..]);
-        std::io::copy(&mut counted, &mut std::io::sink()).expect("read");
-        let zeros = vec![0u8; (RATIO_SLACK + 21) as usize];
-        let mut out = std::io::sink();
-        let err = budget.copy(&mut &zeros[..], &mut out).expect_err("refused");
-        assert!(err.contains("decompression bomb"), "{err}");
-        assert!(budget.written <= RATIO_SLACK + 20);
+    fn drain(r: &mut dyn Read) -> std::io::Result<u64> {
+        std::io::copy(r, &mut std::io::sink())
     }
 
     #[test]
-    fn a_copy_past_the_total_is_refused() {
-        let mut budget = Budget::with_limits(100, u64::MAX);
-        let err = budget
-            .copy(&mut &[1u8; 101][..], &mut std::io::sink())
-            .expect_err("refused");
-        assert!(err.contains("past 100 bytes"), "{err}");
-        let mut budget = Budget::with_limits(100, u64::MAX);
-        assert_eq!(
-            budget.copy(&mut &[1u8; 100][..], &mut std::io::sink()),
-            Ok(100)
-        );
+    fn a_read_past_the_ratio_is_refused() {
+        let budget = Budget::with_limits(u64::MAX, 2);
+        drain(&mut budget.counted(&[0u8; 10][..])).expect("read");
+        let zeros = vec![0u8; (RATIO_SLACK + 21) as usize];
+        let err = drain(&mut budget.metered(&zeros[..])).expect_err("refused");
+        assert!(spent(&err), "{err}");
+        assert!(err.to_string().contains("decompression bomb"), "{err}");
+    }
+
+    #[test]
+    fn a_read_past_the_total_is_refused() {
+        let budget = Budget::with_limits(100, u64::MAX);
+        let err = drain(&mut budget.metered(&[1u8; 101][..])).expect_err("refused");
+        assert!(err.to_string().contains("past 100 bytes"), "{err}");
+        let budget = Budget::with_limits(100, u64::MAX);
+        assert_eq!(drain(&mut budget.metered(&[1u8; 100][..])).ok(), Some(100));
+    }
+
+    #[test]
+    fn bytes_passed_over_count_as_those_written() {
+        let budget = Budget::with_limits(100, u64::MAX);
+        drain(&mut budget.metered(&[1u8; 60][..])).expect("within");
+        let err = drain(&mut budget.metered(&[1u8; 60][..])).expect_err("refused");
+        assert!(spent(&err), "{err}");
     }
 }

@@ -2,19 +2,23 @@
 //! member is copied into a spool file beside the dataset (a capture is
 //! read through a memory map, so it must be a file) and handed on while
 //! the archive is read further; nothing else of the archive reaches the
-//! disk but the build-id cache it may hold. perfq's one reader of
-//! archives: `perfq batch`'s and the build-id caches of `--archive`
-//! ([`unpack_symbols`]). Members are written only inside their folder
-//! (`member`), and an archive's expanded bytes are bounded (`budget`).
+//! disk but the build-id cache it may hold (only the members of the
+//! build ids its capture names, when the capture is known beforehand:
+//! `wanted`). perfq's one reader of archives: `perfq batch`'s and the
+//! build-id caches of `--archive` ([`unpack_symbols`]). Members are
+//! written only inside their folder (`member`), and an archive's expanded
+//! bytes are bounded (`budget`).
 
 mod budget;
 mod member;
+mod wanted;
 
 use budget::Budget;
 use member::{Folder, Kind};
+pub use wanted::BuildIds;
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -122,19 +126,22 @@ fn is_symbol_member(name: &str) -> bool {
 
 /// Reads `archive`, calling `found` with each capture member as soon as
 /// it is copied out (other members are passed over, except a build-id
-/// cache, extracted for the captures that come after it). Gives how many
-/// captures there were and the lines naming the members refused, or what
-/// stopped the reading (the captures handed on before it stand).
+/// cache, extracted for the captures that come after it: only the members
+/// of `wanted`'s build ids when given). Gives how many captures there
+/// were and the lines naming the members refused, or what stopped the
+/// reading (the captures handed on before it stand).
 pub(crate) fn stream(
     archive: &Path,
     kind: ArchiveKind,
     spool: &Path,
+    wanted: Option<&BuildIds>,
     found: &mut dyn FnMut(Member),
 ) -> Result<Streamed, String> {
     let file = File::open(archive).map_err(|e| format!("cannot open it: {e}"))?;
     let mut reader = Reader {
         spool,
         budget: Budget::new(),
+        wanted,
         symbols: None,
         refused: Vec::new(),
         refused_links: Vec::new(),
@@ -146,7 +153,8 @@ pub(crate) fn stream(
             let counted = reader
                 .budget
                 .counted(BufReader::with_capacity(1 << 16, file));
-            reader.tar_members(decoder(counted, kind)?)?
+            let expanded = reader.budget.metered(decoder(counted, kind)?);
+            reader.tar_members(Box::new(expanded))?
         }
     };
     let symbols = reader.symbols.take().map(|(dir, mut folder)| {
@@ -171,15 +179,17 @@ pub(crate) struct Streamed {
     pub(crate) refused: Vec<String>,
 }
 
-/// The build-id cache `archive` holds (a `perf archive` tarball),
-/// unpacked into a new folder in `spool` (empty when it holds none), and
-/// the lines naming the members refused.
-pub(crate) fn extract_all(
+/// The build-id cache `archive` holds (a `perf archive` tarball; only
+/// `wanted`'s build ids when given), unpacked into a new folder in
+/// `spool` (empty when it holds none), and the lines naming the members
+/// refused.
+pub(crate) fn extract_symbols(
     archive: &Path,
     kind: ArchiveKind,
     spool: &Path,
+    wanted: Option<&BuildIds>,
 ) -> Result<(Arc<SpoolDir>, Vec<String>), String> {
-    let streamed = stream(archive, kind, spool, &mut |_| {})?;
+    let streamed = stream(archive, kind, spool, wanted, &mut |_| {})?;
     let dir = match streamed.symbols {
         Some(dir) => dir,
         None => {
@@ -209,7 +219,12 @@ impl Unpacked {
 /// tarball; any kind `perfq batch` reads, told by its name or else its
 /// first bytes) into a new folder inside `into`, with the same checks as
 /// a batch's archives: members confined to the folder, expansion bounded.
-pub fn unpack_symbols(archive: &Path, into: &Path) -> Result<Unpacked, crate::Error> {
+/// With `wanted`, only the members of those build ids are unpacked.
+pub fn unpack_symbols(
+    archive: &Path,
+    into: &Path,
+    wanted: Option<&BuildIds>,
+) -> Result<Unpacked, crate::Error> {
     let fail = |why: String| crate::Error::Archive {
         path: archive.to_path_buf(),
         why,
@@ -218,7 +233,7 @@ pub fn unpack_symbols(archive: &Path, into: &Path) -> Result<Unpacked, crate::Er
         Some(k) => k,
         None => ArchiveKind::sniff(archive).map_err(|e| fail(format!("cannot read it: {e}")))?,
     };
-    let (dir, refused) = extract_all(archive, kind, into).map_err(fail)?;
+    let (dir, refused) = extract_symbols(archive, kind, into, wanted).map_err(fail)?;
     Ok(Unpacked { dir, refused })
 }
 
@@ -245,6 +260,8 @@ fn magic(r: &mut dyn Read) -> std::io::Result<Vec<u8>> {
 struct Reader<'a> {
     spool: &'a Path,
     budget: Budget,
+    /// The build ids whose cache members are unpacked (all when `None`).
+    wanted: Option<&'a BuildIds>,
     /// The build-id cache folder, made on its first member.
     symbols: Option<(Arc<SpoolDir>, Folder)>,
     refused: Vec<String>,
@@ -303,9 +320,12 @@ impl Reader<'_> {
             return Ok(0);
         }
         if is_symbol_member(&name) {
+            if self.wanted.is_some_and(|w| !w.admits(&name)) {
+                return Ok(0);
+            }
             let (_, folder) = symbols_folder(&mut self.symbols, self.spool)
                 .map_err(|e| format!("member {name}: {e}"))?;
-            folder.unpack(&name, kind, &mut self.budget)?;
+            folder.unpack(&name, kind)?;
             return Ok(0);
         }
         let Kind::File(data) = kind else {
@@ -332,8 +352,8 @@ impl Reader<'_> {
         let file = SpoolFile(spool_name(self.spool, "capture"));
         let created = File::create(&file.0).map_err(|e| e.to_string())?;
         let mut out = std::io::BufWriter::with_capacity(1 << 20, created);
-        self.budget.copy(&mut &start[..], &mut out)?;
-        self.budget.copy(rest, &mut out)?;
+        out.write_all(start).map_err(|e| e.to_string())?;
+        std::io::copy(rest, &mut out).map_err(|e| e.to_string())?;
         out.into_inner().map_err(|e| e.into_error().to_string())?;
         Ok(file)
     }
@@ -346,7 +366,12 @@ impl Reader<'_> {
             .entries()
             .map_err(|e| format!("not a tar archive: {e}"))?;
         for entry in entries {
-            let mut entry = entry.map_err(|e| format!("{e} (after member {last})"))?;
+            // Reading past a member decompresses it: a bomb passed over is
+            // named as one unpacked is.
+            let mut entry = entry.map_err(|e| match budget::spent(&e) {
+                true => format!("member {last}: {e}"),
+                false => format!("{e} (after member {last})"),
+            })?;
             let at = entry.raw_header_position();
             let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
             last.clone_from(&name);
@@ -377,7 +402,7 @@ impl Reader<'_> {
         let mut captures = 0;
         for symbols_first in [true, false] {
             for i in 0..zip.len() {
-                let mut m = zip.by_index(i).map_err(|e| format!("member {i}: {e}"))?;
+                let m = zip.by_index(i).map_err(|e| format!("member {i}: {e}"))?;
                 let name = m
                     .name()
                     .map_or_else(|_| format!("member {i}"), |n| n.into_owned());
@@ -385,11 +410,14 @@ impl Reader<'_> {
                     continue;
                 }
                 // A zip is read by seeking: each member's own compressed
-                // bytes are what its expansion is measured against.
+                // bytes are what its expansion is measured against, and a
+                // member passed over is not decompressed.
                 self.budget.compressed(m.compressed_size());
-                let kind = if m.is_dir() {
+                let (dir, symlink) = (m.is_dir(), m.is_symlink());
+                let mut m = self.budget.metered(m);
+                let kind = if dir {
                     Kind::Dir
-                } else if m.is_symlink() {
+                } else if symlink {
                     let mut target = Vec::new();
                     (&mut m)
                         .take(4096)
@@ -403,5 +431,74 @@ impl Reader<'_> {
             }
         }
         Ok(captures)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `perf archive`-like tarball: for each id, perf's link and the
+    /// binary it leads to.
+    fn perf_archive(path: &Path, ids: &[&str]) {
+        let mut tar = tar::Builder::new(File::create(path).expect("create"));
+        for id in ids {
+            let binary = format!("usr/bin/x/{id}/elf");
+            let mut h = tar::Header::new_gnu();
+            h.set_size(4);
+            h.set_mode(0o644);
+            tar.append_data(&mut h, &binary, &b"\x7fELF"[..])
+                .expect("file");
+            let mut l = tar::Header::new_gnu();
+            l.set_entry_type(tar::EntryType::Symlink);
+            l.set_size(0);
+            let link = format!(".build-id/{}/{}", &id[..2], &id[2..]);
+            tar.append_link(&mut l, &link, format!("../../usr/bin/x/{id}"))
+                .expect("link");
+        }
+        tar.finish().expect("finish");
+    }
+
+    fn files(root: &Path) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).expect("ls").flatten() {
+                let p = e.path();
+                if e.file_type().expect("type").is_dir() {
+                    stack.push(p);
+                } else {
+                    let rel = p.strip_prefix(root).expect("below");
+                    out.push(rel.display().to_string());
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn only_the_build_ids_wanted_are_unpacked() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (ab, ef) = ("ab".repeat(20), "ef".repeat(20));
+        let archive = dir.path().join("perf.data.tar");
+        perf_archive(&archive, &[&ab, &ef]);
+        let all = unpack_symbols(&archive, dir.path(), None).expect("all");
+        assert_eq!(files(all.path()).len(), 4, "{:?}", files(all.path()));
+        let mut wanted = BuildIds::default();
+        wanted.add_hex(&ab);
+        let some = unpack_symbols(&archive, dir.path(), Some(&wanted)).expect("some");
+        assert_eq!(
+            files(some.path()),
+            [
+                format!(".build-id/ab/{}", &ab[2..]),
+                format!("usr/bin/x/{ab}/elf")
+            ]
+        );
+        // The link leads to the binary.
+        let link = some.path().join(format!(".build-id/ab/{}/elf", &ab[2..]));
+        assert_eq!(std::fs::read(link).expect("through the link"), b"\x7fELF");
+        let none = unpack_symbols(&archive, dir.path(), Some(&BuildIds::default())).expect("none");
+        assert!(files(none.path()).is_empty());
     }
 }
