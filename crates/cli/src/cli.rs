@@ -39,6 +39,10 @@ pub enum Command {
     /// Top-down (TMA) shares of pipeline slots per function, thread,
     /// process, DSO or time interval (docs/topdown.md).
     Topdown(TopdownArgs),
+    /// Record the top-down events this machine's CPU, kernel and perf can
+    /// take (chosen for it; --print shows the choice and the perf command
+    /// line), then answer as `topdown` does (docs/topdown.md).
+    Record(crate::record::RecordArgs),
     /// Run SQL over a dataset or a perf.data file: every table and the
     /// documented views (docs/schema.md) are registered.
     Query(QueryArgs),

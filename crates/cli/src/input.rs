@@ -18,7 +18,7 @@ use crate::Outcome;
 
 /// The options of every command that takes a perf.data file or a dataset:
 /// how a file becomes a dataset.
-#[derive(clap::Args)]
+#[derive(clap::Args, Default)]
 pub struct InputArgs {
     /// Convert a perf.data file into a temporary dataset instead of the cache.
     #[arg(long)]

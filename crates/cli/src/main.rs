@@ -19,6 +19,7 @@ mod jsonw;
 mod output;
 mod progress;
 mod query;
+mod record;
 mod report;
 mod scratch;
 mod size;
@@ -67,6 +68,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Convert(args) => args.run(policy, &mut out)?,
         Command::Report(args) => args.run(policy, &mut out)?,
         Command::Topdown(args) => args.run(policy, &mut out)?,
+        Command::Record(args) => args.run(policy, &mut out)?,
         Command::Query(args) => args.run(policy, &mut out)?,
         Command::Flamegraph(args) => args.run(policy, &mut out)?,
         Command::Diff(args) => args.run(policy, &mut out)?,

@@ -13,7 +13,7 @@
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use anyhow::Context;
@@ -89,6 +89,18 @@ pub fn writing_into(dataset: &Path) {
 /// Set once Ctrl-C has come: the handler ends the process.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
+/// The child (perf) that a Ctrl-C stops instead of perfq, while it runs.
+static CHILD: AtomicU32 = AtomicU32::new(0);
+
+/// Runs `f` while the process `child` runs in the foreground: a Ctrl-C
+/// (SIGINT, SIGTERM, SIGHUP) then stops the child, not perfq.
+pub fn while_child_runs<T>(child: u32, f: impl FnOnce() -> T) -> T {
+    CHILD.store(child, Ordering::SeqCst);
+    let result = f();
+    CHILD.store(0, Ordering::SeqCst);
+    result
+}
+
 /// Installs the Ctrl-C handler (SIGINT, SIGTERM and SIGHUP): it removes this
 /// process's temporary folders and half-written captures, then exits with
 /// status 130 as a shell's interrupted command does.
@@ -102,6 +114,18 @@ pub fn remove_on_interrupt() {
     // Without a handler (another one installed first) an interrupt leaves
     // what the next run removes as a killed run's.
     let _ = ctrlc::set_handler(|| {
+        let child = CHILD.load(Ordering::SeqCst);
+        if child != 0 {
+            // Ctrl-C is the user stopping the recording: perf has it too
+            // (the terminal signals the whole process group; a SIGTERM or
+            // SIGHUP is passed on), writes what it recorded and exits, and
+            // perfq goes on to answer from it.
+            // SAFETY: kill(2) on the child this process is waiting for.
+            unsafe {
+                libc::kill(child as libc::pid_t, libc::SIGINT);
+            }
+            return;
+        }
         INTERRUPTED.store(true, Ordering::SeqCst);
         remove_everything();
         std::thread::sleep(std::time::Duration::from_millis(100));

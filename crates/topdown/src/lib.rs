@@ -41,6 +41,7 @@ mod compile;
 mod cpu;
 pub mod expr;
 mod layers;
+mod method;
 mod recognize;
 mod set;
 
@@ -51,6 +52,7 @@ pub use crate::cpu::{
 };
 pub use crate::expr::{Cond, Expr};
 pub use crate::layers::{layer, Layers};
+pub use crate::method::{methods, methods_for, Budget, Method, GENERIC};
 pub use crate::recognize::{pmu_types, role_of, EventKey, TYPE_HARDWARE, TYPE_RAW};
 pub use crate::set::{
     set, sets, Const, EventRole, FormulaSet, Matcher, Node, PmuClass, SetError, LEVEL1,

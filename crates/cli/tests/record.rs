@@ -1,0 +1,192 @@
+//! `perfq record`: the choice on the fixture machines through the CLI
+//! (`PERFQ_SYSROOT`, a `perf` on `PATH` that only tells its version), the
+//! refusals, and real recordings of software events on this machine (no
+//! hardware PMU here: `--events`), stopped by `--duration` and by Ctrl-C.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A folder with a `perf` that prints `perf version VERSION`.
+fn fake_perf(dir: &Path, version: &str) -> PathBuf {
+    let bin = dir.join(format!("perf-{version}"));
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    let perf = bin.join("perf");
+    std::fs::write(&perf, format!("#!/bin/sh\necho 'perf version {version}'\n")).expect("write");
+    std::fs::set_permissions(&perf, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    bin
+}
+
+fn perfq_with(args: &[&str], path: &Path, sysroot: Option<&Path>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_perfq"));
+    cmd.args(args)
+        .env("PATH", path)
+        .env("PERFQ_CACHE_DIR", common::process_cache());
+    if let Some(root) = sysroot {
+        cmd.env("PERFQ_SYSROOT", root);
+    }
+    cmd.output().expect("run perfq")
+}
+
+fn machines() -> PathBuf {
+    common::root().join("crates/record/tests/machines")
+}
+
+/// The section of a golden file under `heading`, without its closing
+/// blank line.
+fn section(golden: &str, heading: &str) -> String {
+    let start = golden.find(heading).expect("heading") + heading.len() + 1;
+    let rest = &golden[start..];
+    let end = rest.find("\n## ").map_or(rest.len(), |i| i + 1);
+    rest[..end].trim_end_matches('\n').to_string() + "\n"
+}
+
+/// `perfq record --print` on every fixture machine says what the
+/// library's golden file for it says (crates/record/tests/machines.rs).
+#[test]
+fn print_on_the_fixture_machines_equals_the_golden_files() {
+    let dir = common::scratch("record", "print");
+    let bin = fake_perf(&dir, "6.13.0");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(machines())
+        .expect("machines")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    names.sort();
+    let mut checked = 0;
+    for tree in names {
+        let name = tree
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        let root = dir.join(&name);
+        let text = std::fs::read_to_string(&tree).expect("read");
+        perfq_record::fixture::write_tree(&text, &root).expect("write the machine");
+        let golden = machines()
+            .parent()
+            .expect("tests")
+            .join(format!("golden/{name}.txt"));
+        let golden = std::fs::read_to_string(&golden).expect("golden");
+        let want = section(&golden, "## perf 6.13, level 1");
+        let out = perfq_with(
+            &[
+                "record",
+                "--print",
+                "-g",
+                "--",
+                "./workload",
+                "--size",
+                "10",
+            ],
+            &bin,
+            Some(&root),
+        );
+        let said = match out.status.success() {
+            true => String::from_utf8_lossy(&out.stdout).into_owned(),
+            false => String::from_utf8_lossy(&out.stderr).replacen("perfq: error: ", "error: ", 1),
+        };
+        assert_eq!(said, want, "{name}");
+        checked += 1;
+    }
+    assert!(checked >= 14, "{checked} machines");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn no_perf_on_path_says_what_to_install() {
+    let dir = common::scratch("record", "noperf");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let out = perfq_with(&["record", "--print", "--", "true"], &dir, None);
+    let e = common::failed(&out, "perfq record without perf");
+    assert!(e.contains("no `perf` on PATH"), "{e}");
+    assert!(e.contains("apt install linux-perf"), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "one line: {e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn recordable() -> bool {
+    if !common::have_perf() || !common::can_record() {
+        common::skip("perf cannot record software events here");
+        return false;
+    }
+    true
+}
+
+const GROUP: &str = "{task-clock,page-faults}:S";
+/// A shell loop that runs until it is stopped.
+const FOREVER: [&str; 3] = ["sh", "-c", "while :; do :; done"];
+
+/// `--duration` stops the command, and the answer is `perfq report`'s on
+/// the capture kept with `-o`, which perf itself reads.
+#[test]
+fn a_recording_stopped_by_its_duration_is_answered() {
+    if !recordable() {
+        return;
+    }
+    let dir = common::scratch("record", "duration");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let capture = dir.join("kept.data");
+    let mut args = vec![
+        "record",
+        "--events",
+        GROUP,
+        "--duration",
+        "1",
+        "-o",
+        capture.to_str().expect("path"),
+        "--format",
+        "json",
+        "--",
+    ];
+    args.extend(FOREVER);
+    let start = Instant::now();
+    let out = common::perfq(&args);
+    let rows = common::json_rows(&out, "perfq record --duration 1");
+    assert!(start.elapsed() < Duration::from_secs(60), "stopped");
+    assert!(!rows.is_empty(), "rows from the recording");
+    // perf reads what was kept, with the events recorded.
+    let perf = common::perf(&["report", "-i", capture.to_str().expect("path"), "--stdio"])
+        .expect("perf report reads the kept capture");
+    assert!(perf.contains("task-clock"), "{perf}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Ctrl-C at the terminal (SIGINT to the whole foreground process group:
+/// perfq, perf and the command) stops the command, and perfq still
+/// answers from what perf wrote.
+#[test]
+fn ctrl_c_stops_the_command_and_the_recording_is_answered() {
+    if !recordable() {
+        return;
+    }
+    let dir = common::scratch("record", "ctrlc");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let capture = dir.join("kept.data");
+    let child = Command::new(env!("CARGO_BIN_EXE_perfq"))
+        .args(["record", "--events", GROUP, "-o"])
+        .arg(&capture)
+        .args(["--format", "json", "--"])
+        .args(FOREVER)
+        .env("PERFQ_CACHE_DIR", common::process_cache())
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run perfq");
+    let start = Instant::now();
+    while !capture.exists() && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: kill(2) on the process group this test started.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let out = child.wait_with_output().expect("perfq ends");
+    let rows = common::json_rows(&out, "perfq record, interrupted");
+    assert!(!rows.is_empty(), "rows from the interrupted recording");
+    let _ = std::fs::remove_dir_all(&dir);
+}

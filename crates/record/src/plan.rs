@@ -1,0 +1,503 @@
+//! The choice `perfq record` makes on a machine: which formula sets its
+//! CPU uses (the same detection as for a capture's header), for each the
+//! first method of `methods.td` that this perf can open, this kernel
+//! offers and this core's counters hold, and the `perf record` command
+//! line that records them. Every refusal says what to do.
+
+use std::path::PathBuf;
+
+use perfq_topdown::{DetectError, Matcher, Method, Model, PmuClass, SetUse};
+
+use crate::machine::Machine;
+use crate::perf::Perf;
+use crate::privilege::Privilege;
+use crate::version::Version;
+
+/// What is recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A command perf starts; with `all_cpus`, every CPU is recorded while
+    /// it runs (`-a -- CMD`).
+    Command { argv: Vec<String>, all_cpus: bool },
+    /// Every CPU (`-a`).
+    SystemWide,
+    /// Running processes (`-p`).
+    Pids(Vec<u32>),
+}
+
+/// How often samples are taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rate {
+    /// `-F HZ`.
+    Frequency(u32),
+    /// `-c PERIOD`.
+    Period(u64),
+}
+
+/// What the user asked for.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub target: Target,
+    /// Stop after this many seconds.
+    pub duration: Option<f64>,
+    /// perf's `--call-graph` value (`fp`, `dwarf,16384`, `lbr`).
+    pub call_graph: Option<String>,
+    pub rate: Option<Rate>,
+    /// 1 or 2.
+    pub level: u8,
+    /// A group to record instead of the top-down events.
+    pub events: Option<String>,
+    /// `--cpu-model`: the CPU to record for, instead of the one detected.
+    pub cpu_model: Option<String>,
+    /// Where perf writes the capture.
+    pub output: PathBuf,
+}
+
+/// One formula set's group, as chosen.
+#[derive(Clone, Debug)]
+pub struct Chosen {
+    pub method: &'static Method,
+    /// The PMU its events are opened on.
+    pub pmu: String,
+    /// The group as perf's `-e` takes it.
+    pub spelled: String,
+    /// Why this method: the conditions it met.
+    pub why: String,
+}
+
+/// What `perfq record` will run.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The CPU model (none with `--events`).
+    pub model: Option<Model>,
+    /// One group per core type.
+    pub chosen: Vec<Chosen>,
+    /// Caveats the user should know before recording.
+    pub notes: Vec<String>,
+    /// The perf command line, `perf` first.
+    pub argv: Vec<String>,
+}
+
+/// Why nothing can be recorded, with what to do.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Refusal {
+    #[error(
+        "no `perf` on PATH: install it (Debian: `apt install linux-perf`; Ubuntu: `apt install \
+         linux-tools-common linux-tools-$(uname -r)`; Fedora, RHEL: `dnf install perf`)"
+    )]
+    NoPerf,
+    #[error(
+        "kernel.perf_event_paranoid is {value}: {what} needs it at most {needed} \
+         (`sudo sysctl kernel.perf_event_paranoid={needed}`), or run perfq as root"
+    )]
+    Paranoid {
+        value: i32,
+        needed: i32,
+        what: &'static str,
+    },
+    #[error(
+        "no hardware PMU: /sys/bus/event_source/devices holds only {found} (a virtual machine \
+         without PMU passthrough?); record other events with --events, e.g. --events \
+         '{{task-clock,page-faults}}'"
+    )]
+    NoPmu { found: String },
+    #[error("{0}")]
+    Cpu(DetectError),
+    #[error(
+        "{model} ({note}): no top-down formula set; if this CPU is like another, name it with \
+         --cpu-model ({known})"
+    )]
+    NoSets {
+        model: String,
+        note: String,
+        known: String,
+    },
+    #[error("no {pmu} PMU on this machine for {set}; the machine has {found}")]
+    MissingPmu {
+        pmu: String,
+        set: String,
+        found: String,
+    },
+    #[error("{set}: no way to record it here: {}", reasons.join("; "))]
+    NoMethod { set: String, reasons: Vec<String> },
+}
+
+/// The PMU a set's events go on, on this machine.
+fn pmu_for(machine: &Machine, class: PmuClass) -> String {
+    match class {
+        PmuClass::Core if machine.pmu("cpu_core").is_some() => "cpu_core".into(),
+        PmuClass::Core => "cpu".into(),
+        PmuClass::Atom => "cpu_atom".into(),
+        PmuClass::Arm => machine
+            .core_pmus()
+            .find(|p| perfq_topdown::is_arm_core_pmu(&p.name))
+            .map_or_else(|| "armv8_pmuv3_0".into(), |p| p.name.clone()),
+    }
+}
+
+/// The kernel's name for an Intel topdown pseudo-event (`0x8000` is
+/// topdown-retiring), and `slots`.
+fn kernel_name(config: u64) -> Option<&'static str> {
+    const METRICS: [&str; 8] = [
+        "topdown-retiring",
+        "topdown-bad-spec",
+        "topdown-fe-bound",
+        "topdown-be-bound",
+        "topdown-heavy-ops",
+        "topdown-br-mispredict",
+        "topdown-fetch-lat",
+        "topdown-mem-bound",
+    ];
+    match config {
+        0x400 => Some("slots"),
+        c if c & 0xff == 0 && (0x8000..=0x8700).contains(&c) => {
+            METRICS.get(((c - 0x8000) >> 8) as usize).copied()
+        }
+        _ => None,
+    }
+}
+
+/// How an item of a method's group is spelled inside `pmu/.../`, and
+/// whether it is a kernel-named event (which the PMU must list).
+fn spelling(method: &Method, item: &str) -> (String, bool) {
+    let Some(role) = method.set.role(item) else {
+        return (item.to_string(), false);
+    };
+    if role.matchers.contains(&Matcher::Hw(0)) {
+        return ("cycles".into(), false);
+    }
+    if role.matchers.contains(&Matcher::Hw(1)) {
+        return ("instructions".into(), false);
+    }
+    for m in &role.matchers {
+        if let Matcher::Raw(c) = m {
+            if let Some(name) = kernel_name(*c) {
+                return (name.into(), true);
+            }
+        }
+    }
+    match role.matchers.iter().find_map(|m| match m {
+        Matcher::Raw(c) => Some(*c),
+        Matcher::Hw(_) => None,
+    }) {
+        Some(c) => (format!("config={c:#x}"), false),
+        None => (item.to_string(), false),
+    }
+}
+
+/// A method's group as perf's `-e` takes it: generic events bare on a
+/// PMU that is the only core PMU, everything else as `pmu/term/`.
+fn spell_group(method: &Method, pmu: &str, sole: bool) -> (String, Vec<String>) {
+    let mut named = Vec::new();
+    let items: Vec<String> = method
+        .group
+        .iter()
+        .map(|item| {
+            let (s, kernel) = spelling(method, item);
+            if kernel {
+                named.push(s.clone());
+            }
+            if sole && !s.contains('=') {
+                s
+            } else {
+                format!("{pmu}/{s}/")
+            }
+        })
+        .collect();
+    (format!("{{{}}}:S", items.join(",")), named)
+}
+
+fn perf_version_ok(method: &Method, perf: Option<Version>) -> Result<(), String> {
+    match (method.perf_min, perf) {
+        (None, _) => Ok(()),
+        (Some((a, b)), Some(v)) if (v.major, v.minor) >= (a, b) => Ok(()),
+        (Some((a, b)), Some(v)) => Err(format!(
+            "{} needs perf {a}.{b} or later (perf {v} reorders a group with topdown metrics so \
+             that the kernel refuses it)",
+            method.name
+        )),
+        (Some((a, b)), None) => Err(format!(
+            "{} needs perf {a}.{b} or later, and this perf's version is unknown",
+            method.name
+        )),
+    }
+}
+
+/// Chooses the method for one formula set.
+fn choose_for(
+    machine: &Machine,
+    perf: Option<Version>,
+    set_use: &SetUse,
+    level: u8,
+    sole: bool,
+) -> Result<(Chosen, Vec<String>), Refusal> {
+    let set = set_use.set;
+    let pmu_name = pmu_for(machine, set_use.pmu);
+    let Some(pmu) = machine.pmu(&pmu_name) else {
+        return Err(Refusal::MissingPmu {
+            pmu: pmu_name,
+            set: set.name.clone(),
+            found: pmu_list(machine),
+        });
+    };
+    let methods = perfq_topdown::methods_for(&set.name)
+        .map_err(|e| Refusal::Cpu(DetectError::Tables(e.to_string())))?;
+    // The shallowest method that reaches the level asked for, then the
+    // deeper ones, then the shallower ones.
+    let mut order: Vec<&Method> = methods
+        .iter()
+        .copied()
+        .filter(|m| m.level >= level)
+        .collect();
+    order.extend(methods.iter().rev().copied().filter(|m| m.level < level));
+    let smt = machine.smt.unwrap_or(true);
+    let watchdog = machine.nmi_watchdog.unwrap_or(false);
+    let mut reasons = Vec::new();
+    for m in order {
+        if let Err(why) = perf_version_ok(m, perf) {
+            reasons.push(why);
+            continue;
+        }
+        let (spelled, named) = spell_group(m, &pmu_name, sole);
+        let missing: Vec<&String> = named.iter().filter(|n| !pmu.has_event(n)).collect();
+        if !missing.is_empty() {
+            reasons.push(format!(
+                "{} needs the kernel's {} events on {pmu_name}, which this kernel{} does not offer",
+                m.name,
+                missing
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                machine
+                    .kernel
+                    .map(|k| format!(" ({k})"))
+                    .unwrap_or_default()
+            ));
+            continue;
+        }
+        let cycles_free = m.budget.free.iter().any(|f| f == "cycles");
+        let mut counters = if smt { m.budget.gp_smt } else { m.budget.gp };
+        if watchdog && !cycles_free {
+            counters = counters.saturating_sub(1);
+        }
+        let needed = m.gp_needed(!watchdog);
+        if needed > counters {
+            let cause = match (watchdog, smt && m.budget.gp_smt < m.budget.gp) {
+                (true, _) => {
+                    " (the NMI watchdog holds a counter: `sudo sysctl kernel.nmi_watchdog=0`)"
+                }
+                (false, true) => " (SMT is on: the threads of a core share its counters)",
+                _ => "",
+            };
+            reasons.push(format!(
+                "{} takes {needed} general-purpose counters and {pmu_name} has {counters} here{cause}",
+                m.name
+            ));
+            continue;
+        }
+        let mut notes = Vec::new();
+        if m.level < level {
+            notes.push(format!(
+                "{}: level {level} needs more events than one group holds on this core; \
+                 recording level {}",
+                set.name, m.level
+            ));
+        }
+        let why = format!(
+            "{}: level {}, {needed} of {counters} general-purpose counters{}",
+            m.name,
+            m.level,
+            match m.perf_min {
+                Some((a, b)) => format!(", perf ≥ {a}.{b}"),
+                None => String::new(),
+            }
+        );
+        return Ok((
+            Chosen {
+                method: m,
+                pmu: pmu_name,
+                spelled,
+                why,
+            },
+            notes,
+        ));
+    }
+    Err(Refusal::NoMethod {
+        set: set.name.clone(),
+        reasons,
+    })
+}
+
+fn pmu_list(machine: &Machine) -> String {
+    match machine.pmus.is_empty() {
+        true => "no PMU at all".into(),
+        false => machine
+            .pmus
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// The plan for `request` on `machine`, with `perf` (none: not found).
+pub fn plan(
+    machine: &Machine,
+    perf: Option<&Perf>,
+    privilege: Privilege,
+    request: &Request,
+) -> Result<Plan, Refusal> {
+    let perf = perf.ok_or(Refusal::NoPerf)?;
+    if let (Some(value), false) = (machine.paranoid, privilege.bypasses_paranoid()) {
+        let (needed, what) = match request.target {
+            Target::SystemWide | Target::Command { all_cpus: true, .. } => {
+                (0, "recording every CPU (-a)")
+            }
+            _ => (2, "recording a process"),
+        };
+        if value > needed {
+            return Err(Refusal::Paranoid {
+                value,
+                needed,
+                what,
+            });
+        }
+    }
+    let mut notes = Vec::new();
+    let (model, chosen, groups) = match &request.events {
+        Some(group) => (None, Vec::new(), vec![group.clone()]),
+        None => {
+            if machine.core_pmus().next().is_none() {
+                return Err(Refusal::NoPmu {
+                    found: pmu_list(machine),
+                });
+            }
+            let model = match &request.cpu_model {
+                Some(name) => perfq_topdown::by_name(name, &machine.cpu_info()),
+                None => perfq_topdown::detect(&machine.cpu_info()),
+            }
+            .map_err(Refusal::Cpu)?;
+            if model.sets.is_empty() {
+                return Err(Refusal::NoSets {
+                    model: model.name.clone(),
+                    note: model.note.clone(),
+                    known: perfq_topdown::known_models(),
+                });
+            }
+            let sole = model.sets.len() == 1;
+            let mut chosen = Vec::new();
+            for u in &model.sets {
+                let (c, mut n) = choose_for(machine, perf.version, u, request.level, sole)?;
+                notes.append(&mut n);
+                chosen.push(c);
+            }
+            let groups = chosen.iter().map(|c| c.spelled.clone()).collect();
+            (Some(model), chosen, groups)
+        }
+    };
+    // A sampled read group (`:S`): the top-down groups always are.
+    let read_group = request.events.as_ref().is_none_or(|e| e.contains(":S"));
+    if let (
+        Target::Command {
+            all_cpus: false, ..
+        },
+        Some(v),
+    ) = (&request.target, perf.version)
+    {
+        if v < Version::new(6, 13, 0) && read_group {
+            notes.push(format!(
+                "perf {v} turns `inherit` off for a sampled read group: only the command's \
+                 first thread is sampled, not the threads and processes it starts; to sample \
+                 them all, record every CPU while it runs (-a, as root or with \
+                 kernel.perf_event_paranoid ≤ 0) and query its processes"
+            ));
+        }
+    }
+    if machine.paranoid == Some(2) && !privilege.bypasses_paranoid() {
+        notes.push(
+            "kernel.perf_event_paranoid is 2: perf records user space only (no kernel frames)"
+                .into(),
+        );
+    }
+    let argv = command_line(&groups, request);
+    Ok(Plan {
+        model,
+        chosen,
+        notes,
+        argv,
+    })
+}
+
+/// `perf record` with the groups and the request's options.
+fn command_line(groups: &[String], request: &Request) -> Vec<String> {
+    let mut argv: Vec<String> = vec![
+        "perf".into(),
+        "record".into(),
+        "-e".into(),
+        groups.join(","),
+    ];
+    if let Some(cg) = &request.call_graph {
+        argv.push("--call-graph".into());
+        argv.push(cg.clone());
+    }
+    match request.rate {
+        Some(Rate::Frequency(hz)) => argv.extend(["-F".into(), hz.to_string()]),
+        Some(Rate::Period(p)) => argv.extend(["-c".into(), p.to_string()]),
+        None => {}
+    }
+    match &request.target {
+        Target::SystemWide | Target::Command { all_cpus: true, .. } => argv.push("-a".into()),
+        Target::Pids(pids) => {
+            let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+            argv.extend(["-p".into(), list.join(",")]);
+        }
+        Target::Command { .. } => {}
+    }
+    argv.extend(["-o".into(), request.output.display().to_string()]);
+    match &request.target {
+        Target::Command { argv: cmd, .. } => {
+            argv.push("--".into());
+            argv.extend(cmd.iter().cloned());
+        }
+        _ => {
+            if let Some(secs) = request.duration {
+                argv.extend(["--".into(), "sleep".into(), format!("{secs}")]);
+            }
+        }
+    }
+    argv
+}
+
+/// The method table of docs/topdown.md, made from `methods.td`: for each
+/// method, the cores, the level, the perf versions, what the kernel must
+/// offer, and the group as perf takes it on a machine with one core PMU.
+pub fn method_table() -> Result<String, Refusal> {
+    let methods =
+        perfq_topdown::methods().map_err(|e| Refusal::Cpu(DetectError::Tables(e.to_string())))?;
+    let mut out = String::from(
+        "| cores (formula set) | level | perf | the kernel must offer | group |\n|---|---|---|---|---|\n",
+    );
+    for m in methods {
+        let pmu = match m.set.pmu {
+            PmuClass::Core => "cpu",
+            PmuClass::Atom => "cpu_atom",
+            PmuClass::Arm => "armv8_pmuv3_0",
+        };
+        let (group, named) = spell_group(m, pmu, m.set.pmu != PmuClass::Atom);
+        let perf = match m.perf_min {
+            Some((a, b)) => format!("≥ {a}.{b}"),
+            None => "any".into(),
+        };
+        let needs = match named.is_empty() {
+            true => "the core PMU".to_string(),
+            false => format!("`{pmu}` events {}", named.join(", ")),
+        };
+        out.push_str(&format!(
+            "| {} (`{}`) | {} | {perf} | {needs} | `{group}` |\n",
+            m.set.title, m.set.name, m.level
+        ));
+    }
+    Ok(out)
+}

@@ -1,0 +1,161 @@
+//! The fixture machines (`machines/*.tree`: Intel from Skylake-SP to
+//! Lunar Lake, hybrid and E-core only, AMD Zen 4 and 5, Neoverse N2 and
+//! V2, a virtual machine without a PMU, and settings that refuse), each
+//! with perf 6.1, 6.8, 6.12 and 6.13 and at levels 1 and 2: what `perfq
+//! record --print` says (or why it refuses) equals the machine's golden
+//! file `golden/<machine>.txt`. `PERFQ_BLESS=1` rewrites the golden files
+//! from what the code says now.
+
+use std::path::{Path, PathBuf};
+
+use perfq_record::{explain, plan, Machine, Perf, Privilege, Request, Target, Version};
+
+const PERFS: [Version; 4] = [
+    Version::new(6, 1, 0),
+    Version::new(6, 8, 0),
+    Version::new(6, 12, 0),
+    Version::new(6, 13, 0),
+];
+
+fn here() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")
+}
+
+/// Each fixture machine, written out under a temporary root.
+fn machines() -> Vec<(String, tempfile::TempDir)> {
+    let mut names: Vec<PathBuf> = std::fs::read_dir(here().join("machines"))
+        .expect("machines/")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tree"))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|p| {
+            let name = p.file_stem().expect("stem").to_string_lossy().into_owned();
+            let root = tempfile::tempdir().expect("tempdir");
+            let text = std::fs::read_to_string(&p).expect("read");
+            perfq_record::fixture::write_tree(&text, root.path()).expect("write the machine");
+            (name, root)
+        })
+        .collect()
+}
+
+fn request(level: u8) -> Request {
+    Request {
+        target: Target::Command {
+            argv: vec!["./workload".into(), "--size".into(), "10".into()],
+            all_cpus: false,
+        },
+        duration: None,
+        call_graph: Some("fp".into()),
+        rate: None,
+        level,
+        events: None,
+        cpu_model: None,
+        output: "perf.data".into(),
+    }
+}
+
+/// What `--print` says on `root` with `perf`.
+fn said(root: &Path, perf: Version, level: u8) -> String {
+    let machine = Machine::read(root);
+    let perf = Perf {
+        path: "perf".into(),
+        version: Some(perf),
+        says: format!("perf version {perf}"),
+    };
+    let privilege = Privilege::read(root);
+    match plan(&machine, Some(&perf), privilege, &request(level)) {
+        Ok(p) => explain(&machine, &perf, &p),
+        Err(e) => format!("error: {e}\n"),
+    }
+}
+
+/// The golden file's text for one machine: a section per perf version
+/// and level, headed `## perf N.N, level L`.
+pub fn golden_text(root: &Path) -> String {
+    let mut out = String::new();
+    for perf in PERFS {
+        for level in [1, 2] {
+            out.push_str(&format!(
+                "## perf {}.{}, level {level}\n",
+                perf.major, perf.minor
+            ));
+            out.push_str(&said(root, perf, level));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn each_machine_and_perf_gets_its_golden_command_line() {
+    let bless = std::env::var_os("PERFQ_BLESS").is_some();
+    let mut differ = Vec::new();
+    let all = machines();
+    for (name, root) in &all {
+        let text = golden_text(root.path());
+        let golden = here().join("golden").join(format!("{name}.txt"));
+        if bless {
+            std::fs::write(&golden, &text).expect("bless");
+            continue;
+        }
+        let want = std::fs::read_to_string(&golden).unwrap_or_default();
+        if want != text {
+            differ.push(format!("{}:\n{text}", golden.display()));
+        }
+    }
+    assert!(all.len() >= 14, "{} machines", all.len());
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+#[test]
+fn the_machine_is_read_as_perf_would_describe_it() {
+    let all = machines();
+    let root = |n: &str| {
+        all.iter()
+            .find(|(m, _)| m == n)
+            .expect(n)
+            .1
+            .path()
+            .to_path_buf()
+    };
+    let spr = Machine::read(&root("sapphirerapids-smt"));
+    assert_eq!(spr.cpuid.as_deref(), Some("GenuineIntel,6,143,8"));
+    assert_eq!(spr.arch.as_deref(), Some("x86_64"));
+    assert_eq!(spr.smt, Some(true));
+    assert_eq!(spr.kernel, Some(Version::new(6, 8, 0)));
+    assert_eq!(spr.paranoid, Some(2));
+    assert!(spr.pmu("cpu").expect("cpu").has_event("topdown-mem-bound"));
+    let n2 = Machine::read(&root("neoverse-n2"));
+    assert_eq!(n2.cpuid.as_deref(), Some("0x00000000410fd490"));
+    assert_eq!(
+        n2.pmu("armv8_pmuv3_0").and_then(|p| p.cap("slots")),
+        Some("5")
+    );
+    let model = perfq_topdown::detect(&n2.cpu_info()).expect("N2 detected");
+    assert_eq!(model.name, "neoverse-n2");
+    let vm = Machine::read(&root("vm-no-pmu"));
+    assert_eq!(vm.core_pmus().count(), 0);
+    assert_eq!(Privilege::read(&root("vm-no-pmu")).euid, Some(1000));
+}
+
+/// docs/topdown.md's method table is `methods.td` as `method_table`
+/// writes it (`PERFQ_BLESS=1` rewrites it).
+#[test]
+fn the_docs_method_table_is_made_from_the_data() {
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/topdown.md");
+    let text = std::fs::read_to_string(&docs).expect("docs/topdown.md");
+    let (begin, end) = ("<!-- methods:begin -->\n", "<!-- methods:end -->");
+    let start = text.find(begin).expect("begin marker") + begin.len();
+    let stop = text.find(end).expect("end marker");
+    let table = perfq_record::method_table().expect("methods.td");
+    if std::env::var_os("PERFQ_BLESS").is_some() {
+        let new = format!("{}{table}{}", &text[..start], &text[stop..]);
+        std::fs::write(&docs, new).expect("bless docs/topdown.md");
+        return;
+    }
+    assert_eq!(&text[start..stop], table, "docs/topdown.md's method table");
+}

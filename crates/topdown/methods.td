@@ -1,0 +1,56 @@
+# How each formula set's events are recorded: the event groups `perfq
+# record` gives perf, what the machine must have for them, and the
+# counters they take. `perfq record --print` shows the choice it makes
+# from these rows on a machine; docs/topdown.md's method table is made
+# from them.
+#
+# budget | set | general-purpose counters, SMT off | SMT on | items that take no general-purpose counter
+#   The counters one hardware thread has (CPUID leaf 0xA on Intel; AMD's
+#   core PMU; Arm's PMCR_EL0.N): Intel cores before Ice Lake share 8
+#   between two threads, Ice Lake and later have 8 per thread. `cycles`,
+#   `instructions` and `slots` go on fixed counters, the topdown metrics
+#   on PERF_METRICS; an NMI watchdog takes the cycles counter (and on AMD,
+#   which has no fixed counters, a general-purpose one).
+budget | intel-hsw     | 8 | 4 | cycles
+budget | intel-skl     | 8 | 4 | cycles
+budget | intel-icl     | 8 | 8 | cycles slots td_retiring td_bad_spec td_fe_bound td_be_bound
+budget | intel-glc     | 8 | 8 | cycles slots td_retiring td_bad_spec td_fe_bound td_be_bound td_heavy_ops td_br_mispredict td_fetch_lat td_mem_bound
+budget | intel-lnc     | 8 | 8 | cycles slots td_retiring td_bad_spec td_fe_bound td_be_bound td_heavy_ops td_br_mispredict td_fetch_lat td_mem_bound
+budget | intel-tremont | 4 | 4 | cycles
+budget | intel-grt     | 6 | 6 | cycles
+budget | intel-cmt     | 8 | 8 | cycles
+budget | intel-skt     | 8 | 8 | cycles
+budget | amd-zen4      | 6 | 6 | -
+budget | amd-zen5      | 6 | 6 | -
+budget | arm-sbsa          | 6 | 6 | cycles
+budget | arm-neoverse-v1   | 6 | 6 | cycles
+budget | arm-neoverse-n2v2 | 6 | 6 | cycles
+
+# method | name | set | level | perf | group
+#   level: the deepest level it records (1 or 2).
+#   perf: the perf versions that can open the group (`any`, `>=6.13`).
+#   group: the set's event roles (`cycles` and `instructions` also as
+#   perf's generic events), the sampler first, except that a `slots`
+#   leader is never the sampler (perf makes the next member sample).
+#   Named kernel events (`slots`, `topdown-*`) must be in the PMU's
+#   sysfs `events/` for the method to be chosen.
+method | hsw-l1       | intel-hsw     | 1 | any    | cycles idq_not_delivered uops_issued uops_retired_slots recovery_cycles
+method | skl-l1       | intel-skl     | 1 | any    | cycles idq_not_delivered uops_issued uops_retired_slots recovery_cycles
+# Ice Lake and later: perf <= 6.12 re-sorts a group with topdown metrics
+# so that one of them becomes the sampler, which the kernel refuses
+# (reference topdown.md §4.6).
+method | icl-metrics  | intel-icl     | 1 | >=6.13 | slots cycles td_retiring td_bad_spec td_fe_bound td_be_bound uop_dropping clears_count
+method | icl-metrics2 | intel-icl     | 2 | >=6.13 | slots cycles td_retiring td_bad_spec td_fe_bound td_be_bound uop_dropping clears_count idq_0_uops br_misp clears
+method | glc-metrics  | intel-glc     | 1 | >=6.13 | slots cycles td_retiring td_bad_spec td_fe_bound td_be_bound uop_dropping
+method | glc-metrics2 | intel-glc     | 2 | >=6.13 | slots cycles td_retiring td_bad_spec td_fe_bound td_be_bound td_heavy_ops td_br_mispredict td_fetch_lat td_mem_bound uop_dropping
+method | lnc-metrics  | intel-lnc     | 1 | >=6.13 | slots cycles td_retiring td_bad_spec td_fe_bound td_be_bound
+method | lnc-metrics2 | intel-lnc     | 2 | >=6.13 | slots cycles td_retiring td_bad_spec td_fe_bound td_be_bound td_heavy_ops td_br_mispredict td_fetch_lat td_mem_bound
+method | tremont-l1   | intel-tremont | 1 | any    | cycles fe_slots bad_slots be_slots ret_slots
+method | grt-l1       | intel-grt     | 1 | any    | cycles fe_slots be_slots ret_slots
+method | cmt-l1       | intel-cmt     | 1 | any    | cycles fe_slots bad_slots be_slots ret_slots
+method | skt-l1       | intel-skt     | 1 | any    | cycles fe_slots bad_slots be_slots ret_slots
+method | zen4-l1      | amd-zen4      | 1 | any    | cycles fe_slots be_slots dispatched retired smt_slots
+method | zen5-l1      | amd-zen5      | 1 | any    | cycles fe_slots be_slots dispatched retired smt_slots
+method | sbsa-l1      | arm-sbsa          | 1 | any | cycles stall_slot_frontend stall_slot_backend stall_slot op_retired op_spec
+method | v1-l1        | arm-neoverse-v1   | 1 | any | cycles stall_slot_frontend stall_slot_backend stall_slot op_retired op_spec br_mis_pred
+method | n2v2-l1      | arm-neoverse-n2v2 | 1 | any | cycles stall_slot_frontend stall_slot_backend stall_slot op_retired op_spec br_mis_pred
