@@ -9,8 +9,13 @@
 # arm rows: arm64/mapfile.csv MIDRs; implementer and part must be equal,
 # and (variant, revision) at least the row's.
 #
+# A model's sets on the same PMU are alternatives, the first preferred:
+# a capture is answered by each whose level 1 its events give, and
+# `perfq record` records the first it can (the `-gp` sets count on
+# general-purpose counters, for a perf that cannot open PERF_METRICS).
+#
 # kind | pattern | model | sets (set[@pmu] [const=value ...], ...; `-` none) | note
-x86 | GenuineIntel-6-(97|9A|B7|BA|BF) | alderlake | intel-glc@cpu_core, intel-grt@cpu_atom | Alder Lake, Raptor Lake
+x86 | GenuineIntel-6-(97|9A|B7|BA|BF) | alderlake | intel-glc@cpu_core, intel-grt@cpu_atom, intel-glc-gp@cpu_core | Alder Lake, Raptor Lake
 x86 | GenuineIntel-6-BE | alderlaken | intel-grt | Alder Lake-N
 x86 | GenuineIntel-6-C[56] | arrowlake | intel-lnc@cpu_core, intel-skt@cpu_atom | Arrow Lake
 x86 | GenuineIntel-6-(3D|47) | broadwell | intel-hsw | Broadwell
@@ -18,31 +23,31 @@ x86 | GenuineIntel-6-56 | broadwellde | intel-hsw | Broadwell-DE
 x86 | GenuineIntel-6-4F | broadwellx | intel-hsw | Broadwell-EP
 x86 | GenuineIntel-6-55-[56789ABCDEF] | cascadelakex | intel-skl | Cascade Lake
 x86 | GenuineIntel-6-9[6C] | elkhartlake | intel-tremont | Elkhart Lake
-x86 | GenuineIntel-6-CF | emeraldrapids | intel-glc | Emerald Rapids
+x86 | GenuineIntel-6-CF | emeraldrapids | intel-glc, intel-glc-gp | Emerald Rapids
 x86 | GenuineIntel-6-5[CF] | goldmont | - | perf has no top-down metrics for Goldmont
 x86 | GenuineIntel-6-7A | goldmontplus | - | perf has no top-down metrics for Goldmont Plus
 x86 | GenuineIntel-6-B6 | grandridge | intel-cmt | Grand Ridge
-x86 | GenuineIntel-6-A[DE] | graniterapids | intel-glc | Granite Rapids
+x86 | GenuineIntel-6-A[DE] | graniterapids | intel-glc, intel-glc-gp | Granite Rapids
 x86 | GenuineIntel-6-(3C|45|46) | haswell | intel-hsw | Haswell
 x86 | GenuineIntel-6-3F | haswellx | intel-hsw | Haswell-EP
-x86 | GenuineIntel-6-7[DE] | icelake | intel-icl | Ice Lake
-x86 | GenuineIntel-6-6[AC] | icelakex | intel-icl | Ice Lake-SP
+x86 | GenuineIntel-6-7[DE] | icelake | intel-icl, intel-icl-gp | Ice Lake
+x86 | GenuineIntel-6-6[AC] | icelakex | intel-icl, intel-icl-gp | Ice Lake-SP
 x86 | GenuineIntel-6-3A | ivybridge | intel-hsw | Ivy Bridge
 x86 | GenuineIntel-6-3E | ivytown | intel-hsw | Ivy Bridge-EP
 x86 | GenuineIntel-6-2D | jaketown | intel-hsw | Sandy Bridge-EP
 x86 | GenuineIntel-6-(57|85) | knightslanding | - | perf has no top-down metrics for Knights Landing
 x86 | GenuineIntel-6-BD | lunarlake | intel-lnc@cpu_core, intel-skt@cpu_atom | Lunar Lake
-x86 | GenuineIntel-6-(AA|AC|B5) | meteorlake | intel-glc@cpu_core, intel-cmt@cpu_atom | Meteor Lake
+x86 | GenuineIntel-6-(AA|AC|B5) | meteorlake | intel-glc@cpu_core, intel-cmt@cpu_atom, intel-glc-gp@cpu_core | Meteor Lake
 x86 | GenuineIntel-6-CC | pantherlake | intel-lnc@cpu_core | Panther Lake (its E-cores have no formula set here)
-x86 | GenuineIntel-6-A7 | rocketlake | intel-icl | Rocket Lake
+x86 | GenuineIntel-6-A7 | rocketlake | intel-icl, intel-icl-gp | Rocket Lake
 x86 | GenuineIntel-6-2A | sandybridge | intel-hsw | Sandy Bridge
-x86 | GenuineIntel-6-8F | sapphirerapids | intel-glc | Sapphire Rapids
+x86 | GenuineIntel-6-8F | sapphirerapids | intel-glc, intel-glc-gp | Sapphire Rapids
 x86 | GenuineIntel-6-AF | sierraforest | intel-cmt | Sierra Forest
 x86 | GenuineIntel-6-(37|4A|4C|4D|5A) | silvermont | - | perf has no top-down metrics for Silvermont
 x86 | GenuineIntel-6-(4E|5E|8E|9E|A5|A6) | skylake | intel-skl | Skylake, Kaby Lake, Coffee Lake, Comet Lake
 x86 | GenuineIntel-6-55-[01234] | skylakex | intel-skl | Skylake-SP
 x86 | GenuineIntel-6-86 | snowridgex | intel-tremont | Snow Ridge
-x86 | GenuineIntel-6-8[CD] | tigerlake | intel-icl | Tiger Lake
+x86 | GenuineIntel-6-8[CD] | tigerlake | intel-icl, intel-icl-gp | Tiger Lake
 x86 | GenuineIntel-6-(1A|1E|1F|2E) | nehalem | - | perf has no top-down metrics for Nehalem
 x86 | GenuineIntel-6-(25|2C|2F) | westmere | - | perf has no top-down metrics for Westmere
 x86 | GenuineIntel-6-(1C|26|27|35|36) | bonnell | - | perf has no top-down metrics for Bonnell

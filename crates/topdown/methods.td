@@ -14,6 +14,8 @@
 budget | intel-hsw     | 8 | 4 | cycles
 budget | intel-skl     | 8 | 4 | cycles
 budget | intel-icl     | 8 | 8 | cycles slots td_retiring td_bad_spec td_fe_bound td_be_bound
+budget | intel-icl-gp  | 8 | 8 | cycles
+budget | intel-glc-gp  | 8 | 8 | cycles
 budget | intel-glc     | 8 | 8 | cycles slots td_retiring td_bad_spec td_fe_bound td_be_bound td_heavy_ops td_br_mispredict td_fetch_lat td_mem_bound
 budget | intel-lnc     | 8 | 8 | cycles slots td_retiring td_bad_spec td_fe_bound td_be_bound td_heavy_ops td_br_mispredict td_fetch_lat td_mem_bound
 budget | intel-tremont | 4 | 4 | cycles
@@ -43,6 +45,9 @@ method | icl-metrics  | intel-icl     | 1 | >=6.13 | slots cycles td_retiring td
 method | icl-metrics2 | intel-icl     | 2 | >=6.13 | slots cycles td_retiring td_bad_spec td_fe_bound td_be_bound uop_dropping clears_count idq_0_uops br_misp clears
 method | glc-metrics  | intel-glc     | 1 | >=6.13 | slots cycles td_retiring td_bad_spec td_fe_bound td_be_bound uop_dropping
 method | glc-metrics2 | intel-glc     | 2 | >=6.13 | slots cycles td_retiring td_bad_spec td_fe_bound td_be_bound td_heavy_ops td_br_mispredict td_fetch_lat td_mem_bound uop_dropping
+# The same cores counted on general-purpose counters: any perf opens it.
+method | icl-gp       | intel-icl-gp  | 1 | any    | cycles slots_p idq_not_delivered be_slots retired_slots uop_dropping clears_count
+method | glc-gp       | intel-glc-gp  | 1 | any    | cycles slots_p idq_not_delivered be_slots retired_slots uop_dropping
 method | lnc-metrics  | intel-lnc     | 1 | >=6.13 | slots cycles td_retiring td_bad_spec td_fe_bound td_be_bound
 method | lnc-metrics2 | intel-lnc     | 2 | >=6.13 | slots cycles td_retiring td_bad_spec td_fe_bound td_be_bound td_heavy_ops td_br_mispredict td_fetch_lat td_mem_bound
 method | tremont-l1   | intel-tremont | 1 | any    | cycles fe_slots bad_slots be_slots ret_slots

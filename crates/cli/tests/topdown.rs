@@ -352,6 +352,49 @@ fn skylake_l1_l2() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The general-purpose sets' worked interval (crates/topdown/tests/
+/// worked_examples.rs): recorded as `perfq record` records Ice Lake and
+/// Sapphire Rapids with a perf that cannot open PERF_METRICS, found by the
+/// capture's CPU id, answered by the `-gp` set.
+#[test]
+fn general_purpose_ice_lake_and_sapphire_rapids() {
+    let dir = scratch("gp");
+    let values = [
+        ("slots_p", 10_000_000),
+        ("idq_not_delivered", 2_500_000),
+        ("uop_dropping", 100_000),
+        ("be_slots", 3_000_000),
+        ("clears_count", 20_000),
+        ("retired_slots", 3_500_000),
+    ];
+    for (preset, set, be, bad) in [
+        ("icelake-gp", "intel-icl-gp", 31.0, 10.0),
+        ("sapphirerapids-gp", "intel-glc-gp", 30.0, 11.0),
+    ] {
+        let p = presets::get(preset).unwrap();
+        let samples = vec![ExplicitSample {
+            sampler: 0,
+            stack: vec!["branchy_search".into(), "run".into(), "main".into()],
+            thread: 0,
+            // The cycles sampler is no role of the set: it counts what it
+            // likes.
+            values: Values::Deltas(by_role(&p, set, 0, &values, 2_000_000)),
+        }];
+        let file = write_explicit(&dir.join(format!("{preset}.data")), &p, &samples);
+        let rows = topdown(&file, &dir.join("cache"), &["--min-samples", "1"]);
+        check(
+            row(&rows, "branchy_search"),
+            &[
+                ("frontend_bound", 24.0),
+                ("backend_bound", be),
+                ("retiring", 35.0),
+                ("bad_speculation", bad),
+            ],
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 const ZEN: [(&str, u64); 12] = [
     ("cycles", 1_000_000),
     ("fe_slots", 1_500_000),

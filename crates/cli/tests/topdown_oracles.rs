@@ -454,6 +454,16 @@ fn perf_group_sapphirerapids() {
 }
 
 #[test]
+fn perf_group_icelake_gp() {
+    perf_group_preset("icelake-gp");
+}
+
+#[test]
+fn perf_group_sapphirerapids_gp() {
+    perf_group_preset("sapphirerapids-gp");
+}
+
+#[test]
 fn perf_group_skylake() {
     perf_group_preset("skylake");
 }
@@ -505,6 +515,8 @@ fn every_preset_is_compared_with_perf() {
         "icelake",
         "icelake-corrections",
         "sapphirerapids",
+        "icelake-gp",
+        "sapphirerapids-gp",
         "skylake",
         "zen4",
         "zen4-l2",
@@ -913,6 +925,11 @@ fn hybrid_rows_by_core_type() {
     let model = by_name("alderlake", &info).expect("alderlake");
     let mut sets: BTreeMap<&str, Roles> = BTreeMap::new();
     for (i, u) in model.sets.iter().enumerate() {
+        if u.set.name == "intel-glc-gp" {
+            // The P-core's general-purpose alternative: this capture
+            // recorded PERF_METRICS.
+            continue;
+        }
         let (core, set) = match u.pmu {
             PmuClass::Atom => ("cpu_atom", "intel-grt"),
             _ => ("cpu_core", "intel-glc"),

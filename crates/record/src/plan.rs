@@ -119,7 +119,7 @@ pub enum Refusal {
         set: String,
         found: String,
     },
-    #[error("{set}: no way to record it here: {}", reasons.join("; "))]
+    #[error("{set}: cannot be recorded here: {}", reasons.join("; "))]
     NoMethod { set: String, reasons: Vec<String> },
 }
 
@@ -300,8 +300,7 @@ fn choose_for(
         let mut notes = Vec::new();
         if m.level < level {
             notes.push(format!(
-                "{}: level {level} needs more events than one group holds on this core; \
-                 recording level {}",
+                "{}: no method records level {level} here; recording level {}",
                 set.name, m.level
             ));
         }
@@ -326,6 +325,54 @@ fn choose_for(
     }
     Err(Refusal::NoMethod {
         set: set.name.clone(),
+        reasons,
+    })
+}
+
+/// The first of `alternatives` (sets on one PMU) with a method that fits;
+/// else every reason why none does.
+fn first_that_fits(
+    machine: &Machine,
+    perf: Option<Version>,
+    alternatives: &[&SetUse],
+    level: u8,
+    sole: bool,
+) -> Result<(Chosen, Vec<String>), Refusal> {
+    let mut refusals = Vec::new();
+    for u in alternatives {
+        match choose_for(machine, perf, u, level, sole) {
+            Ok((chosen, mut notes)) => {
+                // Say why the preferred sets were passed over.
+                for r in &refusals {
+                    notes.insert(
+                        0,
+                        format!("{r}; recording {} instead", chosen.method.set.name),
+                    );
+                }
+                return Ok((chosen, notes));
+            }
+            Err(e) => refusals.push(e),
+        }
+    }
+    if refusals.len() == 1 {
+        return Err(refusals.remove(0));
+    }
+    let mut sets = Vec::new();
+    let mut reasons = Vec::new();
+    for r in refusals {
+        match r {
+            Refusal::NoMethod {
+                set,
+                reasons: mut why,
+            } => {
+                sets.push(set);
+                reasons.append(&mut why);
+            }
+            other => return Err(other),
+        }
+    }
+    Err(Refusal::NoMethod {
+        set: sets.join(" or "),
         reasons,
     })
 }
@@ -386,10 +433,20 @@ pub fn plan(
                     known: perfq_topdown::known_models(),
                 });
             }
-            let sole = model.sets.len() == 1;
-            let mut chosen = Vec::new();
+            // A model's sets on one PMU are alternatives, the first
+            // preferred (cpus.td); each PMU (core type) gets a group.
+            let mut classes: Vec<(PmuClass, Vec<&SetUse>)> = Vec::new();
             for u in &model.sets {
-                let (c, mut n) = choose_for(machine, perf.version, u, request.level, sole)?;
+                match classes.iter_mut().find(|(c, _)| *c == u.pmu) {
+                    Some((_, sets)) => sets.push(u),
+                    None => classes.push((u.pmu, vec![u])),
+                }
+            }
+            let sole = classes.len() == 1;
+            let mut chosen = Vec::new();
+            for (_, alternatives) in &classes {
+                let (c, mut n) =
+                    first_that_fits(machine, perf.version, alternatives, request.level, sole)?;
                 notes.append(&mut n);
                 chosen.push(c);
             }

@@ -188,6 +188,9 @@ pub enum Family {
     IntelPerfMetrics,
     /// Intel before Ice Lake: raw events over 4 × cycles.
     IntelSkylake,
+    /// Intel Ice Lake and later P-cores counted on general-purpose
+    /// counters: `TOPDOWN.SLOTS_P` and raw slot events (the `-gp` sets).
+    IntelGeneral,
     /// Intel E-core (Gracemont and later): `TOPDOWN_*` events over width × cycles.
     IntelAtom,
     /// AMD Zen 4 and later.
@@ -226,6 +229,7 @@ pub fn interval_counts(
     match family {
         Family::IntelPerfMetrics => push(&perf_metrics_counts(&iv, quantities)),
         Family::IntelSkylake => push(&skylake_counts(&iv)),
+        Family::IntelGeneral => push(&general_counts(&iv, quantities)),
         Family::IntelAtom => push(&atom_counts(&iv)),
         Family::AmdZen => push(&zen_counts(&iv)),
         Family::ArmNeoverse => push(&neoverse_counts(&iv)),
@@ -285,6 +289,38 @@ fn perf_metrics_counts<'a>(
         Quantity::PerfMetric(n) => metric_count(s, bytes.get(n as usize).copied().unwrap_or(0)),
         Quantity::UopDropping => r(drop * iv.slots),
         Quantity::ClearsCount => r(clears * iv.slots),
+        _ => 0,
+    }
+}
+
+/// Ice Lake and later on general-purpose counters: FE = (IDQ not
+/// delivered − UOP_DROPPING)/SLOTS_P, BE = (BACKEND_BOUND_SLOTS + width ×
+/// CLEARS_COUNT)/SLOTS_P (ICL; Golden Cove has no CLEARS_COUNT term),
+/// Retiring = UOPS_RETIRED.SLOTS/SLOTS_P: the corrections, when in the
+/// group, are taken out of the raw counts so that the formulas give the
+/// mix back.
+fn general_counts<'a>(iv: &'a Interval, quantities: &[Quantity]) -> impl Fn(Quantity) -> u64 + 'a {
+    let mix = iv.mix;
+    let has = |q| quantities.contains(&q);
+    let drop = if has(Quantity::UopDropping) {
+        (0.02 * mix.frontend).min(0.005)
+    } else {
+        0.0
+    };
+    let clears = if has(Quantity::ClearsCount) {
+        (0.01 * mix.backend / iv.w).min(0.0004)
+    } else {
+        0.0
+    };
+    let slots = iv.slots;
+    move |q| match q {
+        Quantity::Cycles => iv.cycles,
+        Quantity::Slots => iv.width as u64 * iv.cycles,
+        Quantity::FrontendSlots => r((mix.frontend + drop) * slots),
+        Quantity::BackendSlots => r((mix.backend - iv.w * clears) * slots),
+        Quantity::RetiredSlots => r(mix.retiring * slots),
+        Quantity::UopDropping => r(drop * slots),
+        Quantity::ClearsCount => r(clears * slots),
         _ => 0,
     }
 }
@@ -530,6 +566,26 @@ mod tests {
         );
         let slots = 5.0 * v[0] as f64;
         close(1.0 - (v[1] + v[2] + v[3]) as f64 / slots, 0.1);
+
+        // Ice Lake on general-purpose counters, corrections included.
+        let v = l1_of(
+            Family::IntelGeneral,
+            5,
+            &[
+                Slots,
+                FrontendSlots,
+                BackendSlots,
+                RetiredSlots,
+                UopDropping,
+                ClearsCount,
+            ],
+            &mix,
+        );
+        let slots = v[0] as f64;
+        assert!(v[4] > 0 && v[5] > 0);
+        close((v[1] - v[4]) as f64 / slots, 0.25);
+        close((v[2] + 5 * v[5]) as f64 / slots, 0.35);
+        close(v[3] as f64 / slots, 0.3);
     }
 
     #[test]

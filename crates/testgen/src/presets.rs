@@ -19,6 +19,8 @@ pub const NAMES: &[&str] = &[
     "icelake",
     "icelake-corrections",
     "sapphirerapids",
+    "icelake-gp",
+    "sapphirerapids-gp",
     "skylake",
     "zen4",
     "zen4-l2",
@@ -68,6 +70,8 @@ pub fn get(name: &str) -> Option<Preset> {
         "icelake" => icelake(false),
         "icelake-corrections" => icelake(true),
         "sapphirerapids" => sapphirerapids(),
+        "icelake-gp" => general(false),
+        "sapphirerapids-gp" => general(true),
         "skylake" => skylake(),
         "zen4" => zen(Zen::Four, ZenEvents::L1),
         "zen4-l2" => zen(Zen::Four, ZenEvents::L1L2),
@@ -403,6 +407,58 @@ fn sapphirerapids() -> Preset {
         cpus: all_cpus(8),
     };
     build("sapphirerapids", m, vec![g])
+}
+
+/// Ice Lake (`golden_cove` false) or Sapphire Rapids counted on
+/// general-purpose counters, as `perfq record` records them with a perf
+/// that cannot open PERF_METRICS (methods.td `icl-gp`, `glc-gp`): the
+/// cycles sampler and the `-gp` sets' events.
+fn general(golden_cove: bool) -> Preset {
+    use Quantity::*;
+    let (uop_dropping, width) = if golden_cove {
+        (0x10ad, 6)
+    } else {
+        (0x100d, 5)
+    };
+    let mut evs = vec![
+        ev("cycles", event_type::HARDWARE, 0, Cycles),
+        raw(0x1a4, Slots),
+        raw(0x19c, FrontendSlots),
+        raw(0x2a4, BackendSlots),
+        raw(0x2c2, RetiredSlots),
+        raw(uop_dropping, UopDropping),
+    ];
+    if !golden_cove {
+        evs.push(raw(0x104_010d, ClearsCount));
+    }
+    let m = if golden_cove {
+        intel_machine(
+            "Intel(R) Xeon(R) Platinum 8488C",
+            "GenuineIntel,6,143,8",
+            8,
+            "sapphire_rapids",
+        )
+    } else {
+        intel_machine(
+            "Intel(R) Core(TM) i7-1065G7 CPU @ 1.30GHz",
+            "GenuineIntel,6,126,5",
+            8,
+            "icelake",
+        )
+    };
+    let g = Group {
+        evs,
+        sampler: 0,
+        family: Family::IntelGeneral,
+        width,
+        cpus: all_cpus(8),
+    };
+    let name = if golden_cove {
+        "sapphirerapids-gp"
+    } else {
+        "icelake-gp"
+    };
+    build(name, m, vec![g])
 }
 
 fn skylake() -> Preset {

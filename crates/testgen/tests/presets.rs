@@ -321,6 +321,8 @@ preset_tests! {
     icelake => "icelake",
     icelake_corrections => "icelake-corrections",
     sapphirerapids => "sapphirerapids",
+    icelake_gp => "icelake-gp",
+    sapphirerapids_gp => "sapphirerapids-gp",
     skylake => "skylake",
     zen4 => "zen4",
     zen4_l2 => "zen4-l2",

@@ -380,21 +380,33 @@ mod tests {
             (
                 "GenuineIntel,6,143,8",
                 "sapphirerapids",
-                vec!["intel-glc@Core"],
+                vec!["intel-glc@Core", "intel-glc-gp@Core"],
             ),
             (
                 "GenuineIntel,6,207,2",
                 "emeraldrapids",
-                vec!["intel-glc@Core"],
+                vec!["intel-glc@Core", "intel-glc-gp@Core"],
             ),
             (
                 "GenuineIntel,6,173,1",
                 "graniterapids",
-                vec!["intel-glc@Core"],
+                vec!["intel-glc@Core", "intel-glc-gp@Core"],
             ),
-            ("GenuineIntel,6,126,5", "icelake", vec!["intel-icl@Core"]),
-            ("GenuineIntel,6,106,6", "icelakex", vec!["intel-icl@Core"]),
-            ("GenuineIntel,6,140,1", "tigerlake", vec!["intel-icl@Core"]),
+            (
+                "GenuineIntel,6,126,5",
+                "icelake",
+                vec!["intel-icl@Core", "intel-icl-gp@Core"],
+            ),
+            (
+                "GenuineIntel,6,106,6",
+                "icelakex",
+                vec!["intel-icl@Core", "intel-icl-gp@Core"],
+            ),
+            (
+                "GenuineIntel,6,140,1",
+                "tigerlake",
+                vec!["intel-icl@Core", "intel-icl-gp@Core"],
+            ),
             ("GenuineIntel,6,165,5", "skylake", vec!["intel-skl@Core"]),
             ("GenuineIntel,6,94,3", "skylake", vec!["intel-skl@Core"]),
             ("GenuineIntel,6,85,4", "skylakex", vec!["intel-skl@Core"]),
@@ -407,17 +419,17 @@ mod tests {
             (
                 "GenuineIntel,6,151,2",
                 "alderlake",
-                vec!["intel-glc@Core", "intel-grt@Atom"],
+                vec!["intel-glc@Core", "intel-grt@Atom", "intel-glc-gp@Core"],
             ),
             (
                 "GenuineIntel,6,183,1",
                 "alderlake",
-                vec!["intel-glc@Core", "intel-grt@Atom"],
+                vec!["intel-glc@Core", "intel-grt@Atom", "intel-glc-gp@Core"],
             ),
             (
                 "GenuineIntel,6,170,4",
                 "meteorlake",
-                vec!["intel-glc@Core", "intel-cmt@Atom"],
+                vec!["intel-glc@Core", "intel-cmt@Atom", "intel-glc-gp@Core"],
             ),
             (
                 "GenuineIntel,6,189,1",
@@ -509,7 +521,7 @@ mod tests {
     #[test]
     fn names_override() {
         let m = by_name("Sapphirerapids", &CpuInfo::default()).unwrap();
-        assert_eq!(sets_of(&m), vec!["intel-glc@Core"]);
+        assert_eq!(sets_of(&m), vec!["intel-glc@Core", "intel-glc-gp@Core"]);
         let m = by_name("amd-zen5", &CpuInfo::default()).unwrap();
         assert_eq!(sets_of(&m), vec!["amd-zen5@Core"]);
         assert!(matches!(

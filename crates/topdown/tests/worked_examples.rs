@@ -236,3 +236,59 @@ fn neoverse_v2_v1_and_generic() {
         &[("frontend_bound", 28.0), ("bad_speculation", 6.0909)],
     );
 }
+
+/// The general-purpose sets (no PERF_METRICS), one interval: SLOTS_P
+/// 10,000,000; IDQ_UOPS_NOT_DELIVERED.CORE 2,500,000; UOP_DROPPING
+/// 100,000; BACKEND_BOUND_SLOTS 3,000,000; CLEARS_COUNT 20,000;
+/// UOPS_RETIRED.SLOTS 3,500,000.
+/// Ice Lake: FE = (2.5M − 0.1M)/10M = 24 %; BE = (3M + 5 × 20k)/10M =
+/// 31 %; Retiring 35 %; Bad Speculation = 1 − 0.90 = 10 %.
+/// Golden Cove: no CLEARS_COUNT term, so BE = 30 % and Bad Speculation
+/// 11 %.
+const GP: [(&str, f64); 6] = [
+    ("slots_p", 10_000_000.0),
+    ("idq_not_delivered", 2_500_000.0),
+    ("uop_dropping", 100_000.0),
+    ("be_slots", 3_000_000.0),
+    ("clears_count", 20_000.0),
+    ("retired_slots", 3_500_000.0),
+];
+
+#[test]
+fn general_purpose_ice_lake_and_golden_cove() {
+    let icl = model("intel-icl-gp", None);
+    let want = [
+        ("frontend_bound", 24.0),
+        ("backend_bound", 31.0),
+        ("retiring", 35.0),
+        ("bad_speculation", 10.0),
+    ];
+    assert_nodes(&percents(&icl, &GP), &want);
+    let glc = model("intel-glc-gp", None);
+    let sums: Vec<_> = GP
+        .iter()
+        .copied()
+        .filter(|s| s.0 != "clears_count")
+        .collect();
+    let want = [
+        ("frontend_bound", 24.0),
+        ("backend_bound", 30.0),
+        ("retiring", 35.0),
+        ("bad_speculation", 11.0),
+    ];
+    assert_nodes(&percents(&glc, &sums), &want);
+    // Without the optional corrections: FE 25 %, BE 30 %.
+    let bare: Vec<_> = GP
+        .iter()
+        .copied()
+        .filter(|s| s.0 != "clears_count" && s.0 != "uop_dropping")
+        .collect();
+    assert_nodes(
+        &percents(&icl, &bare),
+        &[
+            ("frontend_bound", 25.0),
+            ("backend_bound", 30.0),
+            ("bad_speculation", 10.0),
+        ],
+    );
+}
