@@ -256,6 +256,22 @@ fn r(x: f64) -> u64 {
     x.max(0.0).round() as u64
 }
 
+/// The shares of slots `INT_MISC.UOP_DROPPING` and `INT_MISC.CLEARS_COUNT`
+/// count when the group has them (0 otherwise): small, so that the
+/// corrected formulas move little; `width` slots are charged per clear.
+fn corrections(mix: &Mix, width: f64, quantities: &[Quantity]) -> (f64, f64) {
+    let has = |q| quantities.contains(&q);
+    let drop = match has(Quantity::UopDropping) {
+        true => (0.02 * mix.frontend).min(0.005),
+        false => 0.0,
+    };
+    let clears = match has(Quantity::ClearsCount) {
+        true => (0.01 * mix.backend / width).min(0.0004),
+        false => 0.0,
+    };
+    (drop, clears)
+}
+
 /// Ice Lake and later: slots and PERF_METRICS, with ICL's corrections
 /// when `quantities` holds them.
 fn perf_metrics_counts<'a>(
@@ -263,20 +279,10 @@ fn perf_metrics_counts<'a>(
     quantities: &[Quantity],
 ) -> impl Fn(Quantity) -> u64 + 'a {
     let mix = iv.mix;
-    let has = |q| quantities.contains(&q);
-    // Corrections in the group change what perf computes: pick them
-    // small, and move the PERF_METRICS fractions so that perf's
-    // corrected FE and BE are the mix's.
-    let drop = if has(Quantity::UopDropping) {
-        (0.02 * mix.frontend).min(0.005)
-    } else {
-        0.0
-    };
-    let clears = if has(Quantity::ClearsCount) {
-        (0.01 * mix.backend / 5.0).min(0.0004)
-    } else {
-        0.0
-    };
+    // Corrections in the group change what perf computes: move the
+    // PERF_METRICS fractions so that perf's corrected FE and BE are the
+    // mix's.
+    let (drop, clears) = corrections(&mix, 5.0, quantities);
     let bytes = perf_metrics_bytes(&Mix {
         frontend: mix.frontend + drop,
         backend: mix.backend - 5.0 * clears,
@@ -301,17 +307,7 @@ fn perf_metrics_counts<'a>(
 /// mix back.
 fn general_counts<'a>(iv: &'a Interval, quantities: &[Quantity]) -> impl Fn(Quantity) -> u64 + 'a {
     let mix = iv.mix;
-    let has = |q| quantities.contains(&q);
-    let drop = if has(Quantity::UopDropping) {
-        (0.02 * mix.frontend).min(0.005)
-    } else {
-        0.0
-    };
-    let clears = if has(Quantity::ClearsCount) {
-        (0.01 * mix.backend / iv.w).min(0.0004)
-    } else {
-        0.0
-    };
+    let (drop, clears) = corrections(&mix, iv.w, quantities);
     let slots = iv.slots;
     move |q| match q {
         Quantity::Cycles => iv.cycles,
