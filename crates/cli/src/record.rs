@@ -10,7 +10,9 @@ use std::process::Command;
 
 use anyhow::Context;
 use clap::Args;
-use perfq_record::{explain, plan, shell_line, Machine, Perf, Privilege, Rate, Request, Target};
+use perfq_record::{
+    explain, plan, shell_line, Machine, Perf, Privilege, Rate, Refusal, Request, Target,
+};
 
 use crate::damage::Policy;
 use crate::scratch::{self, Scratch};
@@ -125,7 +127,8 @@ impl RecordArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         let root = sysroot();
         let machine = Machine::read(&root);
-        let perf = Perf::find(&std::env::var_os("PATH").unwrap_or_default());
+        let perf =
+            Perf::find(&std::env::var_os("PATH").unwrap_or_default()).ok_or(Refusal::NoPerf)?;
         let privilege = Privilege::read(&root);
         // The capture: where asked, else a temporary file removed once
         // answered.
@@ -140,8 +143,7 @@ impl RecordArgs {
             (None, None) => PathBuf::from("perf.data"),
         };
         let request = self.request(output.clone())?;
-        let planned = plan(&machine, perf.as_ref(), privilege, &request)?;
-        let perf = perf.context("perf was found, then not")?;
+        let planned = plan(&machine, &perf, privilege, &request)?;
         if self.print {
             out.write_all(explain(&machine, &perf, &planned).as_bytes())?;
             return Ok(Outcome::Ok);
@@ -152,8 +154,11 @@ impl RecordArgs {
         let argv = &planned.argv;
         eprintln!("perfq: {}", shell_line(argv));
         let stop_after = self.duration.filter(|_| !self.command.is_empty());
+        // A capture already at `-o` is not perf's answer this time (perf
+        // moves it to `.old` once it starts writing).
+        let before = identity(&output);
         let status = run_perf(&perf.path, &argv[1..], stop_after)?;
-        if !output.is_file() {
+        if !output.is_file() || identity(&output) == before {
             anyhow::bail!(
                 "perf record {} and wrote no capture; {}",
                 describe(status),
@@ -170,6 +175,14 @@ impl RecordArgs {
         drop(scratch);
         outcome
     }
+}
+
+/// The file at `path` (inode and change time), if there is one.
+fn identity(path: &Path) -> Option<(u64, i64, i64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path)
+        .ok()
+        .map(|m| (m.ino(), m.ctime(), m.ctime_nsec()))
 }
 
 fn describe(status: std::process::ExitStatus) -> String {

@@ -190,3 +190,33 @@ fn ctrl_c_stops_the_command_and_the_recording_is_answered() {
     assert!(!rows.is_empty(), "rows from the interrupted recording");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// perf failing leaves what was at `-o` before: perfq says perf wrote
+/// nothing, and does not answer from the old capture.
+#[test]
+fn a_capture_already_at_the_output_is_not_the_answer() {
+    if !recordable() {
+        return;
+    }
+    let dir = common::scratch("record", "old");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let capture = dir.join("kept.data");
+    std::fs::copy(common::testdata("fp.data"), &capture).expect("copy");
+    let out = common::perfq(&[
+        "record",
+        "--events",
+        "{no-such-event}:S",
+        "-o",
+        capture.to_str().expect("path"),
+        "--",
+        "true",
+    ]);
+    let e = common::failed(&out, "perfq record with an event perf does not know");
+    assert!(e.contains("wrote no capture"), "{e}");
+    assert!(
+        out.stdout.is_empty(),
+        "no answer: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -389,14 +389,14 @@ fn pmu_list(machine: &Machine) -> String {
     }
 }
 
-/// The plan for `request` on `machine`, with `perf` (none: not found).
+/// The plan for `request` on `machine` with `perf` (a machine without
+/// one is [`Refusal::NoPerf`] before any plan).
 pub fn plan(
     machine: &Machine,
-    perf: Option<&Perf>,
+    perf: &Perf,
     privilege: Privilege,
     request: &Request,
 ) -> Result<Plan, Refusal> {
-    let perf = perf.ok_or(Refusal::NoPerf)?;
     if let (Some(value), false) = (machine.paranoid, privilege.bypasses_paranoid()) {
         let (needed, what) = match request.target {
             Target::SystemWide | Target::Command { all_cpus: true, .. } => {

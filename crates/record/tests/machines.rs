@@ -67,7 +67,7 @@ fn said(root: &Path, perf: Version, level: u8) -> String {
         says: format!("perf version {perf}"),
     };
     let privilege = Privilege::read(root);
-    match plan(&machine, Some(&perf), privilege, &request(level)) {
+    match plan(&machine, &perf, privilege, &request(level)) {
         Ok(p) => explain(&machine, &perf, &p),
         Err(e) => format!("error: {e}\n"),
     }
