@@ -250,7 +250,6 @@ fn answer(
     policy: Policy,
     out: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
-    let inputs = crate::input::InputArgs::default();
     if args.events.is_some() {
         let sources = crate::symbols::SymbolSources::default().resolve(Some(&[capture]))?;
         let opt = report::Options {
@@ -276,7 +275,7 @@ fn answer(
         cpu_model: args.cpu_model.clone(),
         min_samples: 30,
         format: args.format,
-        conversion: inputs.resolve(policy, &[capture])?,
+        conversion: crate::input::InputArgs::default().resolve(policy, &[capture])?,
     };
     topdown::run(&opt, out)
 }

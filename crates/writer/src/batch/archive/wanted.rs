@@ -50,11 +50,11 @@ impl BuildIds {
     /// Adds the build ids `capture` names: its header's, else its MMAP2
     /// records'.
     pub fn add_capture(&mut self, capture: &Capture) {
-        let before = self.0.len();
-        for entry in &capture.meta().build_ids {
+        let header = &capture.meta().build_ids;
+        for entry in header {
             self.insert(&entry.build_id);
         }
-        if self.0.len() > before || !capture.meta().build_ids.is_empty() {
+        if !header.is_empty() {
             return;
         }
         let mut records = capture.records();
