@@ -274,7 +274,7 @@ fn report_agrees_with_perf_report_on_a_c_program() {
 /// through frames perf did not unwind, equals perf's within 0.1 point.
 fn dwarf_children_past_perf_truncation(data: &Path) {
     let path = data.to_str().expect("path");
-    let (perf_chains, ends) = perf_symbol_chains(path);
+    let (mut perf_chains, ends) = perf_symbol_chains(path);
     let dump = common::json_lines(&common::perfq_ok(&["dump", "--symbols", path]));
     let mut total_period = 0u64;
     let mut extra: BTreeMap<(String, String), u64> = BTreeMap::new();
@@ -285,18 +285,29 @@ fn dwarf_children_past_perf_truncation(data: &Path) {
         let period = v["period"].as_u64().expect("period");
         total_period += period;
         let frames = v["frames"].as_array().cloned().unwrap_or_default();
-        let theirs = perf_chains
-            .get(&time)
-            .unwrap_or_else(|| panic!("perf has no sample at {time}"));
         let names: Vec<&str> = frames
             .iter()
             .map(|f| f["symbol"].as_str().unwrap_or("[unknown]"))
             .collect();
-        let common = theirs
-            .iter()
-            .zip(&names)
-            .take_while(|(a, b)| a == b)
-            .count();
+        let common_prefix = |theirs: &[String]| {
+            theirs
+                .iter()
+                .zip(&names)
+                .take_while(|(a, b)| a == b)
+                .count()
+        };
+        // perf can write two samples of the task with the same nanosecond:
+        // each of perf's chains at a time is matched once, to the sample it
+        // agrees with longest.
+        let at_time = perf_chains
+            .get_mut(&time)
+            .filter(|chains| !chains.is_empty())
+            .unwrap_or_else(|| panic!("perf has no sample at {time}"));
+        let best = (0..at_time.len())
+            .max_by_key(|&i| common_prefix(&at_time[i]))
+            .unwrap_or(0);
+        let theirs = at_time.swap_remove(best);
+        let common = common_prefix(&theirs);
         if common == names.len() && common == theirs.len() {
             same += 1;
             continue;
@@ -360,9 +371,9 @@ fn dwarf_children_past_perf_truncation(data: &Path) {
 }
 
 /// `perf script`'s symbol chain of each sample of a DWARF capture, leaf
-/// first, by its time (ns); and how many chains libunwind ended with its
-/// end marker.
-fn perf_symbol_chains(path: &str) -> (BTreeMap<u64, Vec<String>>, usize) {
+/// first, by its time (ns), several where samples share a time; and how
+/// many chains libunwind ended with its end marker.
+fn perf_symbol_chains(path: &str) -> (BTreeMap<u64, Vec<Vec<String>>>, usize) {
     let script = common::perf(&[
         "script",
         "-i",
@@ -374,7 +385,7 @@ fn perf_symbol_chains(path: &str) -> (BTreeMap<u64, Vec<String>>, usize) {
     ])
     .expect("perf script");
     // time (ns) → perf's symbol chain, leaf first.
-    let mut perf_chains: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    let mut perf_chains: BTreeMap<u64, Vec<Vec<String>>> = BTreeMap::new();
     let mut current: Option<u64> = None;
     let mut ends = 0;
     for line in script.lines() {
@@ -386,10 +397,7 @@ fn perf_symbol_chains(path: &str) -> (BTreeMap<u64, Vec<String>>, usize) {
             let (s, ns) = ts.split_once('.').expect("time");
             let time =
                 s.parse::<u64>().expect("s") * 1_000_000_000 + ns.parse::<u64>().expect("ns");
-            assert!(
-                perf_chains.insert(time, Vec::new()).is_none(),
-                "duplicate time {ts}"
-            );
+            perf_chains.entry(time).or_default().push(Vec::new());
             current = Some(time);
             continue;
         }
@@ -402,6 +410,7 @@ fn perf_symbol_chains(path: &str) -> (BTreeMap<u64, Vec<String>>, usize) {
         }
         let chain = perf_chains
             .get_mut(&current.expect("sample header"))
+            .and_then(|chains| chains.last_mut())
             .expect("chain");
         chain.push(sym.to_string());
     }
