@@ -469,6 +469,11 @@ fn perf_group_skylake() {
 }
 
 #[test]
+fn perf_group_skylake_l1() {
+    perf_group_preset("skylake-l1");
+}
+
+#[test]
 fn perf_group_zen4() {
     perf_group_preset("zen4");
 }
@@ -518,6 +523,7 @@ fn every_preset_is_compared_with_perf() {
         "icelake-gp",
         "sapphirerapids-gp",
         "skylake",
+        "skylake-l1",
         "zen4",
         "zen4-l2",
         "zen4-ris",

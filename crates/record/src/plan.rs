@@ -164,11 +164,17 @@ fn spelling(method: &Method, item: &str) -> (String, bool) {
     let Some(role) = method.set.role(item) else {
         return (item.to_string(), false);
     };
-    if role.matchers.contains(&Matcher::Hw(0)) {
-        return ("cycles".into(), false);
-    }
-    if role.matchers.contains(&Matcher::Hw(1)) {
-        return ("instructions".into(), false);
+    // perf's generic `cycles` and `instructions` on x86 (a fixed counter
+    // each); on Arm the PMU's own CPU_CYCLES, so that every member of the
+    // group is on the same PMU whichever core type perf maps generic
+    // events to.
+    if method.set.pmu != PmuClass::Arm {
+        if role.matchers.contains(&Matcher::Hw(0)) {
+            return ("cycles".into(), false);
+        }
+        if role.matchers.contains(&Matcher::Hw(1)) {
+            return ("instructions".into(), false);
+        }
     }
     for m in &role.matchers {
         if let Matcher::Raw(c) = m {
@@ -494,6 +500,9 @@ fn command_line(groups: &[String], request: &Request) -> Vec<String> {
         "record".into(),
         "-e".into(),
         groups.join(","),
+        // Each sample's CPU: `--by cpu`, and the same sample layout on
+        // every target (perf adds it on its own for -a only).
+        "--sample-cpu".into(),
     ];
     if let Some(cg) = &request.call_graph {
         argv.push("--call-graph".into());

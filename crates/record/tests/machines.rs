@@ -6,9 +6,12 @@
 //! file `golden/<machine>.txt`. `PERFQ_BLESS=1` rewrites the golden files
 //! from what the code says now.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use perfq_record::{explain, plan, Machine, Perf, Privilege, Request, Target, Version};
+mod common;
+
+use common::{here, machines};
+use perfq_record::{explain, plan, Machine, Perf, Privilege, Version};
 
 const PERFS: [Version; 4] = [
     Version::new(6, 1, 0),
@@ -16,47 +19,6 @@ const PERFS: [Version; 4] = [
     Version::new(6, 12, 0),
     Version::new(6, 13, 0),
 ];
-
-fn here() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")
-}
-
-/// Each fixture machine, written out under a temporary root.
-fn machines() -> Vec<(String, tempfile::TempDir)> {
-    let mut names: Vec<PathBuf> = std::fs::read_dir(here().join("machines"))
-        .expect("machines/")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "tree"))
-        .collect();
-    names.sort();
-    names
-        .into_iter()
-        .map(|p| {
-            let name = p.file_stem().expect("stem").to_string_lossy().into_owned();
-            let root = tempfile::tempdir().expect("tempdir");
-            let text = std::fs::read_to_string(&p).expect("read");
-            perfq_record::fixture::write_tree(&text, root.path()).expect("write the machine");
-            (name, root)
-        })
-        .collect()
-}
-
-fn request(level: u8) -> Request {
-    Request {
-        target: Target::Command {
-            argv: vec!["./workload".into(), "--size".into(), "10".into()],
-            all_cpus: false,
-        },
-        duration: None,
-        call_graph: Some("fp".into()),
-        rate: None,
-        level,
-        events: None,
-        cpu_model: None,
-        output: "perf.data".into(),
-    }
-}
 
 /// What `--print` says on `root` with `perf`.
 fn said(root: &Path, perf: Version, level: u8) -> String {
@@ -67,7 +29,12 @@ fn said(root: &Path, perf: Version, level: u8) -> String {
         says: format!("perf version {perf}"),
     };
     let privilege = Privilege::read(root);
-    match plan(&machine, &perf, privilege, &request(level)) {
+    match plan(
+        &machine,
+        &perf,
+        privilege,
+        &common::request(level, &["./workload", "--size", "10"], "perf.data".as_ref()),
+    ) {
         Ok(p) => explain(&machine, &perf, &p),
         Err(e) => format!("error: {e}\n"),
     }

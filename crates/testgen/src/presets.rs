@@ -22,6 +22,7 @@ pub const NAMES: &[&str] = &[
     "icelake-gp",
     "sapphirerapids-gp",
     "skylake",
+    "skylake-l1",
     "zen4",
     "zen4-l2",
     "zen4-ris",
@@ -72,7 +73,8 @@ pub fn get(name: &str) -> Option<Preset> {
         "sapphirerapids" => sapphirerapids(),
         "icelake-gp" => general(false),
         "sapphirerapids-gp" => general(true),
-        "skylake" => skylake(),
+        "skylake" => skylake(true),
+        "skylake-l1" => skylake(false),
         "zen4" => zen(Zen::Four, ZenEvents::L1),
         "zen4-l2" => zen(Zen::Four, ZenEvents::L1L2),
         "zen4-ris" => zen(Zen::Four, ZenEvents::Ris),
@@ -461,19 +463,26 @@ fn general(golden_cove: bool) -> Preset {
     build(name, m, vec![g])
 }
 
-fn skylake() -> Preset {
+/// Skylake's level-1 group (what `perfq record` records there), with
+/// `level2_parts` the events of level 2's front-end and bad-speculation
+/// splits as well.
+fn skylake(level2_parts: bool) -> Preset {
     use Quantity::*;
     // topdown.md §3.3, SKL column; cycles is CPU_CLK_UNHALTED.THREAD.
-    let evs = vec![
+    let mut evs = vec![
         ev("cycles", event_type::HARDWARE, 0, Cycles),
         raw(0x19c, FrontendSlots),
         raw(0x10e, IssuedUops),
         raw(0x2c2, RetiredSlots),
         raw(0x10d, RecoveryCycles),
-        raw(0x400_019c, FetchLatencyCycles),
-        raw(0xc5, BranchMisses),
-        raw(0x104_01c3, MachineClears),
     ];
+    if level2_parts {
+        evs.extend([
+            raw(0x400_019c, FetchLatencyCycles),
+            raw(0xc5, BranchMisses),
+            raw(0x104_01c3, MachineClears),
+        ]);
+    }
     // Four cores with SMT off: eight general counters per thread hold the
     // seven raw events; cycles takes fixed counter 1.
     let m = intel_machine(
@@ -489,7 +498,12 @@ fn skylake() -> Preset {
         width: 4,
         cpus: all_cpus(4),
     };
-    build("skylake", m, vec![g])
+    let name = if level2_parts {
+        "skylake"
+    } else {
+        "skylake-l1"
+    };
+    build(name, m, vec![g])
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

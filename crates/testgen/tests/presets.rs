@@ -324,6 +324,7 @@ preset_tests! {
     icelake_gp => "icelake-gp",
     sapphirerapids_gp => "sapphirerapids-gp",
     skylake => "skylake",
+    skylake_l1 => "skylake-l1",
     zen4 => "zen4",
     zen4_l2 => "zen4-l2",
     zen4_ris => "zen4-ris",
