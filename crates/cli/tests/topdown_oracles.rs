@@ -485,6 +485,12 @@ fn perf_group_zen4_l2() {
     perf_group_preset("zen4-l2");
 }
 
+/// Level 1 cut into two groups (an NMI watchdog holds a counter).
+#[test]
+fn perf_group_zen4_watchdog() {
+    perf_group_preset("zen4-watchdog");
+}
+
 #[test]
 fn perf_group_zen4_ris() {
     perf_group_preset("zen4-ris");
@@ -526,6 +532,7 @@ fn every_preset_is_compared_with_perf() {
         "skylake-l1",
         "zen4",
         "zen4-l2",
+        "zen4-watchdog",
         "zen4-ris",
         "zen4-independent",
         "zen5",

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use perfq_topdown::{DetectError, Matcher, Method, Model, PmuClass, SetUse};
+use perfq_topdown::{DetectError, Matcher, Method, Model, PmuClass, SetUse, TooFew};
 
 use crate::machine::Machine;
 use crate::perf::Perf;
@@ -59,7 +59,10 @@ pub struct Chosen {
     pub method: &'static Method,
     /// The PMU its events are opened on.
     pub pmu: String,
-    /// The group as perf's `-e` takes it.
+    /// Its groups as recorded here (the method's, cut to fit the
+    /// counters there are), each the set's roles and generic events.
+    pub groups: Vec<Vec<String>>,
+    /// The groups as perf's `-e` takes them.
     pub spelled: String,
     /// Why this method: the conditions it met.
     pub why: String,
@@ -192,26 +195,44 @@ fn spelling(method: &Method, item: &str) -> (String, bool) {
     }
 }
 
-/// A method's group as perf's `-e` takes it: generic events bare on a
-/// PMU that is the only core PMU, everything else as `pmu/term/`.
-fn spell_group(method: &Method, pmu: &str, sole: bool) -> (String, Vec<String>) {
+/// A method's groups as perf's `-e` takes them: generic events bare on a
+/// PMU that is the only core PMU, everything else as `pmu/term/`; and the
+/// kernel-named events among them.
+fn spell_groups(
+    method: &Method,
+    groups: &[Vec<&str>],
+    pmu: &str,
+    sole: bool,
+) -> (String, Vec<String>) {
     let mut named = Vec::new();
-    let items: Vec<String> = method
-        .group
+    let mut spelled = Vec::new();
+    for group in groups {
+        let items: Vec<String> = group
+            .iter()
+            .map(|item| {
+                let (s, kernel) = spelling(method, item);
+                if kernel && !named.contains(&s) {
+                    named.push(s.clone());
+                }
+                if sole && !s.contains('=') {
+                    s
+                } else {
+                    format!("{pmu}/{s}/")
+                }
+            })
+            .collect();
+        spelled.push(format!("{{{}}}:S", items.join(",")));
+    }
+    (spelled.join(","), named)
+}
+
+/// The method's groups as its table row gives them.
+fn as_written(method: &Method) -> Vec<Vec<&str>> {
+    method
+        .groups
         .iter()
-        .map(|item| {
-            let (s, kernel) = spelling(method, item);
-            if kernel {
-                named.push(s.clone());
-            }
-            if sole && !s.contains('=') {
-                s
-            } else {
-                format!("{pmu}/{s}/")
-            }
-        })
-        .collect();
-    (format!("{{{}}}:S", items.join(",")), named)
+        .map(|g| g.iter().map(String::as_str).collect())
+        .collect()
 }
 
 fn perf_version_ok(method: &Method, perf: Option<Version>) -> Result<(), String> {
@@ -265,7 +286,7 @@ fn choose_for(
             reasons.push(why);
             continue;
         }
-        let (spelled, named) = spell_group(m, &pmu_name, sole);
+        let (_, named) = spell_groups(m, &as_written(m), &pmu_name, sole);
         let missing: Vec<&String> = named.iter().filter(|n| !pmu.has_event(n)).collect();
         if !missing.is_empty() {
             reasons.push(format!(
@@ -288,21 +309,23 @@ fn choose_for(
         if watchdog && !cycles_free {
             counters = counters.saturating_sub(1);
         }
-        let needed = m.gp_needed(!watchdog);
-        if needed > counters {
-            let cause = match (watchdog, smt && m.budget.gp_smt < m.budget.gp) {
-                (true, _) => {
-                    " (the NMI watchdog holds a counter: `sudo sysctl kernel.nmi_watchdog=0`)"
-                }
-                (false, true) => " (SMT is on: the threads of a core share its counters)",
-                _ => "",
-            };
-            reasons.push(format!(
-                "{} takes {needed} general-purpose counters and {pmu_name} has {counters} here{cause}",
-                m.name
-            ));
-            continue;
-        }
+        let groups = match m.layout(counters, !watchdog) {
+            Ok(groups) => groups,
+            Err(TooFew { needed }) => {
+                let cause = match (watchdog, smt && m.budget.gp_smt < m.budget.gp) {
+                    (true, _) => {
+                        " (the NMI watchdog holds a counter: `sudo sysctl kernel.nmi_watchdog=0`)"
+                    }
+                    (false, true) => " (SMT is on: the threads of a core share its counters)",
+                    _ => "",
+                };
+                reasons.push(format!(
+                    "{} takes {needed} general-purpose counters and {pmu_name} has {counters} here{cause}",
+                    m.name
+                ));
+                continue;
+            }
+        };
         let mut notes = Vec::new();
         if m.level < level {
             notes.push(format!(
@@ -310,19 +333,46 @@ fn choose_for(
                 set.name, m.level
             ));
         }
+        if groups.len() > m.groups.len() {
+            notes.push(format!(
+                "{}: {} needs more counters than {pmu_name} has here, so it is recorded as {} \
+                 groups that take turns on the counters, each led by cycles, by which perfq \
+                 scales them to the whole run",
+                set.name,
+                m.name,
+                groups.len()
+            ));
+        }
+        let (spelled, _) = spell_groups(m, &groups, &pmu_name, sole);
+        let needed = groups
+            .iter()
+            .map(|g| m.gp_of_group(g, !watchdog))
+            .max()
+            .unwrap_or(0);
         let why = format!(
-            "{}: level {}, {needed} of {counters} general-purpose counters{}",
+            "{}: level {}, {}{}",
             m.name,
             m.level,
+            match groups.len() {
+                1 => format!("{needed} of {counters} general-purpose counters"),
+                n => format!(
+                    "{n} groups, at most {needed} of {counters} general-purpose counters each"
+                ),
+            },
             match m.perf_min {
                 Some((a, b)) => format!(", perf ≥ {a}.{b}"),
                 None => String::new(),
             }
         );
+        let groups = groups
+            .iter()
+            .map(|g| g.iter().map(|i| i.to_string()).collect())
+            .collect();
         return Ok((
             Chosen {
                 method: m,
                 pmu: pmu_name,
+                groups,
                 spelled,
                 why,
             },
@@ -543,7 +593,7 @@ pub fn method_table() -> Result<String, Refusal> {
     let methods =
         perfq_topdown::methods().map_err(|e| Refusal::Cpu(DetectError::Tables(e.to_string())))?;
     let mut out = String::from(
-        "| cores (formula set) | level | perf | the kernel must offer | group |\n|---|---|---|---|---|\n",
+        "| cores (formula set) | level | perf | the kernel must offer | groups |\n|---|---|---|---|---|\n",
     );
     for m in methods {
         let pmu = match m.set.pmu {
@@ -551,7 +601,7 @@ pub fn method_table() -> Result<String, Refusal> {
             PmuClass::Atom => "cpu_atom",
             PmuClass::Arm => "armv8_pmuv3_0",
         };
-        let (group, named) = spell_group(m, pmu, m.set.pmu != PmuClass::Atom);
+        let (group, named) = spell_groups(m, &as_written(m), pmu, m.set.pmu != PmuClass::Atom);
         let perf = match m.perf_min {
             Some((a, b)) => format!("≥ {a}.{b}"),
             None => "any".into(),

@@ -126,3 +126,55 @@ fn the_docs_method_table_is_made_from_the_data() {
     }
     assert_eq!(&text[start..stop], table, "docs/topdown.md's method table");
 }
+
+/// Every group chosen on every fixture machine fits its core's counters:
+/// the set's general-purpose counters for the machine's SMT setting, one
+/// fewer for cycles where the NMI watchdog holds the cycles counter;
+/// every group led by its sampler, `cycles` (or `slots`, then `cycles`).
+#[test]
+fn every_group_fits_the_machines_counters() {
+    let mut checked = 0;
+    for (name, root) in machines() {
+        let machine = Machine::read(root.path());
+        for perf in PERFS {
+            for level in [1, 2] {
+                let perf = Perf {
+                    path: "perf".into(),
+                    version: Some(perf),
+                    says: format!("perf version {perf}"),
+                };
+                let request = common::request(level, &["./workload"], "perf.data".as_ref());
+                let Ok(p) = plan(&machine, &perf, Privilege::read(root.path()), &request) else {
+                    continue;
+                };
+                for c in &p.chosen {
+                    let b = c.method.budget;
+                    let watchdog = machine.nmi_watchdog == Some(true);
+                    let counters = if machine.smt.unwrap_or(true) {
+                        b.gp_smt
+                    } else {
+                        b.gp
+                    };
+                    for g in &c.groups {
+                        let gp = g
+                            .iter()
+                            .filter(|i| !b.free.contains(i) || (watchdog && i.as_str() == "cycles"))
+                            .count() as u32;
+                        let room = match watchdog && !b.free.iter().any(|f| f == "cycles") {
+                            true => counters - 1,
+                            false => counters,
+                        };
+                        assert!(gp <= room, "{name}, {perf:?}: {g:?} takes {gp} of {room}");
+                        let sampler = match g[0].as_str() {
+                            "slots" => &g[1],
+                            _ => &g[0],
+                        };
+                        assert_eq!(sampler, "cycles", "{name}: {g:?}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "{checked} groups");
+}

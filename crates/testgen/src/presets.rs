@@ -25,6 +25,7 @@ pub const NAMES: &[&str] = &[
     "skylake-l1",
     "zen4",
     "zen4-l2",
+    "zen4-watchdog",
     "zen4-ris",
     "zen4-independent",
     "zen5",
@@ -77,6 +78,7 @@ pub fn get(name: &str) -> Option<Preset> {
         "skylake-l1" => skylake(false),
         "zen4" => zen(Zen::Four, ZenEvents::L1),
         "zen4-l2" => zen(Zen::Four, ZenEvents::L1L2),
+        "zen4-watchdog" => zen(Zen::Four, ZenEvents::L1Cut),
         "zen4-ris" => zen(Zen::Four, ZenEvents::Ris),
         "zen4-independent" => zen(Zen::Four, ZenEvents::Independent),
         "zen5" => zen(Zen::Five, ZenEvents::L1),
@@ -518,6 +520,9 @@ enum ZenEvents {
     L1,
     /// L1 plus the L2 events as two more groups taking turns with it.
     L1L2,
+    /// L1 on five counters (an NMI watchdog holds the sixth): cut into
+    /// two groups, each led by cycles, as `perfq record` records it.
+    L1Cut,
     /// The RIS tool's raw spellings, with the ignored 0x43 byte.
     Ris,
     /// The L1 events, each sampled on its own.
@@ -549,6 +554,7 @@ fn zen(gen: Zen, which: ZenEvents) -> Preset {
         (Zen::Five, _) => "zen5",
         (_, ZenEvents::L1) => "zen4",
         (_, ZenEvents::L1L2) => "zen4-l2",
+        (_, ZenEvents::L1Cut) => "zen4-watchdog",
         (_, ZenEvents::Ris) => "zen4-ris",
         (_, ZenEvents::Independent) => "zen4-independent",
     };
@@ -565,6 +571,14 @@ fn zen(gen: Zen, which: ZenEvents) -> Preset {
                 raw(0x43_00c1, RetiredSlots),
             ];
             build(name, m, vec![group(evs)])
+        }
+        ZenEvents::L1Cut => {
+            let mut first = l1();
+            let smt = first.split_off(5);
+            let second = std::iter::once(ev("cycles", event_type::HARDWARE, 0, Cycles))
+                .chain(smt)
+                .collect();
+            build(name, m, vec![group(first), group(second)])
         }
         ZenEvents::L1L2 => {
             let (l2a, l2b) = zen_l2_groups(width);

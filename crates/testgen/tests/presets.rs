@@ -327,6 +327,7 @@ preset_tests! {
     skylake_l1 => "skylake-l1",
     zen4 => "zen4",
     zen4_l2 => "zen4-l2",
+    zen4_watchdog => "zen4-watchdog",
     zen4_ris => "zen4-ris",
     zen4_independent => "zen4-independent",
     zen5 => "zen5",

@@ -52,7 +52,7 @@ pub use crate::cpu::{
 };
 pub use crate::expr::{Cond, Expr};
 pub use crate::layers::{layer, Layers};
-pub use crate::method::{methods, methods_for, Budget, Method, GENERIC};
+pub use crate::method::{methods, methods_for, Budget, Method, TooFew, GENERIC};
 pub use crate::recognize::{pmu_types, role_of, EventKey, TYPE_HARDWARE, TYPE_RAW};
 pub use crate::set::{
     set, sets, Const, EventRole, FormulaSet, Matcher, Node, PmuClass, SetError, LEVEL1,

@@ -19,7 +19,8 @@ pub struct Budget {
     pub free: Vec<String>,
 }
 
-/// A way of recording a set's events: one sampled read group.
+/// A way of recording a set's events: sampled read groups, each led by
+/// its own sampler; several take turns on the counters.
 #[derive(Clone, Debug)]
 pub struct Method {
     /// `glc-metrics`.
@@ -30,9 +31,9 @@ pub struct Method {
     pub level: u8,
     /// The oldest perf (major, minor) that can open the group.
     pub perf_min: Option<(u32, u32)>,
-    /// The group's items in order: the set's event roles, or perf's
+    /// The groups' items in order: the set's event roles, or perf's
     /// generic `cycles` and `instructions`.
-    pub group: Vec<String>,
+    pub groups: Vec<Vec<String>>,
     /// The set's counters.
     pub budget: &'static Budget,
 }
@@ -40,17 +41,85 @@ pub struct Method {
 /// Generic hardware events a group may name without a role.
 pub const GENERIC: [&str; 2] = ["cycles", "instructions"];
 
+/// Why a method's groups cannot be laid out on the counters there are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooFew {
+    /// The general-purpose counters it would take at the least.
+    pub needed: u32,
+}
+
 impl Method {
-    /// The general-purpose counters the group takes: `cycles_fixed` false
+    /// The general-purpose counters `item` takes: `cycles_fixed` false
     /// when the cycles counter is someone else's (an NMI watchdog).
-    pub fn gp_needed(&self, cycles_fixed: bool) -> u32 {
-        self.group
+    fn gp_of(&self, item: &str, cycles_fixed: bool) -> u32 {
+        let free = self.budget.free.iter().any(|f| f == item);
+        u32::from(!free || (!cycles_fixed && item == "cycles"))
+    }
+
+    /// The general-purpose counters a group of its items takes.
+    pub fn gp_of_group<S: AsRef<str>>(&self, group: &[S], cycles_fixed: bool) -> u32 {
+        group
             .iter()
-            .filter(|item| {
-                let free = self.budget.free.iter().any(|f| f == *item);
-                !free || (!cycles_fixed && item.as_str() == "cycles")
-            })
-            .count() as u32
+            .map(|i| self.gp_of(i.as_ref(), cycles_fixed))
+            .sum()
+    }
+
+    /// The most general-purpose counters one of its groups takes.
+    pub fn gp_needed(&self, cycles_fixed: bool) -> u32 {
+        self.groups
+            .iter()
+            .map(|g| self.gp_of_group(g, cycles_fixed))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Whether a group led by `cycles` can be cut into several: each part
+    /// then leads with its own `cycles`, the clock by which the query
+    /// scales groups that took turns to the whole time, which it can only
+    /// be as a role of the set.
+    fn splits(&self, group: &[String]) -> bool {
+        group.first().is_some_and(|g| g == "cycles") && self.set.role("cycles").is_some()
+    }
+
+    /// The groups as recorded on `counters` general-purpose counters: a
+    /// group that does not fit is cut, in order, into groups that do,
+    /// each led by `cycles`.
+    pub fn layout(&self, counters: u32, cycles_fixed: bool) -> Result<Vec<Vec<&str>>, TooFew> {
+        let mut out = Vec::new();
+        for group in &self.groups {
+            let needed = self.gp_of_group(group, cycles_fixed);
+            if needed <= counters {
+                out.push(group.iter().map(String::as_str).collect());
+                continue;
+            }
+            let clock = self.gp_of("cycles", cycles_fixed);
+            if !self.splits(group) || clock + 1 > counters {
+                let needed = if self.splits(group) {
+                    clock + 1
+                } else {
+                    needed
+                };
+                return Err(TooFew { needed });
+            }
+            let mut part = vec!["cycles"];
+            let mut used = clock;
+            for item in &group[1..] {
+                let gp = self.gp_of(item, cycles_fixed);
+                if used + gp > counters {
+                    out.push(std::mem::replace(&mut part, vec!["cycles"]));
+                    used = clock;
+                }
+                part.push(item);
+                used += gp;
+            }
+            out.push(part);
+        }
+        Ok(out)
+    }
+
+    /// Every item of every group.
+    pub fn items(&self) -> impl Iterator<Item = &String> {
+        self.groups.iter().flatten()
     }
 }
 
@@ -133,13 +202,16 @@ fn parse(text: &str) -> Result<Tables, SetError> {
                         Some(v.ok_or_else(|| err(format!("perf `{p}`: want `any` or `>=N.N`")))?)
                     }
                 };
-                let group: Vec<String> = group.split_whitespace().map(str::to_string).collect();
-                for item in &group {
+                let groups: Vec<Vec<String>> = group
+                    .split(';')
+                    .map(|g| g.split_whitespace().map(str::to_string).collect())
+                    .collect();
+                for item in groups.iter().flatten() {
                     if s.role(item).is_none() && !GENERIC.contains(&item.as_str()) {
                         return Err(err(format!("`{item}` is no event of `{set_name}`")));
                     }
                 }
-                if group.is_empty() {
+                if groups.iter().any(Vec::is_empty) {
                     return Err(err("an empty group".into()));
                 }
                 let m = Method {
@@ -147,12 +219,12 @@ fn parse(text: &str) -> Result<Tables, SetError> {
                     set: s,
                     level,
                     perf_min,
-                    group,
+                    groups,
                     budget,
                 };
                 if m.gp_needed(true) > budget.gp {
                     return Err(err(format!(
-                        "the group takes {} general-purpose counters; the set has {}",
+                        "a group takes {} general-purpose counters; the set has {}",
                         m.gp_needed(true),
                         budget.gp
                     )));
@@ -179,7 +251,7 @@ mod tests {
                 for role in m.set.node_roles(node) {
                     let optional = m.set.role(&role).is_some_and(|r| r.optional);
                     assert!(
-                        optional || m.group.contains(&role),
+                        optional || m.items().any(|i| *i == role),
                         "{}: level 1 of {} needs `{role}`",
                         m.name,
                         m.set.name
@@ -187,6 +259,73 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn every_level_2_method_records_level_2_of_its_set() {
+        for m in methods().expect("methods.td reads") {
+            if m.level < 2 {
+                continue;
+            }
+            for node in m.set.nodes.iter().filter(|n| n.level == 2) {
+                for role in m.set.node_roles(node) {
+                    let optional = m.set.role(&role).is_some_and(|r| r.optional);
+                    assert!(
+                        optional || m.items().any(|i| *i == role),
+                        "{}: {} of {} needs `{role}`",
+                        m.name,
+                        node.name,
+                        m.set.name
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_group_too_large_is_cut_into_groups_led_by_cycles() {
+        let by_name = |n: &str| {
+            methods()
+                .expect("methods")
+                .iter()
+                .find(|m| m.name == n)
+                .expect(n)
+        };
+        // Zen 4 level 1 with the NMI watchdog: cycles takes a counter too.
+        let zen = by_name("zen4-l1");
+        assert_eq!(zen.layout(6, true).expect("fits").len(), 1);
+        assert_eq!(
+            zen.layout(5, false).expect("cut"),
+            vec![
+                vec!["cycles", "fe_slots", "be_slots", "dispatched", "retired"],
+                vec!["cycles", "smt_slots"],
+            ]
+        );
+        assert_eq!(zen.layout(1, false), Err(TooFew { needed: 2 }));
+        // Skylake level 2 with SMT on: four counters a group.
+        let skl = by_name("skl-l2");
+        let groups = skl.layout(4, true).expect("cut");
+        assert!(groups.iter().all(|g| g[0] == "cycles"));
+        assert!(groups.iter().all(|g| g
+            .iter()
+            .filter(|i| !skl.budget.free.iter().any(|f| f == *i))
+            .count()
+            <= 4));
+        let laid: Vec<&str> = groups
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|i| *i != "cycles")
+            .collect();
+        let items: Vec<&str> = skl
+            .items()
+            .map(String::as_str)
+            .filter(|i| *i != "cycles")
+            .collect();
+        assert_eq!(laid, items, "every item once, in order");
+        // A PERF_METRICS group is never cut: its slots leader is not a clock.
+        let glc = by_name("glc-metrics2");
+        assert_eq!(glc.layout(0, true), Err(TooFew { needed: 1 }));
     }
 
     #[test]
