@@ -157,6 +157,13 @@ impl ConvertArgs {
     }
 }
 
+/// `--pid`'s processes, sorted, or no filter when none is given.
+fn pid_filter(mut pids: Vec<u32>) -> Option<Vec<u32>> {
+    pids.sort_unstable();
+    pids.dedup();
+    (!pids.is_empty()).then_some(pids)
+}
+
 /// The arguments of `perfq report`.
 #[derive(Args)]
 pub struct ReportArgs {
@@ -171,6 +178,9 @@ pub struct ReportArgs {
     /// Only this event.
     #[arg(long)]
     event: Option<String>,
+    /// Only the samples of these processes (like perf report --pid).
+    #[arg(long = "pid", value_name = "PID", value_delimiter = ',')]
+    pids: Vec<u32>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = report::ReportFormat::Table)]
     format: report::ReportFormat,
@@ -185,6 +195,7 @@ impl ReportArgs {
             children: self.children,
             sort: self.sort,
             event: self.event,
+            pids: pid_filter(self.pids),
             format: self.format,
             symbols: sources.config(false),
             policy,
@@ -223,6 +234,9 @@ pub struct TopdownArgs {
     /// Rows with fewer samples are marked (not hidden).
     #[arg(long, default_value_t = 30)]
     min_samples: u64,
+    /// Only the samples of these processes.
+    #[arg(long = "pid", value_name = "PID", value_delimiter = ',')]
+    pids: Vec<u32>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = topdown::Format::Table)]
     format: topdown::Format,
@@ -241,6 +255,7 @@ impl TopdownArgs {
             interval_ms: self.interval,
             cpu_model: self.cpu_model,
             min_samples: self.min_samples,
+            pids: pid_filter(self.pids),
             format: self.format,
             conversion,
         };

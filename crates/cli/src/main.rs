@@ -17,6 +17,7 @@ mod info;
 mod input;
 mod jsonw;
 mod output;
+mod process_tree;
 mod progress;
 mod query;
 mod record;

@@ -32,6 +32,12 @@ pub struct RecordArgs {
         conflicts_with = "all_cpus"
     )]
     pids: Vec<u32>,
+    /// Sample every thread and process the command starts. perf 6.13
+    /// and later do that anyway; with an older perf, every CPU is recorded
+    /// while the command runs (-a's permissions) and the answer keeps the
+    /// command's processes.
+    #[arg(long, conflicts_with_all = ["all_cpus", "pids"])]
+    all_threads: bool,
     /// Stop after this many seconds (the command, if any, is interrupted).
     #[arg(long, value_name = "SECONDS")]
     duration: Option<f64>,
@@ -100,6 +106,9 @@ impl RecordArgs {
             (false, true, true) => anyhow::bail!(
                 "nothing to record: give a command after `--`, -a for every CPU, or -p PID"
             ),
+            _ if self.all_threads => {
+                anyhow::bail!("--all-threads samples a command's threads: give one after `--`")
+            }
             _ => anyhow::bail!("-p records running processes: give no command with it"),
         };
         let call_graph = match (&self.call_graph, self.g) {
@@ -121,6 +130,7 @@ impl RecordArgs {
             events: self.events.clone(),
             cpu_model: self.cpu_model.clone(),
             output,
+            all_threads: self.all_threads,
         })
     }
 
@@ -157,7 +167,7 @@ impl RecordArgs {
         // A capture already at `-o` is not perf's answer this time (perf
         // moves it to `.old` once it starts writing).
         let before = identity(&output);
-        let status = run_perf(&perf.path, &argv[1..], stop_after)?;
+        let (status, perf_pid) = run_perf(&perf.path, &argv[1..], stop_after)?;
         if !output.is_file() || identity(&output) == before {
             anyhow::bail!(
                 "perf record {} and wrote no capture; {}",
@@ -171,7 +181,13 @@ impl RecordArgs {
                 describe(status)
             );
         }
-        let outcome = answer(&self, &output, policy, out);
+        // Recorded on every CPU for the command's sake: its processes
+        // are the ones perf started, and theirs.
+        let pids = match planned.only_command {
+            true => Some(crate::process_tree::started_by(&output, perf_pid)?),
+            false => None,
+        };
+        let outcome = answer(&self, &output, pids, policy, out);
         drop(scratch);
         outcome
     }
@@ -214,12 +230,13 @@ fn run_perf(
     perf: &Path,
     args: &[String],
     stop_after: Option<f64>,
-) -> anyhow::Result<std::process::ExitStatus> {
+) -> anyhow::Result<(std::process::ExitStatus, u32)> {
     let mut child = Command::new(perf)
         .args(args)
         .spawn()
         .with_context(|| format!("cannot run {}", perf.display()))?;
-    scratch::while_child_runs(child.id(), || {
+    let pid = child.id();
+    let status = scratch::while_child_runs(pid, || -> anyhow::Result<_> {
         if let Some(secs) = stop_after {
             let until =
                 std::time::Instant::now() + std::time::Duration::from_secs_f64(secs.max(0.0));
@@ -239,7 +256,8 @@ fn run_perf(
             }
         }
         Ok(child.wait()?)
-    })
+    })?;
+    Ok((status, pid))
 }
 
 /// The answer: `perfq topdown`'s table for a top-down capture,
@@ -247,6 +265,7 @@ fn run_perf(
 fn answer(
     args: &RecordArgs,
     capture: &Path,
+    pids: Option<Vec<u32>>,
     policy: Policy,
     out: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
@@ -256,6 +275,7 @@ fn answer(
             children: false,
             sort: report::SortKey::DsoSym,
             event: None,
+            pids,
             format: match args.format {
                 topdown::Format::Table => report::ReportFormat::Table,
                 topdown::Format::Csv => report::ReportFormat::Csv,
@@ -274,6 +294,7 @@ fn answer(
         interval_ms: None,
         cpu_model: args.cpu_model.clone(),
         min_samples: 30,
+        pids,
         format: args.format,
         conversion: crate::input::InputArgs::default().resolve(policy, &[capture])?,
     };

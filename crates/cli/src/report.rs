@@ -53,6 +53,8 @@ pub struct Options {
     pub children: bool,
     pub sort: SortKey,
     pub event: Option<String>,
+    /// Only the samples of these processes (sorted).
+    pub pids: Option<Vec<u32>>,
     pub format: ReportFormat,
     pub symbols: Config,
     pub policy: Policy,
@@ -66,6 +68,7 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
             children: opt.children,
             sort: opt.sort.into(),
             event: opt.event.clone(),
+            pids: opt.pids.clone(),
             symbols: opt.symbols.clone(),
             pass_memory: None,
         },

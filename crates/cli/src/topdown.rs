@@ -44,6 +44,8 @@ pub struct Options {
     pub interval_ms: Option<u64>,
     pub cpu_model: Option<String>,
     pub min_samples: u64,
+    /// Only the samples of these processes (sorted).
+    pub pids: Option<Vec<u32>>,
     pub format: Format,
     pub conversion: Conversion,
 }
@@ -71,6 +73,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         min_samples: opt.min_samples,
         cpu_model: opt.cpu_model.clone(),
         capture,
+        pids: opt.pids.clone(),
     };
     // A file's errors and warnings name the file rather than its id in the
     // cache.

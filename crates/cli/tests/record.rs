@@ -220,3 +220,132 @@ fn a_capture_already_at_the_output_is_not_the_answer() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Whether this process may record every CPU (root, or
+/// kernel.perf_event_paranoid ≤ 0).
+fn may_record_every_cpu() -> bool {
+    let root = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(1).map(|u| u == "0"))
+        })
+        .unwrap_or(false);
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|s| s.trim().parse::<i32>().ok());
+    root || paranoid.is_some_and(|p| p <= 0)
+}
+
+/// `--all-threads` with a perf that cannot inherit a sampled read group
+/// (the installed 6.1): every CPU is recorded while the command runs and
+/// the answer is the command's processes', as `perf report --pid` gives
+/// it for the processes perf's own task events (`perf script
+/// --show-task-events`) show the command started: here a shell and the
+/// subshell it forks, both busy.
+#[test]
+fn all_threads_answers_for_every_process_the_command_started() {
+    if !recordable() {
+        return;
+    }
+    if !may_record_every_cpu() {
+        common::skip("recording every CPU needs root or kernel.perf_event_paranoid ≤ 0");
+        return;
+    }
+    let dir = common::scratch("record", "all-threads");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let capture = dir.join("kept.data");
+    // A shell by a name of its own: other tests' recordings run at the
+    // same time, and every CPU's samples are in this capture.
+    let shell = dir.join("all-threads-sh");
+    std::os::unix::fs::symlink("/bin/sh", &shell).expect("symlink");
+    let work = "w() { i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; }; w & w; wait";
+    let args = [
+        "record",
+        "--all-threads",
+        "--events",
+        GROUP,
+        "-o",
+        capture.to_str().expect("path"),
+        "--format",
+        "json",
+        "--",
+        shell.to_str().expect("path"),
+        "-c",
+        work,
+    ];
+    let out = common::perfq(&args);
+    let note = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{note}");
+    assert!(note.contains(" -a "), "perf 6.1 records every CPU: {note}");
+    let rows = common::json_rows(&out, "perfq record --all-threads");
+    let mut ours = [0u64; 2];
+    for r in &rows {
+        let i = usize::from(r["event"] == "page-faults");
+        ours[i] += r["samples"].as_u64().expect("samples");
+    }
+    // The command's processes, from perf's own task events: the one that
+    // exec'd the shell and its descendants.
+    let path = capture.to_str().expect("path");
+    let tasks = common::perf(&["script", "-i", path, "--show-task-events"]).expect("perf script");
+    let mut edges = Vec::new();
+    let mut workload = None;
+    for l in tasks.lines() {
+        if let Some(rest) = l.split("PERF_RECORD_COMM exec: all-threads-sh:").nth(1) {
+            workload = rest
+                .split('/')
+                .next()
+                .and_then(|p| p.trim().parse::<u32>().ok());
+        }
+        if let Some(rest) = l.split("PERF_RECORD_FORK(").nth(1) {
+            let nums: Vec<u32> = rest
+                .split(|c: char| !c.is_ascii_digit())
+                .filter_map(|n| n.parse().ok())
+                .collect();
+            if let [child, _, parent, _] = nums[..] {
+                if child != parent {
+                    edges.push((parent, child));
+                }
+            }
+        }
+    }
+    let mut tree = vec![workload.expect("the shell's exec in the task events")];
+    let mut i = 0;
+    while i < tree.len() {
+        let p = tree[i];
+        for &(_, c) in edges.iter().filter(|(q, _)| *q == p) {
+            if !tree.contains(&c) {
+                tree.push(c);
+            }
+        }
+        i += 1;
+    }
+    assert!(tree.len() >= 2, "the shell and its subshell: {tree:?}");
+    let list = tree
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    let report = common::perf(&[
+        "report", "-i", path, "--pid", &list, "--stdio", "-n", "--sort", "pid",
+    ])
+    .expect("perf report --pid");
+    let mut theirs = [0u64; 2];
+    let mut busy = 0;
+    for l in report.lines().filter(|l| !l.starts_with('#')) {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if let [_, _, a, b, _] = f[..] {
+            let (a, b) = (a.parse::<u64>().expect("n"), b.parse::<u64>().expect("n"));
+            theirs[0] += a;
+            theirs[1] += b;
+            busy += usize::from(a > 100);
+        }
+    }
+    assert_eq!(
+        ours, theirs,
+        "samples per event: perfq, perf report --pid {list}"
+    );
+    assert!(busy >= 2, "both processes sampled:\n{report}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -633,6 +633,54 @@ fn kernel_frames_resolve_against_kallsyms() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `--pid` keeps the samples of those processes, as `perf report --pid`
+/// with the process in the sort key (keyed by DSO alone, perf filters a
+/// row by the thread of its first sample).
+#[test]
+fn pid_filter_agrees_with_perf_report_pid() {
+    if !common::have_perf() {
+        common::skip("perf is not installed; --pid not compared");
+        return;
+    }
+    let file = common::testdata("multi.data");
+    let path = file.to_str().expect("path");
+    // Two of the capture's processes: the compressor and the generator.
+    let pids = "6887,6885";
+    let perf = common::perf(&[
+        "report",
+        "-i",
+        path,
+        "--stdio",
+        "--no-children",
+        "--sort",
+        "pid,dso",
+        "-n",
+        "-g",
+        "none",
+        "--pid",
+        pids,
+    ])
+    .expect("perf report --pid");
+    let mut theirs: BTreeMap<String, u64> = BTreeMap::new();
+    for l in perf.lines().filter(|l| !l.starts_with('#')) {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if let [_, n, _, dso] = f[..] {
+            *theirs.entry(dso.to_string()).or_default() += n.parse::<u64>().expect("n");
+        }
+    }
+    let ours: BTreeMap<String, u64> = common::perfq_rows(&[
+        "report", "--pid", pids, "--sort", "dso", "--format", "json", path,
+    ])
+    .iter()
+    .map(|r| {
+        let dso = r["dso"].as_str().expect("dso").to_string();
+        (dso, r["samples"].as_u64().expect("samples"))
+    })
+    .collect();
+    assert!(theirs.len() >= 4, "{perf}");
+    assert_eq!(ours, theirs, "samples per DSO of processes {pids}");
+}
+
 /// The captures in `testdata/` (system binaries, libc, the kernel, group
 /// reads, compression, pipe mode) report as perf reports them.
 #[test]

@@ -590,6 +590,12 @@ fn other_groupings_partition_the_samples() {
     let procs = topdown(&file, &cache, &["--by", "process"]);
     assert_eq!(procs.len(), 1);
     assert_eq!(total(&procs), 3000);
+    // `--pid` keeps that process's samples, and another's are none.
+    let pid = procs[0]["pid"].to_string();
+    let only = topdown(&file, &cache, &["--by", "process", "--pid", &pid]);
+    assert_eq!(only, procs);
+    let none = topdown(&file, &cache, &["--by", "process", "--pid", "1"]);
+    assert!(none.is_empty(), "{none:?}");
     let dsos = topdown(&file, &cache, &["--by", "dso"]);
     assert_eq!(total(&dsos), 3000);
     assert!(dsos.iter().any(|d| d["dso"] == "td-demo"), "{dsos:?}");

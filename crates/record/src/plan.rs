@@ -51,6 +51,11 @@ pub struct Request {
     pub cpu_model: Option<String>,
     /// Where perf writes the capture.
     pub output: PathBuf,
+    /// Sample every thread and process a command starts, also where perf
+    /// cannot inherit a sampled read group (≤ 6.12): then every CPU is
+    /// recorded while the command runs and the answer keeps its
+    /// processes.
+    pub all_threads: bool,
 }
 
 /// One formula set's group, as chosen.
@@ -79,6 +84,10 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// The perf command line, `perf` first.
     pub argv: Vec<String>,
+    /// Every CPU is recorded for the command's sake (`all_threads` with a
+    /// perf that cannot inherit the group): only the samples of the
+    /// processes the command started answer.
+    pub only_command: bool,
 }
 
 /// Why nothing can be recorded, with what to do.
@@ -453,8 +462,36 @@ pub fn plan(
     privilege: Privilege,
     request: &Request,
 ) -> Result<Plan, Refusal> {
+    // A sampled read group (`:S`): the top-down groups always are. perf
+    // before 6.13 turns `inherit` off for one.
+    let read_group = request.events.as_ref().is_none_or(|e| e.contains(":S"));
+    let no_inherit = read_group && perf.version.is_some_and(|v| v < Version::new(6, 13, 0));
+    let only_command = match &request.target {
+        Target::Command {
+            all_cpus: false, ..
+        } => request.all_threads && no_inherit,
+        _ => false,
+    };
+    let widened;
+    let request = match (&request.target, only_command) {
+        (Target::Command { argv, .. }, true) => {
+            widened = Request {
+                target: Target::Command {
+                    argv: argv.clone(),
+                    all_cpus: true,
+                },
+                ..request.clone()
+            };
+            &widened
+        }
+        _ => request,
+    };
     if let (Some(value), false) = (machine.paranoid, privilege.bypasses_paranoid()) {
         let (needed, what) = match request.target {
+            _ if only_command => (
+                0,
+                "--all-threads with this perf (it records every CPU while the command runs)",
+            ),
             Target::SystemWide | Target::Command { all_cpus: true, .. } => {
                 (0, "recording every CPU (-a)")
             }
@@ -510,23 +547,23 @@ pub fn plan(
             (Some(model), chosen, groups)
         }
     };
-    // A sampled read group (`:S`): the top-down groups always are.
-    let read_group = request.events.as_ref().is_none_or(|e| e.contains(":S"));
-    if let (
-        Target::Command {
-            all_cpus: false, ..
-        },
-        Some(v),
-    ) = (&request.target, perf.version)
-    {
-        if v < Version::new(6, 13, 0) && read_group {
-            notes.push(format!(
-                "perf {v} turns `inherit` off for a sampled read group: only the command's \
-                 first thread is sampled, not the threads and processes it starts; to sample \
-                 them all, record every CPU while it runs (-a, as root or with \
-                 kernel.perf_event_paranoid ≤ 0) and query its processes"
-            ));
-        }
+    match (&request.target, perf.version) {
+        (_, Some(v)) if only_command => notes.push(format!(
+            "perf {v} turns `inherit` off for a sampled read group, so every CPU is recorded \
+             while the command runs (-a) and the answer keeps the processes it started"
+        )),
+        (
+            Target::Command {
+                all_cpus: false, ..
+            },
+            Some(v),
+        ) if no_inherit => notes.push(format!(
+            "perf {v} turns `inherit` off for a sampled read group: only the command's first \
+             thread is sampled, not the threads and processes it starts; --all-threads samples \
+             them all (it records every CPU while the command runs: as root or with \
+             kernel.perf_event_paranoid ≤ 0)"
+        )),
+        _ => {}
     }
     if machine.paranoid == Some(2) && !privilege.bypasses_paranoid() {
         notes.push(
@@ -540,6 +577,7 @@ pub fn plan(
         chosen,
         notes,
         argv,
+        only_command,
     })
 }
 
@@ -550,8 +588,9 @@ fn command_line(groups: &[String], request: &Request) -> Vec<String> {
         "record".into(),
         "-e".into(),
         groups.join(","),
-        // Each sample's CPU: `--by cpu`, and the same sample layout on
-        // every target (perf adds it on its own for -a only).
+        // Each sample's CPU (the samples' `cpu` column), and the same
+        // sample layout on every target (perf adds it on its own for -a
+        // only).
         "--sample-cpu".into(),
     ];
     if let Some(cg) = &request.call_graph {

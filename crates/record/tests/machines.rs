@@ -178,3 +178,46 @@ fn every_group_fits_the_machines_counters() {
     }
     assert!(checked > 100, "{checked} groups");
 }
+
+/// `--all-threads`: with perf ≤ 6.12 every CPU is recorded while the
+/// command runs (`-a`, which perf_event_paranoid must allow) and the
+/// answer keeps the command's processes; perf 6.13 inherits the group,
+/// and nothing changes.
+#[test]
+fn all_threads_with_an_older_perf_records_every_cpu() {
+    let all = machines();
+    let root = |n: &str| all.iter().find(|(m, _)| m == n).expect(n).1.path();
+    let perf = |v: Version| Perf {
+        path: "perf".into(),
+        version: Some(v),
+        says: format!("perf version {v}"),
+    };
+    let mut request = common::request(1, &["./workload"], "perf.data".as_ref());
+    request.all_threads = true;
+    let icx = root("icelake-server-root");
+    let machine = Machine::read(icx);
+    let old = plan(&machine, &perf(PERFS[0]), Privilege::read(icx), &request).expect("plan");
+    assert!(old.only_command);
+    assert!(old.argv.contains(&"-a".to_string()), "{:?}", old.argv);
+    assert_eq!(old.argv.last().map(String::as_str), Some("./workload"));
+    assert!(
+        old.notes
+            .iter()
+            .any(|n| n.contains("every CPU is recorded")),
+        "{:?}",
+        old.notes
+    );
+    let new = plan(&machine, &perf(PERFS[3]), Privilege::read(icx), &request).expect("plan");
+    assert!(!new.only_command);
+    assert!(!new.argv.contains(&"-a".to_string()), "{:?}", new.argv);
+    // Without root, kernel.perf_event_paranoid 2 does not allow -a.
+    let spr = root("sapphirerapids-smt");
+    let refused = plan(
+        &Machine::read(spr),
+        &perf(PERFS[0]),
+        Privilege::read(spr),
+        &request,
+    );
+    let e = refused.expect_err("paranoid 2 refuses -a").to_string();
+    assert!(e.contains("--all-threads") && e.contains("=0"), "{e}");
+}

@@ -83,6 +83,9 @@ pub struct Options {
     pub sort: SortKey,
     /// Only the events of this name.
     pub event: Option<String>,
+    /// Only the samples of these processes (ids sorted), as `perf report
+    /// --pid`; all when `None`.
+    pub pids: Option<Vec<u32>>,
     /// Where symbols come from.
     pub symbols: Config,
     /// Bytes of frames looked up and samples a pass of the read holds at

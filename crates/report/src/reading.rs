@@ -18,6 +18,7 @@ const EXPAND: u8 = 1 << 3;
 /// ticket, its deliveries kept, and a pass summed when it is full.
 pub(crate) struct Reading<'o, 't> {
     children: bool,
+    pids: Option<Vec<u32>>,
     pass_memory: u64,
     pass: Pass,
     sums: Sums<'o>,
@@ -35,6 +36,7 @@ impl<'o, 't> Reading<'o, 't> {
     ) -> Self {
         Reading {
             children: opt.children,
+            pids: opt.pids.clone(),
             pass_memory: opt.pass_memory.unwrap_or(PASS_MEMORY),
             pass: Pass::default(),
             sums,
@@ -60,6 +62,11 @@ impl Consumer for Reading<'_, '_> {
         let (Some(pid), Some(leaf_frame)) = (s.pid, view.leaf()) else {
             return Ok(());
         };
+        if let Some(pids) = &reading.pids {
+            if pids.binary_search(&pid).is_err() {
+                return Ok(());
+            }
+        }
         let tracker = view.tracker();
         let leaf = tickets.number((
             tracker.locate(pid, leaf_frame.lookup, leaf_frame.kernel),

@@ -48,6 +48,7 @@ fn same_in_passes(file: &Path) {
                 children,
                 sort,
                 pass_memory: per_pass,
+                pids: None,
                 ..Options::default()
             };
             let whole: Report = report::run(file, &opt(None)).unwrap();

@@ -64,6 +64,8 @@ pub struct Options {
     pub cpu_model: Option<String>,
     /// Only this capture of the dataset.
     pub capture: Option<String>,
+    /// Only the samples of these processes (ids sorted); all when `None`.
+    pub pids: Option<Vec<u32>>,
 }
 
 impl Default for Options {
@@ -76,6 +78,7 @@ impl Default for Options {
             min_samples: 30,
             cpu_model: None,
             capture: None,
+            pids: None,
         }
     }
 }
@@ -231,6 +234,7 @@ pub fn run(session: &Session, opt: &Options) -> Result<Report, Error> {
         // Only what the level asked for is summed and planned.
         let leveled = SetPlan {
             compiled: p.compiled.up_to(opt.level),
+            pids: opt.pids.clone(),
             ..p.clone()
         };
         run_set(session, &leveled, opt, &mut report)?;

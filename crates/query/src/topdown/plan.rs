@@ -47,6 +47,8 @@ pub struct SetPlan {
     /// The models (one per distinct CPU among the captures).
     pub models: Vec<String>,
     pub(crate) captures: Vec<CaptureSources>,
+    /// Only the samples of these processes (all when `None`).
+    pub(crate) pids: Option<Vec<u32>>,
 }
 
 impl SetPlan {
@@ -188,6 +190,7 @@ fn plan_capture(
             compiled,
             models: Vec::new(),
             captures: Vec::new(),
+            pids: None,
         });
         if !entry.models.contains(&model.name) {
             entry.models.push(model.name.clone());

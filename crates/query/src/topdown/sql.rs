@@ -51,9 +51,21 @@ fn list(ids: &[u32]) -> String {
         .join(", ")
 }
 
+/// `ids` for `IN (...)`; `NULL` (which no value equals) for none.
+fn list_or_none(ids: &[u32]) -> String {
+    match ids.is_empty() {
+        true => "NULL".into(),
+        false => list(ids),
+    }
+}
+
 /// The per-sample view: one row per sample that carries any of the set's
 /// roles, with the role values as DOUBLE columns `r_<role>`.
 pub(crate) fn samples(plan: &SetPlan) -> String {
+    let only = match &plan.pids {
+        Some(pids) => format!(" AND pid IN ({})", list_or_none(pids)),
+        None => String::new(),
+    };
     let parts: Vec<String> = plan
         .captures
         .iter()
@@ -70,6 +82,7 @@ pub(crate) fn samples(plan: &SetPlan) -> String {
                     ("roles", Param::Sql(&roles.join(", "))),
                     ("capture", Param::Text(&c.capture)),
                     ("events", Param::Sql(&list(&c.events))),
+                    ("only", Param::Sql(&only)),
                 ],
             )
         })

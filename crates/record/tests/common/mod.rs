@@ -45,5 +45,6 @@ pub fn request(level: u8, argv: &[&str], output: &Path) -> Request {
         events: None,
         cpu_model: None,
         output: output.to_path_buf(),
+        all_threads: false,
     }
 }
