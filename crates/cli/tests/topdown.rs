@@ -466,6 +466,47 @@ fn zen4_zen5() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Gracemont alone (Alder Lake-N), 5 wide: level 1 in one group and
+/// level 2 in a second that takes turns with it, as `perfq record`
+/// records them; each group scaled by its own cycles.
+#[test]
+fn gracemont_l1_l2_in_two_groups() {
+    const GRT: [(&str, u64); 9] = [
+        ("cycles", 1_000_000),
+        ("fe_slots", 1_500_000),
+        ("be_slots", 2_000_000),
+        ("ret_slots", 1_250_000),
+        ("fe_latency", 1_000_000),
+        ("fe_bandwidth", 500_000),
+        ("mispredict", 200_000),
+        ("machine_clear", 50_000),
+        ("alloc_restrict", 750_000),
+    ];
+    let dir = scratch("grt");
+    let level1 = [
+        ("frontend_bound", 30.0),
+        ("backend_bound", 40.0),
+        ("retiring", 25.0),
+        ("bad_speculation", 5.0),
+    ];
+    let r = one_sample(&dir, "gracemont", "alderlaken", &GRT, &[]);
+    check(&r, &level1);
+    let r = one_sample(&dir, "gracemont-l2", "alderlaken", &GRT, &["--level", "2"]);
+    check(&r, &level1);
+    check(
+        &r,
+        &[
+            ("fetch_latency", 20.0),
+            ("fetch_bandwidth", 10.0),
+            ("branch_mispredicts", 4.0),
+            ("machine_clears", 1.0),
+            ("core_bound", 15.0),
+            ("resource_bound", 25.0),
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// §11.6: Neoverse V2 with the slot width from the recorded PMU caps.
 #[test]
 fn neoverse_v2() {

@@ -492,6 +492,11 @@ fn perf_group_zen4_watchdog() {
 }
 
 #[test]
+fn perf_group_zen4_watchdog_l2() {
+    perf_group_preset("zen4-watchdog-l2");
+}
+
+#[test]
 fn perf_group_zen4_ris() {
     perf_group_preset("zen4-ris");
 }
@@ -509,6 +514,21 @@ fn perf_group_zen5() {
 }
 
 #[test]
+fn perf_group_zen5_l2() {
+    perf_group_preset("zen5-l2");
+}
+
+#[test]
+fn perf_group_gracemont() {
+    perf_group_preset("gracemont");
+}
+
+#[test]
+fn perf_group_gracemont_l2() {
+    perf_group_preset("gracemont-l2");
+}
+
+#[test]
 fn perf_group_neoverse_v2() {
     perf_group_preset("neoverse-v2");
 }
@@ -517,6 +537,18 @@ fn perf_group_neoverse_v2() {
 #[test]
 fn perf_group_alderlake_hybrid() {
     perf_group_preset("alderlake-hybrid");
+}
+
+/// The P-cores on general-purpose counters, the E-cores' level 1.
+#[test]
+fn perf_group_alderlake_hybrid_gp() {
+    perf_group_preset("alderlake-hybrid-gp");
+}
+
+/// The same with the E-cores' level 2 in a second group.
+#[test]
+fn perf_group_alderlake_hybrid_gp_l2() {
+    perf_group_preset("alderlake-hybrid-gp-l2");
 }
 
 #[test]
@@ -533,11 +565,17 @@ fn every_preset_is_compared_with_perf() {
         "zen4",
         "zen4-l2",
         "zen4-watchdog",
+        "zen4-watchdog-l2",
         "zen4-ris",
         "zen4-independent",
         "zen5",
+        "zen5-l2",
+        "gracemont",
+        "gracemont-l2",
         "neoverse-v2",
         "alderlake-hybrid",
+        "alderlake-hybrid-gp",
+        "alderlake-hybrid-gp-l2",
     ];
     for n in presets::NAMES {
         assert!(tested.contains(n), "preset {n} has no perf --group test");

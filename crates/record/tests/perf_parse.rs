@@ -269,26 +269,28 @@ fn names_of(bits: u64, names: &[&str]) -> BTreeSet<String> {
         .collect()
 }
 
-/// The testgen preset that writes what a method records on a machine
-/// with one core type, with its groups as written or (`cut`) cut to fit
-/// fewer counters.
-fn preset_of(method: &str, cut: bool) -> Option<&'static str> {
-    Some(match (method, cut) {
-        ("zen4-l1", true) => "zen4-watchdog",
+/// The testgen preset that writes what a plan records: its methods in
+/// order, each with whether its groups were cut to fit fewer counters.
+fn preset_of(layout: &[(&str, bool)], hybrid: bool) -> Option<&'static str> {
+    Some(match (layout, hybrid) {
+        ([("glc-gp", false), ("grt-l1", false)], true) => "alderlake-hybrid-gp",
+        ([("glc-gp", false), ("grt-l2", false)], true) => "alderlake-hybrid-gp-l2",
         (_, true) => return None,
-        _ => match_written(method)?,
-    })
-}
-
-fn match_written(method: &str) -> Option<&'static str> {
-    Some(match method {
-        "skl-l1" => "skylake-l1",
-        "icl-gp" => "icelake-gp",
-        "glc-gp" => "sapphirerapids-gp",
-        "zen4-l1" => "zen4",
-        "zen4-l2" => "zen4-l2",
-        "zen5-l1" => "zen5",
-        "n2v2-l1" => "neoverse-v2",
+        ([("zen4-l1", true)], _) => "zen4-watchdog",
+        ([("zen4-l2", true)], _) => "zen4-watchdog-l2",
+        ([(method, false)], _) => match *method {
+            "skl-l1" => "skylake-l1",
+            "icl-gp" => "icelake-gp",
+            "glc-gp" => "sapphirerapids-gp",
+            "zen4-l1" => "zen4",
+            "zen4-l2" => "zen4-l2",
+            "zen5-l1" => "zen5",
+            "zen5-l2" => "zen5-l2",
+            "grt-l1" => "gracemont",
+            "grt-l2" => "gracemont-l2",
+            "n2v2-l1" => "neoverse-v2",
+            _ => return None,
+        },
         _ => return None,
     })
 }
@@ -354,7 +356,13 @@ fn perf_builds(
 
 /// Checks perf's attrs against the plan's methods and their presets;
 /// returns how many events were held to a preset.
-fn check(plan: &Plan, machine: &Machine, shown: &[Shown], what: &str) -> usize {
+fn check(
+    plan: &Plan,
+    machine: &Machine,
+    shown: &[Shown],
+    what: &str,
+    without_preset: &mut BTreeSet<String>,
+) -> usize {
     let model = plan.model.as_ref().expect("a top-down plan has a model");
     let pmus: Vec<perfq_topdown::PmuInfo> = machine
         .pmus
@@ -367,7 +375,6 @@ fn check(plan: &Plan, machine: &Machine, shown: &[Shown], what: &str) -> usize {
         .collect();
     let hybrid = machine.pmu("cpu_core").is_some();
     let mut at = 0;
-    let mut against_presets = 0;
     for chosen in &plan.chosen {
         let method = chosen.method;
         let set_use = model
@@ -425,36 +432,43 @@ fn check(plan: &Plan, machine: &Machine, shown: &[Shown], what: &str) -> usize {
                 method.name
             );
         }
-        // The presets are machines with one core type.
-        let cut = chosen.groups != method.groups;
-        let Some(name) = preset_of(&method.name, cut).filter(|_| !hybrid) else {
-            continue;
-        };
-        let preset = perfq_testgen::presets::get(name).expect("preset");
-        assert_eq!(
-            preset.spec.events.len(),
-            group.len(),
-            "{what}: preset {name}"
-        );
-        for (p, e) in preset.spec.events.iter().zip(group) {
-            let ctx = format!("{what}: {} against preset {name}'s {}", e.name, p.name);
-            assert_eq!(p.attr.type_, e.type_, "{ctx}: type");
-            assert_eq!(p.attr.config, e.config, "{ctx}: config");
-            assert_eq!(
-                names_of(p.attr.sample_type, &SAMPLE_TYPE),
-                e.sample_type,
-                "{ctx}: sample_type"
-            );
-            assert_eq!(
-                names_of(p.attr.read_format, &READ_FORMAT),
-                e.read_format,
-                "{ctx}: read_format"
-            );
-            against_presets += 1;
-        }
     }
     assert_eq!(at, shown.len(), "{what}: perf built exactly the groups");
-    against_presets
+    // The methods as recorded here: the method, and whether its groups
+    // were cut to fit.
+    let layout: Vec<(&str, bool)> = plan
+        .chosen
+        .iter()
+        .map(|c| (c.method.name.as_str(), c.groups != c.method.groups))
+        .collect();
+    let Some(name) = preset_of(&layout, hybrid) else {
+        let how = |(m, cut): &(&str, bool)| format!("{m}{}", if *cut { " cut" } else { "" });
+        let list: Vec<String> = layout.iter().map(how).collect();
+        without_preset.insert(list.join(" + "));
+        return 0;
+    };
+    let preset = perfq_testgen::presets::get(name).expect("preset");
+    assert_eq!(
+        preset.spec.events.len(),
+        shown.len(),
+        "{what}: preset {name}"
+    );
+    for (p, e) in preset.spec.events.iter().zip(shown) {
+        let ctx = format!("{what}: {} against preset {name}'s {}", e.name, p.name);
+        assert_eq!(p.attr.type_, e.type_, "{ctx}: type");
+        assert_eq!(p.attr.config, e.config, "{ctx}: config");
+        assert_eq!(
+            names_of(p.attr.sample_type, &SAMPLE_TYPE),
+            e.sample_type,
+            "{ctx}: sample_type"
+        );
+        assert_eq!(
+            names_of(p.attr.read_format, &READ_FORMAT),
+            e.read_format,
+            "{ctx}: read_format"
+        );
+    }
+    shown.len()
 }
 
 #[test]
@@ -475,6 +489,7 @@ fn perf_builds_the_attrs_perfq_reads_back() {
     let out = work.path().join("perf.data");
     let (mut lines, mut held) = (BTreeSet::new(), 0);
     let mut methods = BTreeSet::new();
+    let mut without_preset = BTreeSet::new();
     for (name, root) in common::machines() {
         for p in &perfs {
             for level in [1, 2] {
@@ -491,7 +506,7 @@ fn perf_builds_the_attrs_perfq_reads_back() {
                     continue;
                 }
                 let shown = perf_builds(p, root.path(), &plan, &shim, &unshare, &out);
-                held += check(&plan, &machine, &shown, &what);
+                held += check(&plan, &machine, &shown, &what, &mut without_preset);
                 methods.extend(plan.chosen.iter().map(|c| c.method.name.clone()));
             }
         }
@@ -500,6 +515,11 @@ fn perf_builds_the_attrs_perfq_reads_back() {
         "{} command lines parsed by perf; methods {methods:?}; {held} events equal to a preset's",
         lines.len()
     );
+    // What testgen has no preset for: Skylake's level-2 backend events
+    // (testgen does not count them). Their members are still held to the
+    // roles above.
+    let expected: BTreeSet<String> = ["skl-l2 cut"].iter().map(|s| s.to_string()).collect();
+    assert_eq!(without_preset, expected, "methods printed without a preset");
     for m in [
         "skl-l1", "icl-gp", "glc-gp", "zen4-l1", "zen5-l1", "n2v2-l1", "grt-l1",
     ] {

@@ -26,11 +26,17 @@ pub const NAMES: &[&str] = &[
     "zen4",
     "zen4-l2",
     "zen4-watchdog",
+    "zen4-watchdog-l2",
     "zen4-ris",
     "zen4-independent",
     "zen5",
+    "zen5-l2",
+    "gracemont",
+    "gracemont-l2",
     "neoverse-v2",
     "alderlake-hybrid",
+    "alderlake-hybrid-gp",
+    "alderlake-hybrid-gp-l2",
 ];
 
 /// A sampling event with the events it reads, and how to count them.
@@ -79,11 +85,17 @@ pub fn get(name: &str) -> Option<Preset> {
         "zen4" => zen(Zen::Four, ZenEvents::L1),
         "zen4-l2" => zen(Zen::Four, ZenEvents::L1L2),
         "zen4-watchdog" => zen(Zen::Four, ZenEvents::L1Cut),
+        "zen4-watchdog-l2" => zen(Zen::Four, ZenEvents::L1L2Cut),
         "zen4-ris" => zen(Zen::Four, ZenEvents::Ris),
         "zen4-independent" => zen(Zen::Four, ZenEvents::Independent),
         "zen5" => zen(Zen::Five, ZenEvents::L1),
+        "zen5-l2" => zen(Zen::Five, ZenEvents::L1L2),
+        "gracemont" => gracemont(false),
+        "gracemont-l2" => gracemont(true),
         "neoverse-v2" => neoverse_v2(),
         "alderlake-hybrid" => alderlake_hybrid(),
+        "alderlake-hybrid-gp" => alderlake_hybrid_gp(false),
+        "alderlake-hybrid-gp-l2" => alderlake_hybrid_gp(true),
         _ => return None,
     })
 }
@@ -523,6 +535,9 @@ enum ZenEvents {
     /// L1 on five counters (an NMI watchdog holds the sixth): cut into
     /// two groups, each led by cycles, as `perfq record` records it.
     L1Cut,
+    /// L1 and L2 on five counters: each of the three groups that does
+    /// not fit cut in two, as `perfq record` records it.
+    L1L2Cut,
     /// The RIS tool's raw spellings, with the ignored 0x43 byte.
     Ris,
     /// The L1 events, each sampled on its own.
@@ -551,10 +566,12 @@ fn zen(gen: Zen, which: ZenEvents) -> Preset {
         cpus: all_cpus(nr),
     };
     let name = match (gen, which) {
+        (Zen::Five, ZenEvents::L1L2) => "zen5-l2",
         (Zen::Five, _) => "zen5",
         (_, ZenEvents::L1) => "zen4",
         (_, ZenEvents::L1L2) => "zen4-l2",
         (_, ZenEvents::L1Cut) => "zen4-watchdog",
+        (_, ZenEvents::L1L2Cut) => "zen4-watchdog-l2",
         (_, ZenEvents::Ris) => "zen4-ris",
         (_, ZenEvents::Independent) => "zen4-independent",
     };
@@ -573,19 +590,34 @@ fn zen(gen: Zen, which: ZenEvents) -> Preset {
             build(name, m, vec![group(evs)])
         }
         ZenEvents::L1Cut => {
-            let mut first = l1();
-            let smt = first.split_off(5);
-            let second = std::iter::once(ev("cycles", event_type::HARDWARE, 0, Cycles))
-                .chain(smt)
-                .collect();
+            let [first, second] = cut_after_five(l1());
             build(name, m, vec![group(first), group(second)])
         }
         ZenEvents::L1L2 => {
-            let (l2a, l2b) = zen_l2_groups(width);
+            let (l2a, l2b) = zen_l2_groups(gen, width);
             build(name, m, vec![group(l1()), group(l2a), group(l2b)])
+        }
+        ZenEvents::L1L2Cut => {
+            let (l2a, l2b) = zen_l2_groups(gen, width);
+            let mut groups = Vec::new();
+            for evs in [l1(), l2a] {
+                groups.extend(cut_after_five(evs).map(group));
+            }
+            groups.push(group(l2b));
+            build(name, m, groups)
         }
         ZenEvents::Independent => zen_independent(m, l1(), width),
     }
+}
+
+/// A Zen group of six cut to fit five counters (cycles takes one): its
+/// first five, and cycles with the sixth.
+fn cut_after_five(mut evs: Vec<Ev>) -> [Vec<Ev>; 2] {
+    let rest = evs.split_off(5);
+    let second = std::iter::once(ev("cycles", event_type::HARDWARE, 0, Quantity::Cycles))
+        .chain(rest)
+        .collect();
+    [evs, second]
 }
 
 /// An 8-cpu machine of Zen generation `gen`, with its pipeline width.
@@ -634,14 +666,20 @@ fn zen_machine(gen: Zen) -> (u32, Machine) {
 /// The level-2 events of a Zen `width` wide (topdown.md §6.2): six
 /// counters a group, so two more groups, each with its own cycles
 /// sampler, which the kernel rotates with the level-1 group.
-fn zen_l2_groups(width: u32) -> (Vec<Ev>, Vec<Ev>) {
+fn zen_l2_groups(gen: Zen, width: u32) -> (Vec<Ev>, Vec<Ev>) {
     use Quantity::*;
     let cmask = (width as u64) << 24;
+    // Resyncs: resyncs_or_nc_redirects on Zen 4, bp_redirects.resync on
+    // Zen 5 (the sets' `resyncs` role).
+    let resyncs = match gen {
+        Zen::Four => 0x96,
+        Zen::Five => 0x19f,
+    };
     let l2a = vec![
         ev("cycles", event_type::HARDWARE, 0, Cycles),
         raw(0x1_0000_01a0 | cmask, FetchLatencyCycles),
         raw(0xc3, BranchMisses),
-        raw(0x96, MachineClears),
+        raw(resyncs, MachineClears),
         raw(0xa2d6, LoadNotCompleteCycles),
         raw(0x2d6, NotCompleteCycles),
     ];
@@ -769,15 +807,59 @@ fn neoverse_v2() -> Preset {
 /// The PMU type of `cpu_atom` on the hybrid machine.
 const ATOM: u32 = 10;
 
-fn alderlake_hybrid() -> Preset {
-    let (e1, e2) = gracemont_groups();
-    let atom_group = |evs| Group {
+/// A group of the hybrid machine's E-cores (cpus 16-23).
+fn atom_group(evs: Vec<Ev>) -> Group {
+    Group {
         evs,
         sampler: 0,
         family: Family::IntelAtom,
         width: 5,
         cpus: (16..24).collect(),
+    }
+}
+
+/// The hybrid machine as `perfq record` records it with perf ≤ 6.12: the
+/// P-cores' level 1 on general-purpose counters (`intel-glc-gp`), the
+/// E-cores' level 1 and, with `level2`, their level 2.
+fn alderlake_hybrid_gp(level2: bool) -> Preset {
+    use Quantity::*;
+    let core = |c: u64, q| ev(&format!("cpu_core/config={c:#x}/"), 4, c, q);
+    let p_cores = Group {
+        evs: vec![
+            ev("cpu_core/cycles/", event_type::HARDWARE, 4 << 32, Cycles),
+            core(0x1a4, Slots),
+            core(0x19c, FrontendSlots),
+            core(0x2a4, BackendSlots),
+            core(0x2c2, RetiredSlots),
+            core(0x10ad, UopDropping),
+        ],
+        sampler: 0,
+        family: Family::IntelGeneral,
+        width: 6,
+        cpus: (0..16).collect(),
     };
+    let (e1, e2) = gracemont_groups(Some(ATOM));
+    let mut groups = vec![p_cores, atom_group(e1)];
+    if level2 {
+        groups.push(atom_group(e2));
+    }
+    let name = match level2 {
+        true => "alderlake-hybrid-gp-l2",
+        false => "alderlake-hybrid-gp",
+    };
+    let mut p = build(name, alderlake_machine(), groups);
+    // perf 6.1 and 6.12 add a tracking event of their own on a hybrid
+    // part (`dummy`, not written here) whose samples differ from the
+    // groups', so every sample leads with IDENTIFIER instead of carrying
+    // ID.
+    for e in &mut p.spec.events {
+        e.attr.sample_type = (e.attr.sample_type & !st::ID) | st::IDENTIFIER;
+    }
+    p
+}
+
+fn alderlake_hybrid() -> Preset {
+    let (e1, e2) = gracemont_groups(Some(ATOM));
     let groups = vec![
         Group {
             evs: perf_metrics_group(8, Some(("cpu_core", 4))),
@@ -792,44 +874,68 @@ fn alderlake_hybrid() -> Preset {
     build("alderlake-hybrid", alderlake_machine(), groups)
 }
 
-/// Gracemont, 5 wide (topdown.md §5): the kernel's cpu_atom aliases for
-/// level 1; level 2 in a second group (six general counters each).
-fn gracemont_groups() -> (Vec<Ev>, Vec<Ev>) {
+/// Alder Lake-N: Gracemont cores alone, on the `cpu` PMU; level 1, and
+/// with `level2` its second group, as `perfq record` records them.
+fn gracemont(level2: bool) -> Preset {
+    let (e1, e2) = gracemont_groups(None);
+    let m = intel_machine("Intel(R) N100", "GenuineIntel,6,190,0", 4, "gracemont");
+    let group = |evs| Group {
+        evs,
+        sampler: 0,
+        family: Family::IntelAtom,
+        width: 5,
+        cpus: all_cpus(4),
+    };
+    match level2 {
+        true => build("gracemont-l2", m, vec![group(e1), group(e2)]),
+        false => build("gracemont", m, vec![group(e1)]),
+    }
+}
+
+/// Gracemont, 5 wide (topdown.md §5): level 1, and level 2 in a second
+/// group (six general counters each); on a hybrid part's `cpu_atom`
+/// (`atom`: its type) by the kernel's aliases, else on `cpu` by raw
+/// config.
+fn gracemont_groups(atom: Option<u32>) -> (Vec<Ev>, Vec<Ev>) {
     use Quantity::*;
-    let atom = |n: &str, c: u64, q| ev(&format!("cpu_atom/{n}/"), ATOM, c, q);
-    let atom_cycles = || {
-        ev(
+    let atom_ev = |n: &str, c: u64, q| match atom {
+        Some(t) => ev(&format!("cpu_atom/{n}/"), t, c, q),
+        None => raw(c, q),
+    };
+    let atom_cycles = || match atom {
+        Some(t) => ev(
             "cpu_atom/cycles/",
             event_type::HARDWARE,
-            (ATOM as u64) << 32,
+            (t as u64) << 32,
             Cycles,
-        )
+        ),
+        None => ev("cycles", event_type::HARDWARE, 0, Cycles),
     };
     let e1 = vec![
         atom_cycles(),
-        atom("topdown-fe-bound", 0x71, FrontendSlots),
-        atom("topdown-be-bound", 0x74, BackendSlots),
-        atom("topdown-retiring", 0xc2, RetiredSlots),
+        atom_ev("topdown-fe-bound", 0x71, FrontendSlots),
+        atom_ev("topdown-be-bound", 0x74, BackendSlots),
+        atom_ev("topdown-retiring", 0xc2, RetiredSlots),
     ];
     let e2 = vec![
         atom_cycles(),
-        atom(
+        atom_ev(
             "topdown_fe_bound.frontend_latency",
             0x7271,
             FetchLatencySlots,
         ),
-        atom(
+        atom_ev(
             "topdown_fe_bound.frontend_bandwidth",
             0x8d71,
             FetchBandwidthSlots,
         ),
-        atom("topdown_bad_speculation.mispredict", 0x473, MispredictSlots),
-        atom(
+        atom_ev("topdown_bad_speculation.mispredict", 0x473, MispredictSlots),
+        atom_ev(
             "topdown_bad_speculation.machine_clears",
             0x373,
             MachineClearSlots,
         ),
-        atom("topdown_be_bound.alloc_restrictions", 0x174, CoreBoundSlots),
+        atom_ev("topdown_be_bound.alloc_restrictions", 0x174, CoreBoundSlots),
     ];
     (e1, e2)
 }

@@ -328,11 +328,17 @@ preset_tests! {
     zen4 => "zen4",
     zen4_l2 => "zen4-l2",
     zen4_watchdog => "zen4-watchdog",
+    zen4_watchdog_l2 => "zen4-watchdog-l2",
     zen4_ris => "zen4-ris",
     zen4_independent => "zen4-independent",
     zen5 => "zen5",
+    zen5_l2 => "zen5-l2",
+    gracemont => "gracemont",
+    gracemont_l2 => "gracemont-l2",
     neoverse_v2 => "neoverse-v2",
     alderlake_hybrid => "alderlake-hybrid",
+    alderlake_hybrid_gp => "alderlake-hybrid-gp",
+    alderlake_hybrid_gp_l2 => "alderlake-hybrid-gp-l2",
 }
 
 /// `testdata/topdown-spr.data` is exactly what the command in
