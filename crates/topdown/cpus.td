@@ -17,7 +17,7 @@
 # kind | pattern | model | sets (set[@pmu] [const=value ...], ...; `-` none) | note
 x86 | GenuineIntel-6-(97|9A|B7|BA|BF) | alderlake | intel-glc@cpu_core, intel-grt@cpu_atom, intel-glc-gp@cpu_core | Alder Lake, Raptor Lake
 x86 | GenuineIntel-6-BE | alderlaken | intel-grt | Alder Lake-N
-x86 | GenuineIntel-6-C[56] | arrowlake | intel-lnc@cpu_core, intel-skt@cpu_atom | Arrow Lake
+x86 | GenuineIntel-6-C[56] | arrowlake | intel-lnc@cpu_core, intel-skt@cpu_atom, intel-lnc-gp@cpu_core | Arrow Lake
 x86 | GenuineIntel-6-(3D|47) | broadwell | intel-hsw | Broadwell
 x86 | GenuineIntel-6-56 | broadwellde | intel-hsw | Broadwell-DE
 x86 | GenuineIntel-6-4F | broadwellx | intel-hsw | Broadwell-EP
@@ -36,7 +36,7 @@ x86 | GenuineIntel-6-3A | ivybridge | intel-hsw | Ivy Bridge
 x86 | GenuineIntel-6-3E | ivytown | intel-hsw | Ivy Bridge-EP
 x86 | GenuineIntel-6-2D | jaketown | intel-hsw | Sandy Bridge-EP
 x86 | GenuineIntel-6-(57|85) | knightslanding | - | perf has no top-down metrics for Knights Landing
-x86 | GenuineIntel-6-BD | lunarlake | intel-lnc@cpu_core, intel-skt@cpu_atom | Lunar Lake
+x86 | GenuineIntel-6-BD | lunarlake | intel-lnc@cpu_core, intel-skt@cpu_atom, intel-lnc-gp@cpu_core | Lunar Lake
 x86 | GenuineIntel-6-(AA|AC|B5) | meteorlake | intel-glc@cpu_core, intel-cmt@cpu_atom, intel-glc-gp@cpu_core | Meteor Lake
 x86 | GenuineIntel-6-CC | pantherlake | intel-lnc@cpu_core | Panther Lake (its E-cores have no formula set here)
 x86 | GenuineIntel-6-A7 | rocketlake | intel-icl, intel-icl-gp | Rocket Lake

@@ -7,7 +7,8 @@
 # budget | set | general-purpose counters, SMT off | SMT on | items that take no general-purpose counter
 #   The counters one hardware thread has (CPUID leaf 0xA on Intel; AMD's
 #   core PMU; Arm's PMCR_EL0.N): Intel cores before Ice Lake share 8
-#   between two threads, Ice Lake and later have 8 per thread. `cycles`,
+#   between two threads, Ice Lake to Redwood Cove have 8 per thread and
+#   Lion Cove 10 (Intel perfmon's counter lists). `cycles`,
 #   `instructions` and `slots` go on fixed counters, the topdown metrics
 #   on PERF_METRICS; an NMI watchdog takes the cycles counter (and on AMD,
 #   which has no fixed counters, a general-purpose one).
@@ -17,7 +18,8 @@ budget | intel-icl     | 8 | 8 | cycles slots td_retiring td_bad_spec td_fe_boun
 budget | intel-icl-gp  | 8 | 8 | cycles
 budget | intel-glc-gp  | 8 | 8 | cycles
 budget | intel-glc     | 8 | 8 | cycles slots td_retiring td_bad_spec td_fe_bound td_be_bound td_heavy_ops td_br_mispredict td_fetch_lat td_mem_bound
-budget | intel-lnc     | 8 | 8 | cycles slots td_retiring td_bad_spec td_fe_bound td_be_bound td_heavy_ops td_br_mispredict td_fetch_lat td_mem_bound
+budget | intel-lnc     | 10 | 10 | cycles slots td_retiring td_bad_spec td_fe_bound td_be_bound td_heavy_ops td_br_mispredict td_fetch_lat td_mem_bound
+budget | intel-lnc-gp  | 10 | 10 | cycles
 budget | intel-tremont | 4 | 4 | cycles
 budget | intel-grt     | 6 | 6 | cycles
 budget | intel-cmt     | 8 | 8 | cycles
@@ -56,6 +58,7 @@ method | icl-gp       | intel-icl-gp  | 1 | any    | cycles slots_p idq_not_deli
 method | glc-gp       | intel-glc-gp  | 1 | any    | cycles slots_p idq_not_delivered be_slots retired_slots uop_dropping
 method | lnc-metrics  | intel-lnc     | 1 | >=6.13 | slots cycles td_retiring td_bad_spec td_fe_bound td_be_bound
 method | lnc-metrics2 | intel-lnc     | 2 | >=6.13 | slots cycles td_retiring td_bad_spec td_fe_bound td_be_bound td_heavy_ops td_br_mispredict td_fetch_lat td_mem_bound
+method | lnc-gp       | intel-lnc-gp  | 1 | any    | cycles slots_p idq_not_delivered be_slots retired_slots
 method | tremont-l1   | intel-tremont | 1 | any    | cycles fe_slots bad_slots be_slots ret_slots
 method | grt-l1       | intel-grt     | 1 | any    | cycles fe_slots be_slots ret_slots
 method | grt-l2       | intel-grt     | 2 | any    | cycles fe_slots be_slots ret_slots ; cycles fe_latency fe_bandwidth mispredict machine_clear alloc_restrict

@@ -316,37 +316,54 @@ fn one_sample(
     row(&rows, "branchy_search").clone()
 }
 
-/// §11.4: Skylake, SMT off, slots = 4 × cycles.
+/// §11.4: Skylake, SMT off, slots = 4 × cycles, in one group; then level
+/// 2 as `perfq record` records it with SMT on: four groups taking turns,
+/// each scaled by its own cycles, with the backend and retiring splits
+/// from EXE_ACTIVITY/CYCLE_ACTIVITY and MACRO_FUSED.
 #[test]
 fn skylake_l1_l2() {
+    const SKL: [(&str, u64); 15] = [
+        ("cycles", 1_000_000),
+        ("idq_not_delivered", 1_000_000),
+        ("uops_issued", 1_600_000),
+        ("uops_retired_slots", 1_400_000),
+        ("recovery_cycles", 25_000),
+        ("idq_0_uops", 150_000),
+        ("br_misp", 8_000),
+        ("clears", 2_000),
+        // Heavy = (1.4M + 100K - 1.3M) / 4M.
+        ("macro_fused", 100_000),
+        ("inst_retired", 1_300_000),
+        // Memory = (185K + 15K) / (300K + 50K + 0.35 × 100K + 15K) of the
+        // backend.
+        ("stalls_mem_any", 185_000),
+        ("bound_on_stores", 15_000),
+        ("stalls_total", 300_000),
+        ("ports_util_1", 50_000),
+        ("ports_util_2", 100_000),
+    ];
     let dir = scratch("skl");
-    let r = one_sample(
-        &dir,
-        "skylake",
-        "skylake",
-        &[
-            ("cycles", 1_000_000),
-            ("idq_not_delivered", 1_000_000),
-            ("uops_issued", 1_600_000),
-            ("uops_retired_slots", 1_400_000),
-            ("recovery_cycles", 25_000),
-            ("idq_0_uops", 150_000),
-            ("br_misp", 8_000),
-            ("clears", 2_000),
-        ],
-        &["--level", "2"],
-    );
+    let level1_and_front = [
+        ("frontend_bound", 25.0),
+        ("bad_speculation", 7.5),
+        ("retiring", 35.0),
+        ("backend_bound", 32.5),
+        ("fetch_latency", 15.0),
+        ("fetch_bandwidth", 10.0),
+        ("branch_mispredicts", 6.0),
+        ("machine_clears", 1.5),
+    ];
+    let r = one_sample(&dir, "skylake", "skylake", &SKL, &["--level", "2"]);
+    check(&r, &level1_and_front);
+    let r = one_sample(&dir, "skylake-l2-smt", "skylakex", &SKL, &["--level", "2"]);
+    check(&r, &level1_and_front);
     check(
         &r,
         &[
-            ("frontend_bound", 25.0),
-            ("bad_speculation", 7.5),
-            ("retiring", 35.0),
-            ("backend_bound", 32.5),
-            ("fetch_latency", 15.0),
-            ("fetch_bandwidth", 10.0),
-            ("branch_mispredicts", 6.0),
-            ("machine_clears", 1.5),
+            ("memory_bound", 16.25),
+            ("core_bound", 16.25),
+            ("heavy_operations", 5.0),
+            ("light_operations", 30.0),
         ],
     );
     let _ = std::fs::remove_dir_all(&dir);

@@ -473,6 +473,12 @@ fn perf_group_skylake_l1() {
     perf_group_preset("skylake-l1");
 }
 
+/// Level 2 in four groups taking turns (SMT on: four counters a thread).
+#[test]
+fn perf_group_skylake_l2_smt() {
+    perf_group_preset("skylake-l2-smt");
+}
+
 #[test]
 fn perf_group_zen4() {
     perf_group_preset("zen4");
@@ -551,6 +557,60 @@ fn perf_group_alderlake_hybrid_gp_l2() {
     perf_group_preset("alderlake-hybrid-gp-l2");
 }
 
+/// Lion Cove on general-purpose counters, Skymont's level 1.
+#[test]
+fn perf_group_lunarlake_hybrid_gp() {
+    perf_group_preset("lunarlake-hybrid-gp");
+}
+
+/// The same with Skymont's level 2 in a second group.
+#[test]
+fn perf_group_lunarlake_hybrid_gp_l2() {
+    perf_group_preset("lunarlake-hybrid-gp-l2");
+}
+
+/// Every preset (every group layout `perfq record` records, cut into
+/// groups or not) is answered at level 2, self and total: the generated
+/// SQL stays within what the engine parses however many roles and groups
+/// the formulas mix, and the level-1 shares of each row sum to 1 (within
+/// half a point) or the row says why not.
+#[test]
+fn every_preset_is_answered_at_level_2() {
+    for name in presets::NAMES {
+        let dir = scratch(&format!("answered-{name}"));
+        let cache = dir.join("cache");
+        let file = generate(&dir, &preset(name), 400);
+        for mode in [
+            &["--level", "2", "--min-samples", "1"][..],
+            &["--level", "2", "--total"],
+        ] {
+            let rows = topdown_json(&file, &cache, mode);
+            assert!(!rows.is_empty(), "{name} {mode:?}: no rows");
+            for r in &rows {
+                let l1: Option<f64> = [
+                    "retiring",
+                    "bad_speculation",
+                    "frontend_bound",
+                    "backend_bound",
+                ]
+                .iter()
+                .map(|n| r[*n].as_f64())
+                .sum();
+                let smt = r["smt_contention"].as_f64().unwrap_or(0.0);
+                // A row whose level-1 shares are more than half a point
+                // from 1 says so (perfq's own slack): a function sampled
+                // only by a group that lacks them (groups take turns), or
+                // events sampled each on their own.
+                let said = r["issues"].as_str().is_some_and(|i| !i.is_empty());
+                if let (Some(sum), false) = (l1, said) {
+                    assert!((sum + smt - 1.0).abs() <= 0.005, "{name} {mode:?}: {r}");
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
 #[test]
 fn every_preset_is_compared_with_perf() {
     // The tests above, one per preset: a new preset needs one too.
@@ -562,6 +622,7 @@ fn every_preset_is_compared_with_perf() {
         "sapphirerapids-gp",
         "skylake",
         "skylake-l1",
+        "skylake-l2-smt",
         "zen4",
         "zen4-l2",
         "zen4-watchdog",
@@ -576,6 +637,8 @@ fn every_preset_is_compared_with_perf() {
         "alderlake-hybrid",
         "alderlake-hybrid-gp",
         "alderlake-hybrid-gp-l2",
+        "lunarlake-hybrid-gp",
+        "lunarlake-hybrid-gp-l2",
     ];
     for n in presets::NAMES {
         assert!(tested.contains(n), "preset {n} has no perf --group test");

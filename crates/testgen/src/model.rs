@@ -168,6 +168,8 @@ pub enum Quantity {
     StallSlots,
     /// Arm `OP_SPEC`: speculatively executed operations.
     SpecOps,
+    /// E-core `TOPDOWN_BAD_SPECULATION.ALL_P` (Crestmont, Skymont).
+    BadSpeculationSlots,
     /// E-core `TOPDOWN_FE_BOUND.FRONTEND_LATENCY`.
     FetchLatencySlots,
     /// E-core `TOPDOWN_FE_BOUND.FRONTEND_BANDWIDTH`.
@@ -178,6 +180,20 @@ pub enum Quantity {
     MachineClearSlots,
     /// E-core `TOPDOWN_BE_BOUND.ALLOC_RESTRICTIONS` (core bound).
     CoreBoundSlots,
+    /// SKL `INST_RETIRED.ANY`.
+    InstRetired,
+    /// SKL `UOPS_RETIRED.MACRO_FUSED`.
+    MacroFused,
+    /// SKL `CYCLE_ACTIVITY.STALLS_MEM_ANY`.
+    StallsMemAny,
+    /// SKL `CYCLE_ACTIVITY.STALLS_TOTAL`.
+    StallsTotal,
+    /// SKL `EXE_ACTIVITY.BOUND_ON_STORES`.
+    BoundOnStores,
+    /// SKL `EXE_ACTIVITY.1_PORTS_UTIL`.
+    PortsUtil1,
+    /// SKL `EXE_ACTIVITY.2_PORTS_UTIL`.
+    PortsUtil2,
 }
 
 /// How a family turns counts into top-down fractions, which fixes what
@@ -331,6 +347,19 @@ fn skylake_counts(iv: &Interval) -> impl Fn(Quantity) -> u64 + '_ {
     let issued = r(mix.retiring * slots + mix.bad_speculation * slots)
         .saturating_sub(iv.width as u64 * recovery);
     let bad_events = r(mix.bad_speculation * slots / 50.0);
+    // Heavy operations = (RETIRE_SLOTS + MACRO_FUSED - INST_RETIRED)/SLOTS:
+    // a tenth of the retired slots are macro-fused, and instructions are
+    // what is left once the heavy share is taken out.
+    let macro_fused = r(mix.retiring * slots / 10.0);
+    let instructions = r(mix.retiring * slots * (1.0 - mix.heavy)) + macro_fused;
+    // Memory bound = (STALLS_MEM_ANY + BOUND_ON_STORES) / (STALLS_TOTAL +
+    // 1_PORTS_UTIL + Retiring × 2_PORTS_UTIL + BOUND_ON_STORES) × Backend:
+    // the stalled cycles are the backend's share of cycles, a twentieth of
+    // them bound on stores, with port-utilisation cycles on top.
+    let stalls = mix.backend * iv.c;
+    let (ports1, ports2, stores) = (stalls / 10.0, stalls / 10.0, stalls / 20.0);
+    let whole = stalls + ports1 + mix.retiring * ports2 + stores;
+    let mem_any = (mix.memory * whole - stores).max(0.0);
     move |q| match q {
         Quantity::Cycles => iv.cycles,
         Quantity::FrontendSlots => r(mix.frontend * slots),
@@ -340,6 +369,13 @@ fn skylake_counts(iv: &Interval) -> impl Fn(Quantity) -> u64 + '_ {
         Quantity::FetchLatencyCycles => r(mix.frontend * mix.fetch_latency * slots / w),
         Quantity::BranchMisses => r(bad_events as f64 * mix.mispredict),
         Quantity::MachineClears => r(bad_events as f64 * (1.0 - mix.mispredict)),
+        Quantity::MacroFused => macro_fused,
+        Quantity::InstRetired => instructions,
+        Quantity::StallsTotal => r(stalls),
+        Quantity::StallsMemAny => r(mem_any),
+        Quantity::BoundOnStores => r(stores),
+        Quantity::PortsUtil1 => r(ports1),
+        Quantity::PortsUtil2 => r(ports2),
         _ => 0,
     }
 }
@@ -354,6 +390,7 @@ fn atom_counts(iv: &Interval) -> impl Fn(Quantity) -> u64 + '_ {
         Quantity::FrontendSlots => r(fe),
         Quantity::BackendSlots => r(mix.backend * slots),
         Quantity::RetiredSlots => r(mix.retiring * slots),
+        Quantity::BadSpeculationSlots => r(bad),
         Quantity::FetchLatencySlots => r(fe * mix.fetch_latency),
         Quantity::FetchBandwidthSlots => r(fe * (1.0 - mix.fetch_latency)),
         Quantity::MispredictSlots => r(bad * mix.mispredict),

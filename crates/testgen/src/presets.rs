@@ -23,6 +23,7 @@ pub const NAMES: &[&str] = &[
     "sapphirerapids-gp",
     "skylake",
     "skylake-l1",
+    "skylake-l2-smt",
     "zen4",
     "zen4-l2",
     "zen4-watchdog",
@@ -37,6 +38,8 @@ pub const NAMES: &[&str] = &[
     "alderlake-hybrid",
     "alderlake-hybrid-gp",
     "alderlake-hybrid-gp-l2",
+    "lunarlake-hybrid-gp",
+    "lunarlake-hybrid-gp-l2",
 ];
 
 /// A sampling event with the events it reads, and how to count them.
@@ -82,6 +85,7 @@ pub fn get(name: &str) -> Option<Preset> {
         "sapphirerapids-gp" => general(true),
         "skylake" => skylake(true),
         "skylake-l1" => skylake(false),
+        "skylake-l2-smt" => skylake_l2_smt(),
         "zen4" => zen(Zen::Four, ZenEvents::L1),
         "zen4-l2" => zen(Zen::Four, ZenEvents::L1L2),
         "zen4-watchdog" => zen(Zen::Four, ZenEvents::L1Cut),
@@ -94,8 +98,10 @@ pub fn get(name: &str) -> Option<Preset> {
         "gracemont-l2" => gracemont(true),
         "neoverse-v2" => neoverse_v2(),
         "alderlake-hybrid" => alderlake_hybrid(),
-        "alderlake-hybrid-gp" => alderlake_hybrid_gp(false),
-        "alderlake-hybrid-gp-l2" => alderlake_hybrid_gp(true),
+        "alderlake-hybrid-gp" => hybrid_gp(Hybrid::AlderLake, false),
+        "alderlake-hybrid-gp-l2" => hybrid_gp(Hybrid::AlderLake, true),
+        "lunarlake-hybrid-gp" => hybrid_gp(Hybrid::LunarLake, false),
+        "lunarlake-hybrid-gp-l2" => hybrid_gp(Hybrid::LunarLake, true),
         _ => return None,
     })
 }
@@ -520,6 +526,56 @@ fn skylake(level2_parts: bool) -> Preset {
     build(name, m, vec![g])
 }
 
+/// Skylake-SP with SMT on, level 2 as `perfq record` records it: four
+/// general-purpose counters a thread, so the method's three groups are
+/// cut into four, each led by cycles (instructions on its fixed counter).
+fn skylake_l2_smt() -> Preset {
+    use Quantity::*;
+    let cycles = || ev("cycles", event_type::HARDWARE, 0, Cycles);
+    let groups = [
+        vec![
+            cycles(),
+            raw(0x19c, FrontendSlots),
+            raw(0x10e, IssuedUops),
+            raw(0x2c2, RetiredSlots),
+            raw(0x10d, RecoveryCycles),
+        ],
+        vec![
+            cycles(),
+            raw(0x400_019c, FetchLatencyCycles),
+            raw(0xc5, BranchMisses),
+            raw(0x104_01c3, MachineClears),
+            raw(0x4c2, MacroFused),
+            ev("instructions", event_type::HARDWARE, 1, InstRetired),
+        ],
+        vec![
+            cycles(),
+            raw(0x1400_14a3, StallsMemAny),
+            raw(0x40a6, BoundOnStores),
+            raw(0x400_04a3, StallsTotal),
+            raw(0x2a6, PortsUtil1),
+        ],
+        vec![cycles(), raw(0x4a6, PortsUtil2)],
+    ];
+    let m = intel_machine(
+        "Intel(R) Xeon(R) Gold 6154 CPU @ 3.00GHz",
+        "GenuineIntel,6,85,4",
+        8,
+        "skylake",
+    );
+    let groups = groups
+        .into_iter()
+        .map(|evs| Group {
+            evs,
+            sampler: 0,
+            family: Family::IntelSkylake,
+            width: 4,
+            cpus: all_cpus(8),
+        })
+        .collect();
+    build("skylake-l2-smt", m, groups)
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Zen {
     Four,
@@ -807,47 +863,72 @@ fn neoverse_v2() -> Preset {
 /// The PMU type of `cpu_atom` on the hybrid machine.
 const ATOM: u32 = 10;
 
-/// A group of the hybrid machine's E-cores (cpus 16-23).
-fn atom_group(evs: Vec<Ev>) -> Group {
+/// A group of E-cores `width` slots wide on `cpus`.
+fn atom_group(evs: Vec<Ev>, width: u32, cpus: std::ops::Range<u32>) -> Group {
     Group {
         evs,
         sampler: 0,
         family: Family::IntelAtom,
-        width: 5,
-        cpus: (16..24).collect(),
+        width,
+        cpus: cpus.collect(),
     }
 }
 
-/// The hybrid machine as `perfq record` records it with perf ≤ 6.12: the
-/// P-cores' level 1 on general-purpose counters (`intel-glc-gp`), the
-/// E-cores' level 1 and, with `level2`, their level 2.
-fn alderlake_hybrid_gp(level2: bool) -> Preset {
+/// A hybrid part whose P-cores are counted on general-purpose counters.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Hybrid {
+    /// Alder Lake: Golden Cove (`intel-glc-gp`) and Gracemont.
+    AlderLake,
+    /// Lunar Lake: Lion Cove (`intel-lnc-gp`) and Skymont.
+    LunarLake,
+}
+
+/// A hybrid part as `perfq record` records it with perf ≤ 6.12: the
+/// P-cores' level 1 on general-purpose counters, the E-cores' level 1 and,
+/// with `level2`, their level 2.
+fn hybrid_gp(part: Hybrid, level2: bool) -> Preset {
     use Quantity::*;
     let core = |c: u64, q| ev(&format!("cpu_core/config={c:#x}/"), 4, c, q);
+    let mut p_events = vec![
+        ev("cpu_core/cycles/", event_type::HARDWARE, 4 << 32, Cycles),
+        core(0x1a4, Slots),
+        core(0x19c, FrontendSlots),
+        core(0x2a4, BackendSlots),
+        core(0x2c2, RetiredSlots),
+    ];
+    let (machine, p_width, p_cpus, (e1, e2), e_width, e_cpus, name) = match part {
+        Hybrid::AlderLake => {
+            // Golden Cove's frontend correction; Lion Cove has none.
+            p_events.push(core(0x10ad, UopDropping));
+            let name = ["alderlake-hybrid-gp", "alderlake-hybrid-gp-l2"];
+            let groups = gracemont_groups(Some(ATOM));
+            (alderlake_machine(), 6, 0..16, groups, 5, 16..24, name)
+        }
+        Hybrid::LunarLake => {
+            let name = ["lunarlake-hybrid-gp", "lunarlake-hybrid-gp-l2"];
+            (
+                lunarlake_machine(),
+                8,
+                0..4,
+                skymont_groups(),
+                8,
+                4..8,
+                name,
+            )
+        }
+    };
     let p_cores = Group {
-        evs: vec![
-            ev("cpu_core/cycles/", event_type::HARDWARE, 4 << 32, Cycles),
-            core(0x1a4, Slots),
-            core(0x19c, FrontendSlots),
-            core(0x2a4, BackendSlots),
-            core(0x2c2, RetiredSlots),
-            core(0x10ad, UopDropping),
-        ],
+        evs: p_events,
         sampler: 0,
         family: Family::IntelGeneral,
-        width: 6,
-        cpus: (0..16).collect(),
+        width: p_width,
+        cpus: p_cpus.collect(),
     };
-    let (e1, e2) = gracemont_groups(Some(ATOM));
-    let mut groups = vec![p_cores, atom_group(e1)];
+    let mut groups = vec![p_cores, atom_group(e1, e_width, e_cpus.clone())];
     if level2 {
-        groups.push(atom_group(e2));
+        groups.push(atom_group(e2, e_width, e_cpus));
     }
-    let name = match level2 {
-        true => "alderlake-hybrid-gp-l2",
-        false => "alderlake-hybrid-gp",
-    };
-    let mut p = build(name, alderlake_machine(), groups);
+    let mut p = build(name[usize::from(level2)], machine, groups);
     // perf 6.1 and 6.12 add a tracking event of their own on a hybrid
     // part (`dummy`, not written here) whose samples differ from the
     // groups', so every sample leads with IDENTIFIER instead of carrying
@@ -856,6 +937,37 @@ fn alderlake_hybrid_gp(level2: bool) -> Preset {
         e.attr.sample_type = (e.attr.sample_type & !st::ID) | st::IDENTIFIER;
     }
     p
+}
+
+/// Skymont (Lunar and Arrow Lake E-cores), 8 wide: level 1 with its own
+/// bad-speculation event, and level 2 as Gracemont's, on `cpu_atom`.
+fn skymont_groups() -> (Vec<Ev>, Vec<Ev>) {
+    use Quantity::*;
+    let atom = |c: u64, q| ev(&format!("cpu_atom/config={c:#x}/"), ATOM, c, q);
+    let cycles = || {
+        ev(
+            "cpu_atom/cycles/",
+            event_type::HARDWARE,
+            (ATOM as u64) << 32,
+            Cycles,
+        )
+    };
+    let e1 = vec![
+        cycles(),
+        atom(0x19c, FrontendSlots),
+        atom(0x73, BadSpeculationSlots),
+        atom(0x2a4, BackendSlots),
+        atom(0x2c2, RetiredSlots),
+    ];
+    let e2 = vec![
+        cycles(),
+        atom(0x7271, FetchLatencySlots),
+        atom(0x8d71, FetchBandwidthSlots),
+        atom(0x473, MispredictSlots),
+        atom(0x373, MachineClearSlots),
+        atom(0x174, CoreBoundSlots),
+    ];
+    (e1, e2)
 }
 
 fn alderlake_hybrid() -> Preset {
@@ -868,8 +980,8 @@ fn alderlake_hybrid() -> Preset {
             width: 6,
             cpus: (0..16).collect(),
         },
-        atom_group(e1),
-        atom_group(e2),
+        atom_group(e1, 5, 16..24),
+        atom_group(e2, 5, 16..24),
     ];
     build("alderlake-hybrid", alderlake_machine(), groups)
 }
@@ -943,12 +1055,44 @@ fn gracemont_groups(atom: Option<u32>) -> (Vec<Ev>, Vec<Ev>) {
 /// A 12th-generation Core: 16 P-core cpus (`cpu_core`), 8 E-core cpus
 /// (`cpu_atom`).
 fn alderlake_machine() -> Machine {
-    let hybrid_caps = intel_caps("alderlake_hybrid");
+    hybrid_machine(
+        "12th Gen Intel(R) Core(TM) i9-12900K",
+        "GenuineIntel,6,151,2",
+        "alderlake_hybrid",
+        ("0-15", "16-23"),
+    )
+}
+
+/// A Core Ultra 200V: 4 P-core cpus (`cpu_core`), 4 E-core cpus
+/// (`cpu_atom`).
+fn lunarlake_machine() -> Machine {
+    hybrid_machine(
+        "Intel(R) Core(TM) Ultra 7 258V",
+        "GenuineIntel,6,189,1",
+        "lunarlake_hybrid",
+        ("0-3", "4-7"),
+    )
+}
+
+/// A hybrid Intel part: `cpu_core` (type 4) and `cpu_atom` on the cpus
+/// given, with their caps.
+fn hybrid_machine(
+    cpu_desc: &'static str,
+    cpuid: &'static str,
+    pmu_name: &str,
+    (core_cpus, atom_cpus): (&str, &str),
+) -> Machine {
+    let hybrid_caps = intel_caps(pmu_name);
+    let nr_cpus = atom_cpus
+        .rsplit('-')
+        .next()
+        .and_then(|n| n.parse::<u32>().ok())
+        .map_or(0, |n| n + 1);
     Machine {
         arch: "x86_64",
-        cpu_desc: Some("12th Gen Intel(R) Core(TM) i9-12900K"),
-        cpuid: "GenuineIntel,6,151,2",
-        nr_cpus: 24,
+        cpu_desc: Some(cpu_desc),
+        cpuid,
+        nr_cpus,
         pmu_mappings: pmus(&[
             (4, "cpu_core"),
             (ATOM, "cpu_atom"),
@@ -970,8 +1114,8 @@ fn alderlake_machine() -> Machine {
             ("cpu_atom".into(), hybrid_caps),
         ]),
         hybrid_topology: Some(vec![
-            ("cpu_core".into(), "0-15".into()),
-            ("cpu_atom".into(), "16-23".into()),
+            ("cpu_core".into(), core_cpus.into()),
+            ("cpu_atom".into(), atom_cpus.into()),
         ]),
     }
 }

@@ -325,6 +325,7 @@ preset_tests! {
     sapphirerapids_gp => "sapphirerapids-gp",
     skylake => "skylake",
     skylake_l1 => "skylake-l1",
+    skylake_l2_smt => "skylake-l2-smt",
     zen4 => "zen4",
     zen4_l2 => "zen4-l2",
     zen4_watchdog => "zen4-watchdog",
@@ -339,6 +340,8 @@ preset_tests! {
     alderlake_hybrid => "alderlake-hybrid",
     alderlake_hybrid_gp => "alderlake-hybrid-gp",
     alderlake_hybrid_gp_l2 => "alderlake-hybrid-gp-l2",
+    lunarlake_hybrid_gp => "lunarlake-hybrid-gp",
+    lunarlake_hybrid_gp_l2 => "lunarlake-hybrid-gp-l2",
 }
 
 /// `testdata/topdown-spr.data` is exactly what the command in

@@ -434,12 +434,12 @@ mod tests {
             (
                 "GenuineIntel,6,189,1",
                 "lunarlake",
-                vec!["intel-lnc@Core", "intel-skt@Atom"],
+                vec!["intel-lnc@Core", "intel-skt@Atom", "intel-lnc-gp@Core"],
             ),
             (
                 "GenuineIntel,6,197,2",
                 "arrowlake",
-                vec!["intel-lnc@Core", "intel-skt@Atom"],
+                vec!["intel-lnc@Core", "intel-skt@Atom", "intel-lnc-gp@Core"],
             ),
             ("GenuineIntel,6,190,0", "alderlaken", vec!["intel-grt@Core"]),
             (

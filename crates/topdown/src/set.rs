@@ -263,6 +263,7 @@ const TABLES: &[(&str, &str)] = tables![
     "intel-glc.td",
     "intel-glc-gp.td",
     "intel-lnc.td",
+    "intel-lnc-gp.td",
     "intel-tremont.td",
     "intel-grt.td",
     "intel-cmt.td",

@@ -244,7 +244,8 @@ fn neoverse_v2_v1_and_generic() {
 /// Ice Lake: FE = (2.5M − 0.1M)/10M = 24 %; BE = (3M + 5 × 20k)/10M =
 /// 31 %; Retiring 35 %; Bad Speculation = 1 − 0.90 = 10 %.
 /// Golden Cove: no CLEARS_COUNT term, so BE = 30 % and Bad Speculation
-/// 11 %.
+/// 11 %. Lion Cove: no correction at all, so FE = 25 %, BE = 30 % and Bad
+/// Speculation 10 %, whatever UOP_DROPPING counted.
 const GP: [(&str, f64); 6] = [
     ("slots_p", 10_000_000.0),
     ("idq_not_delivered", 2_500_000.0),
@@ -255,7 +256,7 @@ const GP: [(&str, f64); 6] = [
 ];
 
 #[test]
-fn general_purpose_ice_lake_and_golden_cove() {
+fn general_purpose_ice_lake_golden_cove_and_lion_cove() {
     let icl = model("intel-icl-gp", None);
     let want = [
         ("frontend_bound", 24.0),
@@ -288,6 +289,16 @@ fn general_purpose_ice_lake_and_golden_cove() {
         &[
             ("frontend_bound", 25.0),
             ("backend_bound", 30.0),
+            ("bad_speculation", 10.0),
+        ],
+    );
+    let lnc = model("intel-lnc-gp", None);
+    assert_nodes(
+        &percents(&lnc, &GP),
+        &[
+            ("frontend_bound", 25.0),
+            ("backend_bound", 30.0),
+            ("retiring", 35.0),
             ("bad_speculation", 10.0),
         ],
     );

@@ -446,7 +446,7 @@ fn variance(n: &CompiledNode) -> Expr {
     let to_sums = |e: &Expr| e.substitute(&|v| Some(sum(v)));
     let rs: Vec<String> = node_roles(n).into_iter().collect();
     let grads: Vec<Expr> = rs.iter().map(|r| to_sums(&n.expr.derivative(r))).collect();
-    let mut total: Option<Expr> = None;
+    let mut terms = Vec::new();
     for i in 0..rs.len() {
         for j in i..rs.len() {
             let (a, b) = (&rs[i], &rs[j]);
@@ -463,13 +463,29 @@ fn variance(n: &CompiledNode) -> Expr {
             if i != j {
                 term = bin(Op::Mul, Expr::Num(2.0), term);
             }
-            total = Some(match total {
-                Some(t) => bin(Op::Add, t, term),
-                None => term,
-            });
+            terms.push(term);
         }
     }
-    total.unwrap_or(Expr::Num(0.0))
+    balanced_sum(terms)
+}
+
+/// The sum of `terms` as a balanced tree of additions: a node with many
+/// roles has hundreds of covariance terms, and a chain of that depth is
+/// past what SQL parsers take (DataFusion's default recursion limit is
+/// 50).
+fn balanced_sum(mut terms: Vec<Expr>) -> Expr {
+    match terms.len() {
+        0 => Expr::Num(0.0),
+        1 => terms.remove(0),
+        n => {
+            let right = terms.split_off(n / 2);
+            Expr::Bin(
+                Op::Add,
+                Box::new(balanced_sum(terms)),
+                Box::new(balanced_sum(right)),
+            )
+        }
+    }
 }
 
 /// The layers of shared subexpressions as CTEs from `k` (`l1 AS (...),
