@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::Context;
-use perfq_reader::{Capture, RecordData};
+use perfq_reader::{Capture, RecordData, RecordType};
 
 /// Every process `parent` started and every process those started, in
 /// the capture at `path` (sorted ids; `parent` itself left out). A thread
@@ -19,8 +19,12 @@ pub fn started_by(path: &Path, parent: u32) -> anyhow::Result<Vec<u32>> {
         .next_record()
         .with_context(|| format!("{}", path.display()))?
     {
-        // A record that does not parse is no FORK perfq can follow; the
-        // answer's own read of the capture reports it.
+        // Only FORK records are decoded. One that does not parse is no
+        // FORK perfq can follow; the answer's own read of the capture
+        // reports it.
+        if record.kind != RecordType::FORK {
+            continue;
+        }
         if let Ok((RecordData::Fork(f), _)) = capture.parse(&record) {
             if f.pid != f.ppid {
                 children.entry(f.ppid).or_default().insert(f.pid);

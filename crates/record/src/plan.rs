@@ -205,34 +205,35 @@ fn spelling(method: &Method, item: &str) -> (String, bool) {
 }
 
 /// A method's groups as perf's `-e` takes them: generic events bare on a
-/// PMU that is the only core PMU, everything else as `pmu/term/`; and the
-/// kernel-named events among them.
-fn spell_groups(
-    method: &Method,
-    groups: &[Vec<&str>],
-    pmu: &str,
-    sole: bool,
-) -> (String, Vec<String>) {
+/// PMU that is the only core PMU, everything else as `pmu/term/`.
+fn spell_groups(method: &Method, groups: &[Vec<&str>], pmu: &str, sole: bool) -> String {
+    let spelled: Vec<String> = groups
+        .iter()
+        .map(|group| {
+            let items: Vec<String> = group
+                .iter()
+                .map(|item| match spelling(method, item).0 {
+                    s if sole && !s.contains('=') => s,
+                    s => format!("{pmu}/{s}/"),
+                })
+                .collect();
+            format!("{{{}}}:S", items.join(","))
+        })
+        .collect();
+    spelled.join(",")
+}
+
+/// The kernel-named events (`slots`, `topdown-*`) a method's groups use,
+/// which the PMU must list, once each.
+fn kernel_events(method: &Method) -> Vec<String> {
     let mut named = Vec::new();
-    let mut spelled = Vec::new();
-    for group in groups {
-        let items: Vec<String> = group
-            .iter()
-            .map(|item| {
-                let (s, kernel) = spelling(method, item);
-                if kernel && !named.contains(&s) {
-                    named.push(s.clone());
-                }
-                if sole && !s.contains('=') {
-                    s
-                } else {
-                    format!("{pmu}/{s}/")
-                }
-            })
-            .collect();
-        spelled.push(format!("{{{}}}:S", items.join(",")));
+    for item in method.items() {
+        let (s, kernel) = spelling(method, item);
+        if kernel && !named.contains(&s) {
+            named.push(s);
+        }
     }
-    (spelled.join(","), named)
+    named
 }
 
 /// The method's groups as its table row gives them.
@@ -295,7 +296,7 @@ fn choose_for(
             reasons.push(why);
             continue;
         }
-        let (_, named) = spell_groups(m, &as_written(m), &pmu_name, sole);
+        let named = kernel_events(m);
         let missing: Vec<&String> = named.iter().filter(|n| !pmu.has_event(n)).collect();
         if !missing.is_empty() {
             reasons.push(format!(
@@ -352,7 +353,7 @@ fn choose_for(
                 groups.len()
             ));
         }
-        let (spelled, _) = spell_groups(m, &groups, &pmu_name, sole);
+        let spelled = spell_groups(m, &groups, &pmu_name, sole);
         let needed = groups
             .iter()
             .map(|g| m.gp_of_group(g, !watchdog))
@@ -640,7 +641,8 @@ pub fn method_table() -> Result<String, Refusal> {
             PmuClass::Atom => "cpu_atom",
             PmuClass::Arm => "armv8_pmuv3_0",
         };
-        let (group, named) = spell_groups(m, &as_written(m), pmu, m.set.pmu != PmuClass::Atom);
+        let group = spell_groups(m, &as_written(m), pmu, m.set.pmu != PmuClass::Atom);
+        let named = kernel_events(m);
         let perf = match m.perf_min {
             Some((a, b)) => format!("≥ {a}.{b}"),
             None => "any".into(),

@@ -241,22 +241,27 @@ fn parse(text: &str) -> Result<Tables, SetError> {
 mod tests {
     use super::*;
 
+    /// Every role `node` needs, unless optional, is in one of `m`'s groups.
+    fn assert_records(m: &Method, node: &crate::set::Node) {
+        for role in m.set.node_roles(node) {
+            let optional = m.set.role(&role).is_some_and(|r| r.optional);
+            assert!(
+                optional || m.items().any(|i| *i == role),
+                "{}: {} of {} needs `{role}`",
+                m.name,
+                node.name,
+                m.set.name
+            );
+        }
+    }
+
     #[test]
     fn every_method_records_level_1_of_its_set() {
         let methods = methods().expect("methods.td reads");
         assert!(!methods.is_empty());
         for m in methods {
             for node in crate::LEVEL1 {
-                let node = m.set.node(node).expect("level-1 node");
-                for role in m.set.node_roles(node) {
-                    let optional = m.set.role(&role).is_some_and(|r| r.optional);
-                    assert!(
-                        optional || m.items().any(|i| *i == role),
-                        "{}: level 1 of {} needs `{role}`",
-                        m.name,
-                        m.set.name
-                    );
-                }
+                assert_records(m, m.set.node(node).expect("level-1 node"));
             }
         }
     }
@@ -268,16 +273,7 @@ mod tests {
                 continue;
             }
             for node in m.set.nodes.iter().filter(|n| n.level == 2) {
-                for role in m.set.node_roles(node) {
-                    let optional = m.set.role(&role).is_some_and(|r| r.optional);
-                    assert!(
-                        optional || m.items().any(|i| *i == role),
-                        "{}: {} of {} needs `{role}`",
-                        m.name,
-                        node.name,
-                        m.set.name
-                    );
-                }
+                assert_records(m, node);
             }
         }
     }
