@@ -15,10 +15,10 @@ pub fn started_by(path: &Path, parent: u32) -> anyhow::Result<Vec<u32>> {
     let capture = Capture::open(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut children: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
     let mut records = capture.records();
-    while let Some(record) = records
-        .next_record()
-        .with_context(|| format!("{}", path.display()))?
-    {
+    // A damaged capture ends the read where it is damaged: the processes
+    // found up to there are kept, and the answer's own read of the
+    // capture says what was lost.
+    while let Ok(Some(record)) = records.next_record() {
         // Only FORK records are decoded. One that does not parse is no
         // FORK perfq can follow; the answer's own read of the capture
         // reports it.
