@@ -3,9 +3,12 @@
 # has to skip: Debian's perf, gcc, binutils (objdump), LLVM (its
 # addr2line reads split DWARF), util-linux's `script` (a terminal for the
 # progress test), libc's debug file (libc6-dbg), Chromium (renders the
-# flame graph) and a Java runtime (Spark); perf 6.12 unpacked beside the
+# flame graph, the HTML report and speedscope's page) with its driver, a
+# Java runtime (Spark), Go (`go tool pprof` reads the pprof exports); perf 6.12 unpacked beside the
 # system's (.ci/perf612.sh); DuckDB, pyarrow, Polars and pyspark in a
-# virtualenv (PERFQ_VENV, by default ~/.cache/perfq-venv); cargo-fuzz.
+# virtualenv (PERFQ_VENV, by default ~/.cache/perfq-venv) with Selenium
+# and jsonschema for the browser tests; npm's speedscope (its schema and
+# page) in PERFQ_NPM (by default ~/.cache/perfq-npm); cargo-fuzz.
 # What is already there is kept, so running it again is quick. Needs root
 # for apt-get.
 set -euo pipefail
@@ -19,6 +22,9 @@ have objdump || need+=(binutils)
 have llvm-addr2line || need+=(llvm)
 have script || need+=(bsdutils)
 [ -x /usr/bin/chromium ] || need+=(chromium)
+[ -x /usr/bin/chromedriver ] || need+=(chromium-driver)
+have go || need+=(golang-go)
+have npm || need+=(npm)
 have java || need+=(default-jre-headless)
 # libc's debug file: the DWARF comparisons with perf name libc's frames
 # from it (crates/cli/tests/common: libc_debug_info_here).
@@ -35,10 +41,18 @@ fi
 bash .ci/perf612.sh
 
 venv=${PERFQ_VENV:-$HOME/.cache/perfq-venv}
-if ! "$venv/bin/python" -c 'import duckdb, pyarrow, polars, pyspark' 2>/dev/null; then
+if ! "$venv/bin/python" -c 'import duckdb, pyarrow, polars, pyspark, selenium, jsonschema' 2>/dev/null; then
     echo "setup: Python engines into $venv" >&2
     python3 -m venv "$venv"
     "$venv/bin/python" -m pip install -q --disable-pip-version-check -r .ci/oracles-requirements.txt
+fi
+
+npm_dir=${PERFQ_NPM:-$HOME/.cache/perfq-npm}
+speedscope_version=1.25.0
+if ! grep -qs "\"version\": \"$speedscope_version\"" "$npm_dir/node_modules/speedscope/package.json"; then
+    echo "setup: speedscope $speedscope_version into $npm_dir" >&2
+    mkdir -p "$npm_dir"
+    npm install --prefix "$npm_dir" --no-audit --no-fund --silent "speedscope@$speedscope_version"
 fi
 
 have cargo-fuzz || cargo install --locked -q cargo-fuzz

@@ -9,8 +9,8 @@ use clap::{Args, Parser, Subcommand};
 use crate::damage::Policy;
 use crate::dump::{DumpFormat, DumpRecords};
 use crate::{
-    batch, convert, diff, dump, flamegraph, info, input, output, query, report, size, symbols,
-    topdown, Outcome,
+    batch, convert, diff, dump, export, flamegraph, info, input, output, query, report, size,
+    symbols, topdown, Outcome,
 };
 
 /// Turn perf.data captures into answers.
@@ -53,6 +53,9 @@ pub enum Command {
     /// samples (or period) and in top-down categories, largest first, with
     /// its significance.
     Diff(DiffArgs),
+    /// Write the samples for the viewers people use: pprof (`go tool
+    /// pprof`, Pyroscope, Parca) or speedscope (docs/viewing.md).
+    Export(ExportArgs),
     /// Convert many captures into one dataset, in parallel: perf.data files,
     /// folders (searched recursively), globs and archives (.tar, .tar.gz,
     /// .tar.bz2, .tar.zst, .zip). Captures already in the dataset are
@@ -343,6 +346,43 @@ impl FlamegraphArgs {
             conversion,
         };
         flamegraph::run(&opt, out)
+    }
+}
+
+/// The arguments of `perfq export`.
+#[derive(Args)]
+pub struct ExportArgs {
+    /// A perf.data file (converted once into the cache dataset), a
+    /// dataset folder, or one capture's `capture=<id>` folder.
+    input: PathBuf,
+    /// The format.
+    #[arg(long, value_enum)]
+    to: export::Format,
+    /// The file to write (atomically).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Only this event (its name as `perfq info` shows it). pprof takes
+    /// every event by default, speedscope the first sampled.
+    #[arg(long)]
+    event: Option<String>,
+    /// Only this capture of a dataset (its id, `capture=<id>`).
+    #[arg(long, value_name = "ID")]
+    capture: Option<String>,
+    #[command(flatten)]
+    input_args: input::InputArgs,
+}
+
+impl ExportArgs {
+    pub fn run(self, policy: Policy) -> anyhow::Result<Outcome> {
+        let conversion = self.input_args.resolve(policy, &[&self.input])?;
+        export::run(&export::Options {
+            input: self.input,
+            output: self.output,
+            to: self.to,
+            event: self.event,
+            capture: self.capture,
+            conversion,
+        })
     }
 }
 

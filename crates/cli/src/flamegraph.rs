@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use inferno::flamegraph::color::{Color as Rgb, PaletteMap};
 use perfq_query::flamegraph::{self as fg, Folded, Shading, Weight};
-use perfq_query::Session;
 
 use crate::input::{Conversion, Input};
 use crate::output;
@@ -42,16 +41,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         anyhow::bail!("--color topdown colours the SVG; --folded writes no colours");
     }
     let input = Input::open(&opt.input, &opt.conversion)?;
-    let (session, capture) = match (&input.capture, &opt.capture) {
-        (Some(_), Some(_)) => anyhow::bail!(
-            "--capture chooses a capture of a dataset folder; {} is a single capture",
-            opt.input.display()
-        ),
-        (Some(id), None) | (None, Some(id)) => {
-            (Session::open_capture(&input.dataset, id)?, Some(id.clone()))
-        }
-        (None, None) => (Session::open(&input.dataset)?, None),
-    };
+    let (session, capture) = input.session_for(&opt.input, opt.capture.as_deref())?;
     let weight = if opt.samples {
         Weight::Samples
     } else {
@@ -114,7 +104,8 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     Ok(input.outcome())
 }
 
-fn file_name(p: &Path) -> String {
+/// A path's file name, for titles.
+pub(crate) fn file_name(p: &Path) -> String {
     p.file_name().map_or_else(
         || p.display().to_string(),
         |n| n.to_string_lossy().into_owned(),

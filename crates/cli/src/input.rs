@@ -122,6 +122,26 @@ impl Input {
         Outcome::from_problems(self.problem.clone())
     }
 
+    /// A session over the capture a command's `--capture ID` chooses of a
+    /// dataset folder, or over the input file's capture, or over the whole
+    /// dataset; with the capture's id when there is one. `--capture` with
+    /// a single capture's input is an error (`input` names it).
+    pub fn session_for(
+        &self,
+        input: &Path,
+        capture: Option<&str>,
+    ) -> anyhow::Result<(Session, Option<String>)> {
+        match (&self.capture, capture) {
+            (Some(_), Some(_)) => anyhow::bail!(
+                "--capture chooses a capture of a dataset folder; {} is a single capture",
+                input.display()
+            ),
+            (Some(id), None) => Ok((Session::open_capture(&self.dataset, id)?, Some(id.clone()))),
+            (None, Some(id)) => Ok((Session::open_capture(&self.dataset, id)?, Some(id.into()))),
+            (None, None) => Ok((Session::open(&self.dataset)?, None)),
+        }
+    }
+
     /// A session over the dataset: only the input file's capture when
     /// there is one (the cache holds others).
     pub fn session(&self) -> anyhow::Result<Session> {

@@ -10,6 +10,7 @@ mod damage;
 mod diff;
 mod diff_table;
 mod dump;
+mod export;
 mod flamegraph;
 mod heap;
 mod huge_pages;
@@ -73,6 +74,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Query(args) => args.run(policy, &mut out)?,
         Command::Flamegraph(args) => args.run(policy, &mut out)?,
         Command::Diff(args) => args.run(policy, &mut out)?,
+        Command::Export(args) => args.run(policy)?,
         Command::Batch(args) => args.run(policy, &mut out)?,
         Command::Cache { action } => cache::run(&action, &mut out)?,
     };

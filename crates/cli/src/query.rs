@@ -27,14 +27,7 @@ pub struct Options {
 pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     output::check(opt.format, opt.output.as_deref())?;
     let input = Input::open(&opt.input, &opt.conversion)?;
-    let session = match (&input.capture, &opt.capture) {
-        (Some(_), Some(_)) => anyhow::bail!(
-            "--capture chooses a capture of a dataset folder; {} is a single capture",
-            opt.input.display()
-        ),
-        (Some(id), None) | (None, Some(id)) => Session::open_capture(&input.dataset, id)?,
-        (None, None) => Session::open(&input.dataset)?,
-    };
+    let (session, _) = input.session_for(&opt.input, opt.capture.as_deref())?;
     let spinner = Spinner::start("querying");
     register_views(&session, &opt.sql)?;
     let (schema, rows) = session.query_read_only(&opt.sql)?;

@@ -42,34 +42,11 @@ fn doc_queries() -> Vec<String> {
     out
 }
 
-/// Whether `py` imports every module of `modules` (comma-separated).
-fn imports(py: &Path, modules: &str) -> bool {
-    Command::new(py)
-        .args(["-c", &format!("import {modules}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-/// The Python that has DuckDB, pyarrow and Polars: `PERFQ_PYTHON`, else
-/// the virtualenv `.ci/setup.sh` makes (`PERFQ_VENV`, by default
-/// `~/.cache/perfq-venv`), else `python3`, the first that imports them.
-/// The tests install nothing themselves.
+/// The Python that has DuckDB, pyarrow and Polars (`common::python_with`).
 fn venv() -> Option<PathBuf> {
     static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
     FOUND
-        .get_or_init(|| {
-            let venv = std::env::var_os("PERFQ_VENV")
-                .map(PathBuf::from)
-                .or_else(|| {
-                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/perfq-venv"))
-                });
-            std::env::var_os("PERFQ_PYTHON")
-                .map(PathBuf::from)
-                .into_iter()
-                .chain(venv.map(|v| v.join("bin/python")))
-                .chain([PathBuf::from("python3")])
-                .find(|py| imports(py, "duckdb, pyarrow, polars"))
-        })
+        .get_or_init(|| common::python_with("duckdb, pyarrow, polars"))
         .clone()
 }
 
@@ -79,7 +56,7 @@ const NO_PYTHON: &str =
 
 /// Whether `py` can run Spark: pyspark and a Java runtime for it.
 fn spark(py: &Path) -> bool {
-    Command::new("java").arg("-version").output().is_ok() && imports(py, "pyspark")
+    Command::new("java").arg("-version").output().is_ok() && common::imports(py, "pyspark")
 }
 
 /// Runs `script` with `args` in `py`: the JSON it prints, once it has

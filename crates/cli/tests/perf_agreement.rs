@@ -8,15 +8,7 @@ mod common;
 
 use common::{hex_field, perf_report_d, perfq_dump, testdata};
 
-const CAPTURES: &[&str] = &[
-    "fp.data",
-    "dwarf.data",
-    "group.data",
-    "multi.data",
-    "compressed.data",
-    "pipe.data",
-    "group-pipe.data",
-];
+const CAPTURES: &[&str] = common::RECORDED;
 
 fn skip_without_perf() -> bool {
     if !common::have_perf() {

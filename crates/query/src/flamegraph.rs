@@ -116,13 +116,28 @@ impl Folded {
 /// The name of the in-memory table of comm intervals.
 const COMMS: &str = "_perfq_flamegraph_comms";
 
+/// The delivered samples with their process names (`_named_delivered`),
+/// once [`register_comms`] has made the comm intervals' table.
+pub(crate) fn named_delivered() -> String {
+    helpers::fill(
+        helpers::NAMED_DELIVERED,
+        &[
+            (
+                "delivered",
+                Param::Sql(helpers::query(helpers::FLAMEGRAPH_DELIVERED)),
+            ),
+            ("comms", Param::Sql(COMMS)),
+        ],
+    )
+}
+
 /// Folds the session's samples of one event into stacks.
 pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
     require_tables(session)?;
     views::ensure(session, "frame_functions")?;
     register_comms(session)?;
     views::ensure(session, "delivered_samples")?;
-    let delivered = helpers::query(helpers::FLAMEGRAPH_DELIVERED);
+    let named = named_delivered();
     let events = events::sampled_events(session)?;
     let Some(event) = chosen_event(opt, &events)? else {
         // Nothing sampled (a damaged capture may have lost every sample):
@@ -135,8 +150,7 @@ pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
     let rows = session.sql(&helpers::fill(
         helpers::FLAMEGRAPH_STACKS,
         &[
-            ("delivered", Param::Sql(delivered)),
-            ("comms", Param::Sql(COMMS)),
+            ("named", Param::Sql(&named)),
             ("event", Param::Text(&event)),
         ],
     ))?;
@@ -151,7 +165,7 @@ pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
 /// Fails unless the session has every table the flame graph's queries
 /// read (the comm intervals' `threads` aside: without it, every thread is
 /// named by its id).
-fn require_tables(session: &Session) -> Result<(), Error> {
+pub(crate) fn require_tables(session: &Session) -> Result<(), Error> {
     let queries = [
         helpers::FLAMEGRAPH_DELIVERED,
         helpers::SAMPLED_EVENTS,
@@ -172,7 +186,7 @@ fn require_tables(session: &Session) -> Result<(), Error> {
 
 /// The event to fold: the one `opt` names, else the first sampled; `None`
 /// when nothing was sampled.
-fn chosen_event(opt: &Options, events: &[String]) -> Result<Option<String>, Error> {
+pub(crate) fn chosen_event(opt: &Options, events: &[String]) -> Result<Option<String>, Error> {
     match &opt.event {
         Some(e) if events.contains(e) => Ok(Some(e.clone())),
         Some(e) => Err(Error::NoSamples(format!(
@@ -425,7 +439,7 @@ fn tidy_java(func: &str) -> &str {
 /// (capture, tid, start_time, end_time, comm), one row per interval during
 /// which the thread had one name; a null comm is a thread forked from one
 /// perf had no name for (perf names it `:<tid>`).
-fn register_comms(session: &Session) -> Result<(), Error> {
+pub(crate) fn register_comms(session: &Session) -> Result<(), Error> {
     let mut rows: Vec<ThreadRecord> = Vec::new();
     if session.has_table("threads") {
         for b in &session.sql(helpers::FLAMEGRAPH_THREADS)? {

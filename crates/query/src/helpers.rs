@@ -41,6 +41,10 @@ helpers! {
     STACK_SET_SAMPLES = "_stack_set_samples";
     /// The delivered samples a flame graph folds (`crate::flamegraph`).
     FLAMEGRAPH_DELIVERED = "_flamegraph_delivered";
+    /// The delivered samples with their process names.
+    NAMED_DELIVERED = "_named_delivered";
+    /// The delivered samples per thread in time order (`crate::profile`).
+    PROFILE_SAMPLES = "_profile_samples";
     /// One event's samples per capture, comm and stack.
     FLAMEGRAPH_STACKS = "_flamegraph_stacks";
     /// Every frame's rows and function.

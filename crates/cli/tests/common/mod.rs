@@ -41,6 +41,58 @@ pub fn catalog(corpus: &Path) -> Vec<serde_json::Value> {
     serde_json::from_str(&text).expect("parse catalog")
 }
 
+/// Whether `py` imports every module of `modules` (comma-separated).
+pub fn imports(py: &Path, modules: &str) -> bool {
+    Command::new(py)
+        .args(["-c", &format!("import {modules}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The Python that imports `modules` (comma-separated): `PERFQ_PYTHON`,
+/// else the virtualenv `.ci/setup.sh` makes (`PERFQ_VENV`, by default
+/// `~/.cache/perfq-venv`), else `python3`, the first that does. The tests
+/// install nothing themselves.
+pub fn python_with(modules: &str) -> Option<PathBuf> {
+    let venv = std::env::var_os("PERFQ_VENV")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/perfq-venv")));
+    std::env::var_os("PERFQ_PYTHON")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(venv.map(|v| v.join("bin/python")))
+        .chain([PathBuf::from("python3")])
+        .find(|py| imports(py, modules))
+}
+
+/// Copies a screenshot a test took into `PERFQ_SCREENSHOTS` (a folder),
+/// when it is set, as `name`: docs/viewing.md shows them
+/// (`PERFQ_SCREENSHOTS=docs/images cargo test ...`).
+pub fn keep_screenshot(png: &Path, name: &str) {
+    if let Some(dir) = std::env::var_os("PERFQ_SCREENSHOTS") {
+        let dir = PathBuf::from(dir);
+        let dir = if dir.is_relative() {
+            root().join(dir)
+        } else {
+            dir
+        };
+        std::fs::create_dir_all(&dir).expect("screenshot folder");
+        std::fs::copy(png, dir.join(name)).expect("copy the screenshot");
+    }
+}
+
+/// The captures of `testdata/` recorded on this machine by perf (the
+/// generated `topdown-spr.data` aside).
+pub const RECORDED: &[&str] = &[
+    "fp.data",
+    "dwarf.data",
+    "group.data",
+    "multi.data",
+    "compressed.data",
+    "pipe.data",
+    "group-pipe.data",
+];
+
 /// A capture in `testdata/`.
 pub fn testdata(name: &str) -> PathBuf {
     root().join("testdata").join(name)

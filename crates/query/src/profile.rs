@@ -1,0 +1,473 @@
+//! A dataset's samples as profile viewers take them (pprof, speedscope:
+//! the `perfq-view` crate writes them): locations with their inlining
+//! levels, functions, mappings with build ids, stacks, threads, and the
+//! samples as runs — consecutive samples of one thread on one stack, in
+//! time order.
+//!
+//! The samples are the ones every other count is made of
+//! (`delivered_samples`: a group read once per member whose counter
+//! moved, its delta as period), named by their thread's comm when they
+//! were delivered, as the flame graph names them (`_named_delivered`).
+//! A location is named as `perf report` names the function
+//! (`frame_functions`: the ELF or kallsyms symbol, an unresolved address
+//! by its hex), so that a viewer's per-function sums are `perf report`'s,
+//! and carries its DWARF levels (the functions inlined there), which perf
+//! shows as frames of their own for unwound user stacks.
+
+use std::collections::HashMap;
+
+use datafusion::arrow::array::RecordBatch;
+
+use crate::flamegraph::{self as fg, chosen_event, named_delivered, register_comms};
+use crate::helpers::{self, Param};
+use crate::{columns, events, Error, Session};
+
+/// What to take.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Only this event (`events.name`); by default every event sampled.
+    pub event: Option<String>,
+}
+
+/// The unit of an event's period.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// A clock event (`cpu-clock`, `task-clock`): nanoseconds.
+    Nanoseconds,
+    /// Anything else: events counted.
+    Count,
+}
+
+impl Unit {
+    /// The unit as pprof and speedscope spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Nanoseconds => "nanoseconds",
+            Unit::Count => "count",
+        }
+    }
+}
+
+/// An event the samples are of.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// `events.name`.
+    pub name: String,
+    /// The unit of its periods.
+    pub unit: Unit,
+}
+
+/// A file code was mapped from (a DSO), or the kernel.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Mapping {
+    /// The short name `perf report` shows (`libc.so.6`, `[kernel.kallsyms]`).
+    pub name: String,
+    /// The path recorded, when there is one.
+    pub path: Option<String>,
+    /// Its build id (hex), when recorded.
+    pub build_id: Option<String>,
+}
+
+/// A function of some inlining level.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Function {
+    /// Its name: at the outermost level as `perf report` names it, inlined
+    /// ones by DWARF, demangled.
+    pub name: String,
+    /// The name as stored (mangled).
+    pub system_name: String,
+    /// The source file, when DWARF gives it.
+    pub file: Option<String>,
+    /// The mapping it belongs to (index into [`Profile::mappings`]).
+    pub mapping: Option<usize>,
+}
+
+/// One inlining level of a location.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Level {
+    /// Index into [`Profile::functions`].
+    pub function: usize,
+    /// The source line at this level, when known.
+    pub line: Option<u32>,
+}
+
+/// One distinct address of a capture.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// Index into [`Profile::mappings`]; `None` outside every mapping.
+    pub mapping: Option<usize>,
+    /// The offset in the mapped file, or the address itself outside files
+    /// (kernel, unmapped).
+    pub address: u64,
+    /// The function as `perf report` names it (`frame_functions`: the ELF
+    /// or kallsyms symbol, an unresolved address by its hex), with the
+    /// outermost level's line: what a viewer counts the address for.
+    pub symbol: Level,
+    /// Its functions by DWARF, outermost first (the symbol's name where
+    /// DWARF has none): the levels perf shows for an unwound user frame.
+    pub levels: Vec<Level>,
+    /// perf shows its inlined levels as frames of their own when the user
+    /// stack was unwound (a resolved user frame); otherwise only the
+    /// outermost.
+    pub expands: bool,
+}
+
+/// A thread under one name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Thread {
+    /// Index into [`Profile::captures`].
+    pub capture: usize,
+    /// Process and thread id.
+    pub pid: i32,
+    /// The thread id.
+    pub tid: i32,
+    /// Its name when the samples were delivered.
+    pub comm: String,
+}
+
+/// Consecutive samples of one thread, event and stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    /// Index into [`Profile::threads`].
+    pub thread: usize,
+    /// Index into [`Profile::stacks`]; `None` for samples without one.
+    pub stack: Option<usize>,
+    /// Index into [`Profile::events`].
+    pub event: usize,
+    /// The event samples the user stack (`--call-graph dwarf`): its
+    /// resolved user frames are shown with their inlined levels.
+    pub unwound: bool,
+    /// Samples in the run.
+    pub samples: u64,
+    /// The sum of their periods (wrapping, as perf's sums do).
+    pub period: u64,
+    /// The time of the first (ns, perf clock).
+    pub time: u64,
+}
+
+/// The samples of a dataset, or of one of its captures, as a profile.
+#[derive(Clone, Debug, Default)]
+pub struct Profile {
+    /// The events, the first sampled first.
+    pub events: Vec<Event>,
+    /// The capture ids.
+    pub captures: Vec<String>,
+    /// Every mapping a location is in.
+    pub mappings: Vec<Mapping>,
+    /// Every function of a location's levels.
+    pub functions: Vec<Function>,
+    /// Every location of a stack.
+    pub locations: Vec<Location>,
+    /// Every sampled stack: indices into `locations`, leaf first.
+    pub stacks: Vec<Vec<usize>>,
+    /// Every thread (under each of its names).
+    pub threads: Vec<Thread>,
+    /// The samples: per thread, in time order.
+    pub runs: Vec<Run>,
+    /// The first and last sample time.
+    pub time_range: Option<(u64, u64)>,
+}
+
+/// The name of a location outside the frames table.
+const UNKNOWN: &str = "[unknown]";
+
+/// The session's samples (of one event, or all) as a profile.
+pub fn profile(session: &Session, opt: &Options) -> Result<Profile, Error> {
+    fg::require_tables(session)?;
+    crate::views::ensure(session, "frame_functions")?;
+    register_comms(session)?;
+    let sampled = events::sampled_events(session)?;
+    let chosen: Vec<String> = match &opt.event {
+        Some(_) => chosen_event(
+            &fg::Options {
+                event: opt.event.clone(),
+                ..fg::Options::default()
+            },
+            &sampled,
+        )?
+        .into_iter()
+        .collect(),
+        None => sampled,
+    };
+    let mut b = Builder::default();
+    b.events(session, &chosen)?;
+    b.frames(session)?;
+    b.stacks(session)?;
+    let only = match &opt.event {
+        Some(e) => format!("name = {}", columns::quote(e)),
+        None => "TRUE".to_string(),
+    };
+    let named = named_delivered();
+    let rows = session.sql(&helpers::fill(
+        helpers::PROFILE_SAMPLES,
+        &[("named", Param::Sql(&named)), ("only", Param::Sql(&only))],
+    ))?;
+    for batch in &rows {
+        b.samples(batch)?;
+    }
+    Ok(b.profile)
+}
+
+/// A profile as it is put together.
+#[derive(Default)]
+struct Builder {
+    profile: Profile,
+    capture_ids: HashMap<String, usize>,
+    event_ids: HashMap<String, usize>,
+    mapping_ids: HashMap<Mapping, usize>,
+    function_ids: HashMap<Function, usize>,
+    /// (capture, frame_id) → location.
+    location_ids: HashMap<(usize, u32), usize>,
+    /// (capture, stack_id) → stack.
+    stack_ids: HashMap<(usize, u32), usize>,
+    thread_ids: HashMap<Thread, usize>,
+}
+
+impl Builder {
+    fn capture(&mut self, id: &str) -> usize {
+        if let Some(&c) = self.capture_ids.get(id) {
+            return c;
+        }
+        let c = self.profile.captures.len();
+        self.profile.captures.push(id.to_string());
+        self.capture_ids.insert(id.to_string(), c);
+        c
+    }
+
+    fn intern<K: Clone + Eq + std::hash::Hash>(
+        ids: &mut HashMap<K, usize>,
+        list: &mut Vec<K>,
+        key: K,
+    ) -> usize {
+        *ids.entry(key).or_insert_with_key(|k| {
+            list.push(k.clone());
+            list.len() - 1
+        })
+    }
+
+    /// The events taken, with the unit of their periods.
+    fn events(&mut self, session: &Session, names: &[String]) -> Result<(), Error> {
+        let mut units: HashMap<String, Unit> = HashMap::new();
+        for b in &session.sql("SELECT DISTINCT name, type, config FROM events")? {
+            let name = columns::strings(b, "name")?;
+            let ty = columns::u64s(b, "type")?;
+            let config = columns::u64s(b, "config")?;
+            for i in 0..b.num_rows() {
+                let Some(n) = &name[i] else { continue };
+                // PERF_TYPE_SOFTWARE's cpu-clock (0) and task-clock (1)
+                // count nanoseconds.
+                let clock = ty[i] == Some(1) && matches!(config[i], Some(0 | 1));
+                let unit = if clock {
+                    Unit::Nanoseconds
+                } else {
+                    Unit::Count
+                };
+                units.insert(n.clone(), unit);
+            }
+        }
+        for n in names {
+            self.event_ids.insert(n.clone(), self.profile.events.len());
+            self.profile.events.push(Event {
+                name: n.clone(),
+                unit: units.get(n).copied().unwrap_or(Unit::Count),
+            });
+        }
+        Ok(())
+    }
+
+    /// Every frame's location, its levels and their functions.
+    fn frames(&mut self, session: &Session) -> Result<(), Error> {
+        for b in &session.sql(helpers::FLAMEGRAPH_FRAMES)? {
+            let capture = columns::strings(b, "capture")?;
+            let frame_id = columns::u32s(b, "frame_id")?;
+            let function = columns::strings(b, "function")?;
+            let raw_function = columns::strings(b, "raw_function")?;
+            let file = columns::strings(b, "file")?;
+            let line = columns::u32s(b, "line")?;
+            let symbol = columns::strings(b, "symbol")?;
+            let raw_symbol = columns::strings(b, "raw_symbol")?;
+            let dso = columns::strings(b, "dso")?;
+            let dso_path = columns::strings(b, "dso_path")?;
+            let build_id = columns::strings(b, "build_id")?;
+            let address = columns::u64s(b, "address")?;
+            let dso_offset = columns::u64s(b, "dso_offset")?;
+            let kind = columns::strings(b, "kind")?;
+            let key_symbol = columns::strings(b, "key_symbol")?;
+            for i in 0..b.num_rows() {
+                let (Some(c), Some(id)) = (&capture[i], frame_id[i]) else {
+                    continue;
+                };
+                let c = self.capture(c);
+                let mapping = dso[i].as_ref().map(|name| Mapping {
+                    name: name.clone(),
+                    path: dso_path[i].clone(),
+                    build_id: build_id[i].clone(),
+                });
+                let mapping = mapping
+                    .map(|m| Self::intern(&mut self.mapping_ids, &mut self.profile.mappings, m));
+                let line = line[i].filter(|&l| l > 0);
+                let key = key_symbol[i].clone().unwrap_or_else(|| UNKNOWN.into());
+                let dwarf = function[i].clone().unwrap_or_else(|| key.clone());
+                let level = Level {
+                    function: Self::intern(
+                        &mut self.function_ids,
+                        &mut self.profile.functions,
+                        Function {
+                            system_name: raw_function[i].clone().unwrap_or_else(|| dwarf.clone()),
+                            name: dwarf,
+                            file: file[i].clone(),
+                            mapping,
+                        },
+                    ),
+                    line,
+                };
+                match self.location_ids.get(&(c, id)) {
+                    Some(&l) => self.profile.locations[l].levels.push(level),
+                    None => {
+                        let symbol_level = Level {
+                            function: Self::intern(
+                                &mut self.function_ids,
+                                &mut self.profile.functions,
+                                Function {
+                                    system_name: raw_symbol[i]
+                                        .clone()
+                                        .unwrap_or_else(|| key.clone()),
+                                    name: key,
+                                    file: file[i].clone(),
+                                    mapping,
+                                },
+                            ),
+                            line,
+                        };
+                        self.location_ids
+                            .insert((c, id), self.profile.locations.len());
+                        self.profile.locations.push(Location {
+                            mapping,
+                            address: dso_offset[i].or(address[i]).unwrap_or(0),
+                            symbol: symbol_level,
+                            levels: vec![level],
+                            // As the flame graph: perf's append_inlines
+                            // needs a symbol and leaves kernel frames as
+                            // they are.
+                            expands: symbol[i].is_some() && kind[i].as_deref() != Some("kernel"),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A location the frames table lacks.
+    fn unknown_location(&mut self, capture: usize, frame_id: u32) -> usize {
+        let f = Self::intern(
+            &mut self.function_ids,
+            &mut self.profile.functions,
+            Function {
+                name: UNKNOWN.into(),
+                system_name: UNKNOWN.into(),
+                file: None,
+                mapping: None,
+            },
+        );
+        let l = self.profile.locations.len();
+        let level = Level {
+            function: f,
+            line: None,
+        };
+        self.profile.locations.push(Location {
+            mapping: None,
+            address: 0,
+            symbol: level,
+            levels: vec![level],
+            expands: false,
+        });
+        self.location_ids.insert((capture, frame_id), l);
+        l
+    }
+
+    /// Every sampled stack's frames.
+    fn stacks(&mut self, session: &Session) -> Result<(), Error> {
+        let rows = session
+            .sql("SELECT capture, stack_id, frame_ids FROM stacks WHERE frame_ids IS NOT NULL")?;
+        for b in &rows {
+            let capture = columns::strings(b, "capture")?;
+            let stack_id = columns::u32s(b, "stack_id")?;
+            let frame_ids = columns::u32_lists(b, "frame_ids")?;
+            for i in 0..b.num_rows() {
+                let (Some(c), Some(id), Some(frames)) = (&capture[i], stack_id[i], &frame_ids[i])
+                else {
+                    continue;
+                };
+                let c = self.capture(c);
+                let stack = frames
+                    .iter()
+                    .map(|f| match self.location_ids.get(&(c, *f)) {
+                        Some(&l) => l,
+                        None => self.unknown_location(c, *f),
+                    })
+                    .collect();
+                self.stack_ids.insert((c, id), self.profile.stacks.len());
+                self.profile.stacks.push(stack);
+            }
+        }
+        Ok(())
+    }
+
+    /// A batch of `_profile_samples`' rows, merged into runs.
+    fn samples(&mut self, b: &RecordBatch) -> Result<(), Error> {
+        let capture = columns::strings(b, "capture")?;
+        let pid = columns::i64s(b, "pid")?;
+        let tid = columns::i64s(b, "tid")?;
+        let comm = columns::strings(b, "comm")?;
+        let time = columns::u64s(b, "time")?;
+        let stack_id = columns::u32s(b, "stack_id")?;
+        let name = columns::strings(b, "name")?;
+        let unwound = columns::bools(b, "unwound")?;
+        let weight = columns::u64s(b, "weight")?;
+        for i in 0..b.num_rows() {
+            let (Some(c), Some(n)) = (&capture[i], &name[i]) else {
+                continue;
+            };
+            let Some(&event) = self.event_ids.get(n) else {
+                continue;
+            };
+            let c = self.capture(c);
+            let thread = Thread {
+                capture: c,
+                pid: pid[i].and_then(|p| i32::try_from(p).ok()).unwrap_or(-1),
+                tid: tid[i].and_then(|t| i32::try_from(t).ok()).unwrap_or(-1),
+                comm: comm[i].clone().unwrap_or_default(),
+            };
+            let thread = Self::intern(&mut self.thread_ids, &mut self.profile.threads, thread);
+            let stack = stack_id[i].and_then(|s| self.stack_ids.get(&(c, s)).copied());
+            let t = time[i].unwrap_or(0);
+            let w = weight[i].unwrap_or(0);
+            self.profile.time_range = Some(match self.profile.time_range {
+                Some((a, z)) => (a.min(t), z.max(t)),
+                None => (t, t),
+            });
+            match self.profile.runs.last_mut() {
+                Some(r)
+                    if r.thread == thread
+                        && r.stack == stack
+                        && r.event == event
+                        && r.unwound == unwound[i] =>
+                {
+                    r.samples += 1;
+                    r.period = r.period.wrapping_add(w);
+                }
+                _ => self.profile.runs.push(Run {
+                    thread,
+                    stack,
+                    event,
+                    unwound: unwound[i],
+                    samples: 1,
+                    period: w,
+                    time: t,
+                }),
+            }
+        }
+        Ok(())
+    }
+}
