@@ -40,11 +40,16 @@ pub fn run(opt: &Options) -> anyhow::Result<Outcome> {
         &session,
         &profile::Options {
             event: opt.event.clone(),
+            // speedscope has no place for them.
+            topdown: opt.to == Format::Pprof,
         },
     )
     .with_context(|| opt.input.display().to_string());
     drop(spinner);
     let p = p?;
+    for n in &p.notes {
+        eprintln!("perfq: warning: {n}");
+    }
     if p.runs.is_empty() {
         anyhow::bail!("{}: no samples to export", opt.input.display());
     }

@@ -245,6 +245,7 @@ fn csv(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut header: Vec<String> = report.keys.clone();
     header.push("samples".into());
     header.push("low_samples".into());
+    header.push("slots".into());
     for n in &report.nodes {
         header.push(n.name.clone());
         header.push(format!("{}_se", n.name));
@@ -261,6 +262,7 @@ fn csv(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> {
             .collect();
         f.push(r.samples.to_string());
         f.push(r.low_samples.to_string());
+        f.push(opt_num(r.slots));
         for n in &report.nodes {
             let v = value(r, &n.name);
             f.push(opt_num(v.and_then(|v| v.value)));
@@ -312,6 +314,13 @@ fn json(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> {
                 .map(|(k, v)| (k.clone(), num(Some(*v))))
                 .collect();
             o.insert("counts".into(), Value::Object(counts));
+            o.insert("slots".into(), num(r.slots));
+            let node_slots: Map<String, Value> = r
+                .nodes
+                .iter()
+                .map(|n| (n.name.clone(), num(r.slots_of(&n.name))))
+                .collect();
+            o.insert("node_slots".into(), Value::Object(node_slots));
             if let Some(c) = &r.core {
                 o.insert("core".into(), c.as_str().into());
             }

@@ -179,7 +179,10 @@ fn pprof_top(file: &Path, sample_index: &str) -> BTreeMap<String, (u64, u64)> {
         let fields: Vec<&str> = line.split_whitespace().collect();
         assert!(fields.len() >= 6, "a -top row: {line}");
         let value = |s: &str| -> u64 {
-            let digits = s.strip_suffix("ns").unwrap_or(s);
+            let digits = s
+                .strip_suffix("ns")
+                .or_else(|| s.strip_suffix("slots"))
+                .unwrap_or(s);
             digits
                 .parse()
                 .unwrap_or_else(|_| panic!("a whole value in {line}"))
@@ -305,6 +308,73 @@ fn pprof_reads_every_capture_as_perfq_report_counts_it() {
                 exact(&of(2, 3)),
                 "{name} {event}: periods = function_self/function_total"
             );
+        }
+    }
+}
+
+#[test]
+fn pprof_topdown_nodes_add_up_to_perfq_topdowns_slots() {
+    let Some(()) = go() else { return };
+    let dir = common::scratch("export", "pprof-topdown");
+    // The shipped Sapphire Rapids capture, and generated ones: AMD (one
+    // group), Skylake level 2 (four groups taking turns), a hybrid part
+    // (a row per core type), Arm.
+    let mut captures = vec![common::testdata("topdown-spr.data")];
+    for preset in [
+        "zen4-l2",
+        "skylake-l2-smt",
+        "alderlake-hybrid-gp-l2",
+        "neoverse-v2",
+    ] {
+        captures.push(common::td_demo_capture(
+            &dir.join(format!("{preset}.data")),
+            &common::preset(preset),
+            3000,
+        ));
+    }
+    for capture in &captures {
+        let shown = capture.display().to_string();
+        let file = dir.join("topdown.pb.gz");
+        perfq(&[
+            "export",
+            &shown,
+            "--to",
+            "pprof",
+            "-o",
+            &file.display().to_string(),
+        ]);
+        let rows = common::rows(&perfq(&[
+            "topdown", &shown, "--level", "2", "--format", "json",
+        ]));
+        // Per node and function, the rows' node_slots added up (a hybrid
+        // part's core types are rows of their own).
+        let mut want: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+        for r in &rows {
+            let symbol = normal(r["symbol"].as_str().expect("symbol"));
+            for (node, v) in r["node_slots"].as_object().expect("node_slots") {
+                if let Some(v) = v.as_f64() {
+                    *want
+                        .entry(node.clone())
+                        .or_default()
+                        .entry(symbol.clone())
+                        .or_default() += v;
+                }
+            }
+        }
+        assert!(want.contains_key("backend_bound"), "{shown}: {want:?}");
+        for (node, functions) in &want {
+            let top = pprof_top(&file, node);
+            let got: BTreeMap<String, u64> = top
+                .iter()
+                .filter(|(_, v)| v.0 > 0)
+                .map(|(k, v)| (k.clone(), v.0))
+                .collect();
+            let want: BTreeMap<String, u64> = functions
+                .iter()
+                .map(|(k, v)| (k.clone(), v.max(0.0).round() as u64))
+                .filter(|(_, v)| *v > 0)
+                .collect();
+            assert_eq!(got, want, "{shown}: {node} slots per function (pprof flat)");
         }
     }
 }

@@ -20,13 +20,16 @@ use datafusion::arrow::array::RecordBatch;
 
 use crate::flamegraph::{self as fg, chosen_event, named_delivered, register_comms};
 use crate::helpers::{self, Param};
-use crate::{columns, events, Error, Session};
+use crate::{columns, events, topdown, Error, Session};
 
 /// What to take.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     /// Only this event (`events.name`); by default every event sampled.
     pub event: Option<String>,
+    /// On captures with top-down events, each node's slots per run
+    /// ([`Profile::topdown`]).
+    pub topdown: bool,
 }
 
 /// The unit of an event's period.
@@ -166,6 +169,25 @@ pub struct Profile {
     pub runs: Vec<Run>,
     /// The first and last sample time.
     pub time_range: Option<(u64, u64)>,
+    /// The top-down nodes (levels 1 and 2 where the capture has them),
+    /// when asked for and the captures have top-down events.
+    pub topdown: Vec<TopdownNode>,
+    /// Per run, each node's pipeline slots (`topdown`'s order); empty
+    /// without top-down nodes. See [`topdown_slots`].
+    pub run_slots: Vec<Vec<u64>>,
+    /// What could not be done, for the user.
+    pub notes: Vec<String>,
+}
+
+/// A top-down node, as the values of a profile's runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopdownNode {
+    /// Its name (`backend_bound`).
+    pub name: String,
+    /// The vendor's name (`Backend_Bound`).
+    pub label: String,
+    /// 1 or 2.
+    pub level: u8,
 }
 
 /// The name of a location outside the frames table.
@@ -205,7 +227,133 @@ pub fn profile(session: &Session, opt: &Options) -> Result<Profile, Error> {
     for batch in &rows {
         b.samples(batch)?;
     }
-    Ok(b.profile)
+    let mut profile = b.profile;
+    if opt.topdown {
+        topdown_slots(session, &mut profile)?;
+    }
+    Ok(profile)
+}
+
+/// Each top-down node's slots per run: a function's own (self) slots of
+/// the node, as `perfq topdown --format json` gives them (`node_slots`:
+/// its share times its slots), shared among the runs of the first event
+/// whose leaf is in the function, in proportion to their samples, as
+/// whole slots that add up to the function's rounded value. A function's
+/// shares hold for each of its samples: the share of one sample is not
+/// measured (its counter deltas are noise), so every sample carries its
+/// function's. Summed per function the runs give the topdown answer;
+/// summed per caller, the slots of each node spent below it.
+pub fn topdown_slots(session: &Session, p: &mut Profile) -> Result<(), Error> {
+    let report = match topdown::run(
+        session,
+        &topdown::Options {
+            by: topdown::By::Function,
+            mode: topdown::Mode::SelfTime,
+            level: 2,
+            min_samples: 0,
+            ..topdown::Options::default()
+        },
+    ) {
+        Ok(r) => r,
+        // No top-down events: a profile without the nodes.
+        Err(Error::NoTopdown(_)) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    p.notes.extend(report.warnings.iter().cloned());
+    p.topdown = report
+        .nodes
+        .iter()
+        .map(|n| TopdownNode {
+            name: n.name.clone(),
+            label: n.label.clone(),
+            level: n.level,
+        })
+        .collect();
+    // Per (capture, symbol, dso): each node's slots, the rows of a
+    // hybrid part's core types added up.
+    let several = p.captures.len() > 1;
+    let mut by_function: HashMap<(String, String, String), Vec<f64>> = HashMap::new();
+    for r in &report.rows {
+        let key = |k: &str| {
+            r.keys
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        let capture = if several {
+            key("capture")
+        } else {
+            p.captures.first().cloned().unwrap_or_default()
+        };
+        let e = by_function
+            .entry((capture, key("symbol"), key("dso")))
+            .or_insert_with(|| vec![0.0; p.topdown.len()]);
+        for (i, n) in p.topdown.iter().enumerate() {
+            e[i] += r.slots_of(&n.name).unwrap_or(0.0);
+        }
+    }
+    // The runs of the first event per function of their leaf.
+    let mut runs_of: HashMap<(String, String, String), Vec<usize>> = HashMap::new();
+    for (i, r) in p.runs.iter().enumerate() {
+        let Some(leaf) = r.stack.and_then(|s| p.stacks[s].first()) else {
+            continue;
+        };
+        if r.event != 0 {
+            continue;
+        }
+        let loc = &p.locations[*leaf];
+        let f = &p.functions[loc.symbol.function];
+        let dso = f
+            .mapping
+            .map_or_else(|| UNKNOWN.to_string(), |m| p.mappings[m].name.clone());
+        let capture = p.captures[p.threads[r.thread].capture].clone();
+        runs_of
+            .entry((capture, f.name.clone(), dso))
+            .or_default()
+            .push(i);
+    }
+    p.run_slots = vec![Vec::new(); p.runs.len()];
+    for (key, values) in &by_function {
+        let Some(runs) = runs_of.get(key) else {
+            continue;
+        };
+        let weights: Vec<u64> = runs.iter().map(|&i| p.runs[i].samples).collect();
+        for (node, value) in values.iter().enumerate() {
+            let parts = apportion(value.max(0.0).round() as u64, &weights);
+            for (&i, part) in runs.iter().zip(parts) {
+                let slots = &mut p.run_slots[i];
+                if slots.is_empty() {
+                    slots.resize(p.topdown.len(), 0);
+                }
+                slots[node] = part;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `total` cut into whole parts in proportion to `weights`, the
+/// remainders going to the largest fractions first (Hamilton's method):
+/// the parts add up to `total` exactly.
+fn apportion(total: u64, weights: &[u64]) -> Vec<u64> {
+    let sum: u128 = weights.iter().map(|&w| u128::from(w)).sum();
+    if sum == 0 {
+        return vec![0; weights.len()];
+    }
+    let mut parts: Vec<u64> = Vec::with_capacity(weights.len());
+    let mut rest: Vec<(u128, usize)> = Vec::with_capacity(weights.len());
+    for (i, &w) in weights.iter().enumerate() {
+        let exact = u128::from(total) * u128::from(w);
+        parts.push((exact / sum) as u64);
+        rest.push((exact % sum, i));
+    }
+    let given: u64 = parts.iter().sum();
+    rest.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    for &(_, i) in rest.iter().take((total - given) as usize) {
+        parts[i] += 1;
+    }
+    parts
 }
 
 /// A profile as it is put together.
@@ -469,5 +617,27 @@ impl Builder {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::apportion;
+
+    #[test]
+    fn apportioned_parts_add_up_and_follow_the_weights() {
+        assert_eq!(apportion(10, &[1, 1, 1]), [4, 3, 3]);
+        assert_eq!(apportion(0, &[5, 0]), [0, 0]);
+        assert_eq!(apportion(7, &[0, 0]), [0, 0]);
+        assert_eq!(apportion(100, &[3, 1]), [75, 25]);
+        let big = apportion(u64::MAX, &[u64::MAX, 1]);
+        assert_eq!(
+            big.iter().map(|&p| u128::from(p)).sum::<u128>(),
+            u128::from(u64::MAX)
+        );
+        for total in 0..50 {
+            let w = [7, 0, 3, 11, 1];
+            assert_eq!(apportion(total, &w).iter().sum::<u64>(), total);
+        }
     }
 }

@@ -12,6 +12,8 @@ event  | be_slots          | raw 0x2a4  | required | TOPDOWN.BACKEND_BOUND_SLOTS
 event  | retired_slots     | raw 0x2c2  | required | UOPS_RETIRED.SLOTS
 event  | uop_dropping      | raw 0x10ad | optional | INT_MISC.UOP_DROPPING (correction; 0 when not recorded)
 
+let    | slots | slots_p
+
 node   | frontend_bound  | - | Frontend_Bound  | frontend_bound > 0.15 | (idq_not_delivered - uop_dropping) / slots_p
 node   | backend_bound   | - | Backend_Bound   | backend_bound > 0.2 | be_slots / slots_p
 node   | retiring        | - | Retiring        | retiring > 0.7 | retired_slots / slots_p

@@ -11,6 +11,8 @@ event  | idq_not_delivered | raw 0x19c  | required | IDQ_BUBBLES.CORE
 event  | be_slots          | raw 0x2a4  | required | TOPDOWN.BACKEND_BOUND_SLOTS
 event  | retired_slots     | raw 0x2c2  | required | UOPS_RETIRED.SLOTS
 
+let    | slots | slots_p
+
 node   | frontend_bound  | - | Frontend_Bound  | frontend_bound > 0.15 | idq_not_delivered / slots_p
 node   | backend_bound   | - | Backend_Bound   | backend_bound > 0.2 | be_slots / slots_p
 node   | retiring        | - | Retiring        | retiring > 0.7 | retired_slots / slots_p

@@ -34,8 +34,11 @@ pub struct Compiled {
     pub nodes: Vec<CompiledNode>,
     /// Nodes that cannot, with the roles they lack.
     pub missing: Vec<(String, Vec<String>)>,
-    /// The roles the computed nodes use.
+    /// The roles the computed nodes use (and `slots`).
     pub roles: BTreeSet<String>,
+    /// The set's `slots` over roles, when the capture has what it needs:
+    /// a node's value in slots is its share times this.
+    pub slots: Option<Expr>,
 }
 
 impl Compiled {
@@ -90,10 +93,14 @@ impl Compiled {
         for n in &nodes {
             n.expr.vars(&mut roles);
         }
+        if let Some(s) = &self.slots {
+            s.vars(&mut roles);
+        }
         Compiled {
             nodes,
             missing: self.missing.clone(),
             roles,
+            slots: self.slots.clone(),
         }
     }
 
@@ -166,10 +173,26 @@ impl SetUse {
                 threshold: n.threshold.clone(),
             });
         }
+        // `slots` as a node's formula is compiled: absent optional
+        // corrections count 0, an absent required event leaves it out.
+        let slots = set.slots_expr(&self.consts);
+        let mut slots_roles = BTreeSet::new();
+        slots.vars(&mut slots_roles);
+        let lacking = slots_roles
+            .iter()
+            .any(|r| !present(r) && set.role(r).is_none_or(|d| !d.optional));
+        let slots = (!lacking).then(|| {
+            let slots = slots
+                .substitute(&|v| (!present(v)).then_some(Expr::Num(0.0)))
+                .simplify();
+            slots.vars(&mut roles);
+            slots
+        });
         Compiled {
             nodes,
             missing,
             roles,
+            slots,
         }
     }
 }

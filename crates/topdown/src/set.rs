@@ -144,6 +144,12 @@ impl FormulaSet {
                 return Err(format!("level-1 node `{l}` is missing"));
             }
         }
+        if !defined.contains("slots") {
+            return Err(
+                "`slots` is not defined: the pipeline slots the level-1 nodes are fractions of"
+                    .into(),
+            );
+        }
         let mut used = BTreeSet::new();
         for (_, e) in &self.lets {
             e.vars(&mut used);
@@ -216,6 +222,14 @@ impl FormulaSet {
     pub fn node_expr(&self, node: &Node, consts: &BTreeMap<String, f64>) -> Expr {
         // `check` expanded every node: a cycle cannot be met here.
         self.expand(&node.expr, consts, &mut Vec::new())
+            .unwrap_or(Expr::Num(f64::NAN))
+            .simplify()
+    }
+
+    /// The set's `slots` (every set defines it: `check`) over event roles
+    /// only, with `consts` overriding the set's constants.
+    pub fn slots_expr(&self, consts: &BTreeMap<String, f64>) -> Expr {
+        self.expand(&Expr::Var("slots".into()), consts, &mut Vec::new())
             .unwrap_or(Expr::Num(f64::NAN))
             .simplify()
     }
@@ -327,10 +341,13 @@ mod tests {
         assert_eq!(e.line, 2);
         let e = FormulaSet::parse("t", "set | x\nconst | width | 4 | w").unwrap_err();
         assert!(e.message.contains("level-1 node"), "{e}");
-        let t = "set | x\nlet | a | b\nlet | b | a\n\
-                 node | retiring | - | R | - | a\nnode | bad_speculation | - | B | - | 0\n\
-                 node | frontend_bound | - | F | - | 0\nnode | backend_bound | - | K | - | 0";
-        let e = FormulaSet::parse("t", t).unwrap_err();
+        let nodes = "node | retiring | - | R | - | a\nnode | bad_speculation | - | B | - | 0\n\
+                     node | frontend_bound | - | F | - | 0\nnode | backend_bound | - | K | - | 0";
+        let t = format!("set | x\nlet | a | b\nlet | b | a\nlet | slots | 1\n{nodes}");
+        let e = FormulaSet::parse("t", &t).unwrap_err();
         assert!(e.message.contains("refers to itself"), "{e}");
+        let t = format!("set | x\nlet | a | 1\n{nodes}");
+        let e = FormulaSet::parse("t", &t).unwrap_err();
+        assert!(e.message.contains("`slots` is not defined"), "{e}");
     }
 }

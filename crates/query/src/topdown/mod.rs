@@ -116,6 +116,17 @@ pub struct Row {
     /// The sums behind the values: each event role's count over the
     /// row's samples (`slots`, `td_retiring`, ...).
     pub counts: Vec<(String, f64)>,
+    /// The row's pipeline slots (the set's `slots` over `counts`): a
+    /// node's value in slots is its share times this. `None` when the
+    /// capture lacks what `slots` needs.
+    pub slots: Option<f64>,
+}
+
+impl Row {
+    /// Node `name`'s value in slots: its share times the row's slots.
+    pub fn slots_of(&self, name: &str) -> Option<f64> {
+        Some(self.value(name)? * self.slots?)
+    }
 }
 
 /// A node's description, for headers and legends.
@@ -188,7 +199,7 @@ impl Report {
 
 impl Row {
     /// Node `name`'s value in the row.
-    pub(crate) fn value(&self, name: &str) -> Option<f64> {
+    pub fn value(&self, name: &str) -> Option<f64> {
         self.nodes
             .iter()
             .find(|n| n.name == name)
@@ -311,6 +322,7 @@ fn run_set(
             &keys,
             &nodes,
             &p.compiled.roles,
+            p.compiled.slots.as_ref(),
             p.core(),
             &mut report.rows,
         )?;
@@ -387,6 +399,7 @@ fn read_rows(
     keys: &[&str],
     nodes: &[NodeInfo],
     roles: &std::collections::BTreeSet<String>,
+    slots: Option<&perfq_topdown::Expr>,
     core: Option<&str>,
     out: &mut Vec<Row>,
 ) -> Result<(), Error> {
@@ -414,13 +427,15 @@ fn read_rows(
         sum_cols.push((r.clone(), v));
     }
     for i in 0..b.num_rows() {
-        let counts = sum_cols
+        let counts: Vec<(String, f64)> = sum_cols
             .iter()
             .map(|(r, v)| {
                 let v = v.as_primitive::<Float64Type>();
                 (r.clone(), if v.is_valid(i) { v.value(i) } else { 0.0 })
             })
             .collect();
+        let slots =
+            slots.and_then(|e| e.eval(&|r| counts.iter().find(|(n, _)| n == r).map(|(_, v)| *v)));
         let keys = keys
             .iter()
             .zip(&key_cols)
@@ -457,6 +472,7 @@ fn read_rows(
                 .then(|| issues.value(i).to_string()),
             core: core.map(str::to_string),
             counts,
+            slots,
         });
     }
     Ok(())

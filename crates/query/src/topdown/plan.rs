@@ -235,13 +235,18 @@ fn plan_set(
         for n in &mut compiled.nodes {
             n.expr = n.expr.substitute(&|v| lay.subst.get(v).cloned()).simplify();
         }
+        if let Some(s) = &mut compiled.slots {
+            *s = s.substitute(&|v| lay.subst.get(v).cloned()).simplify();
+        }
     }
     compiled.roles = compiled
         .nodes
         .iter()
-        .flat_map(|n| {
+        .map(|n| &n.expr)
+        .chain(&compiled.slots)
+        .flat_map(|e| {
             let mut v = BTreeSet::new();
-            n.expr.vars(&mut v);
+            e.vars(&mut v);
             v
         })
         .collect();

@@ -4,6 +4,11 @@
 //! - **Sample types**: per event, its samples (`<event>_samples`, count)
 //!   and its periods (`<event>`, nanoseconds for clock events, else
 //!   count). The first event's periods are the default.
+//! - **Top-down nodes**: on captures with top-down events, one sample type
+//!   per node (levels 1 and 2 where the capture has them) in slots: each
+//!   function's own slots of the node (`perfq topdown --format json`'s
+//!   `node_slots`) spread over its samples (`perfq_query::profile::topdown_slots`),
+//!   so `-sample_index=backend_bound` shows what is backend bound.
 //! - **Samples**: one per thread (pid, tid and comm as labels; the
 //!   capture too when there are several) and stack, every event's values
 //!   in it.
@@ -101,6 +106,14 @@ pub fn message(p: &Profile) -> proto::Profile {
     if !p.events.is_empty() {
         out.default_sample_type = out.sample_type[1].r#type;
     }
+    // Top-down nodes in slots: `-sample_index=backend_bound`.
+    let first_node = out.sample_type.len();
+    for n in &p.topdown {
+        out.sample_type.push(ValueType {
+            r#type: s.id(&n.name),
+            unit: s.id("slots"),
+        });
+    }
     // Mappings start at 0: a location's address is its offset in the file.
     let mut limits = vec![0u64; p.mappings.len()];
     for l in &p.locations {
@@ -162,7 +175,7 @@ pub fn message(p: &Profile) -> proto::Profile {
         s.id("comm"),
         (p.captures.len() > 1).then(|| s.id("capture")),
     );
-    for r in &p.runs {
+    for (i, r) in p.runs.iter().enumerate() {
         let n = *samples.entry((r.thread, r.stack)).or_insert_with(|| {
             let t = &p.threads[r.thread];
             let mut label = vec![
@@ -206,6 +219,11 @@ pub fn message(p: &Profile) -> proto::Profile {
         let v = &mut out.sample[n].value;
         v[2 * r.event] = v[2 * r.event].saturating_add(value(r.samples));
         v[2 * r.event + 1] = v[2 * r.event + 1].saturating_add(value(r.period));
+        if let Some(slots) = p.run_slots.get(i) {
+            for (k, s) in slots.iter().enumerate() {
+                v[first_node + k] = v[first_node + k].saturating_add(value(*s));
+            }
+        }
     }
     out.string_table = s.table;
     out
