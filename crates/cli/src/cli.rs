@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::damage::Policy;
 use crate::dump::{DumpFormat, DumpRecords};
 use crate::{
-    batch, convert, diff, dump, export, flamegraph, info, input, output, query, report, size,
+    batch, convert, diff, dump, export, flamegraph, html, info, input, output, query, report, size,
     symbols, topdown, Outcome,
 };
 
@@ -56,6 +56,10 @@ pub enum Command {
     /// Write the samples for the viewers people use: pprof (`go tool
     /// pprof`, Pyroscope, Parca) or speedscope (docs/viewing.md).
     Export(ExportArgs),
+    /// One self-contained HTML report (docs/viewing.md): header, top
+    /// functions with their top-down shares, callers and callees, a time
+    /// line whose selection filters the rest, a flame graph.
+    Html(HtmlArgs),
     /// Convert many captures into one dataset, in parallel: perf.data files,
     /// folders (searched recursively), globs and archives (.tar, .tar.gz,
     /// .tar.bz2, .tar.zst, .zip). Captures already in the dataset are
@@ -349,20 +353,18 @@ impl FlamegraphArgs {
     }
 }
 
-/// The arguments of `perfq export`.
+/// What `perfq export` and `perfq html` share: a dataset's samples of one
+/// event written to a file.
 #[derive(Args)]
-pub struct ExportArgs {
+pub struct ViewArgs {
     /// A perf.data file (converted once into the cache dataset), a
     /// dataset folder, or one capture's `capture=<id>` folder.
     input: PathBuf,
-    /// The format.
-    #[arg(long, value_enum)]
-    to: export::Format,
     /// The file to write (atomically).
     #[arg(short, long)]
     output: PathBuf,
     /// Only this event (its name as `perfq info` shows it). pprof takes
-    /// every event by default, speedscope the first sampled.
+    /// every event by default, speedscope and html the first sampled.
     #[arg(long)]
     event: Option<String>,
     /// Only this capture of a dataset (its id, `capture=<id>`).
@@ -372,17 +374,45 @@ pub struct ExportArgs {
     input_args: input::InputArgs,
 }
 
-impl ExportArgs {
-    pub fn run(self, policy: Policy) -> anyhow::Result<Outcome> {
+impl ViewArgs {
+    fn resolve(self, policy: Policy) -> anyhow::Result<crate::input::View> {
         let conversion = self.input_args.resolve(policy, &[&self.input])?;
-        export::run(&export::Options {
+        Ok(crate::input::View {
             input: self.input,
             output: self.output,
-            to: self.to,
             event: self.event,
             capture: self.capture,
             conversion,
         })
+    }
+}
+
+/// The arguments of `perfq export`.
+#[derive(Args)]
+pub struct ExportArgs {
+    /// The format.
+    #[arg(long, value_enum)]
+    to: export::Format,
+    #[command(flatten)]
+    view: ViewArgs,
+}
+
+impl ExportArgs {
+    pub fn run(self, policy: Policy) -> anyhow::Result<Outcome> {
+        export::run(self.to, &self.view.resolve(policy)?)
+    }
+}
+
+/// The arguments of `perfq html`.
+#[derive(Args)]
+pub struct HtmlArgs {
+    #[command(flatten)]
+    view: ViewArgs,
+}
+
+impl HtmlArgs {
+    pub fn run(self, policy: Policy) -> anyhow::Result<Outcome> {
+        html::run(&self.view.resolve(policy)?)
     }
 }
 

@@ -2,12 +2,10 @@
 //! pprof (`go tool pprof`, Pyroscope, Parca) and speedscope, built by
 //! `perfq_query::profile` and written by `perfq_view`.
 
-use std::path::PathBuf;
-
 use anyhow::Context;
 use perfq_query::profile;
 
-use crate::input::{Conversion, Input};
+use crate::input::{Input, View};
 use crate::output;
 use crate::progress::Spinner;
 use crate::Outcome;
@@ -22,17 +20,7 @@ pub enum Format {
     Speedscope,
 }
 
-/// Options of `perfq export`.
-pub struct Options {
-    pub input: PathBuf,
-    pub output: PathBuf,
-    pub to: Format,
-    pub event: Option<String>,
-    pub capture: Option<String>,
-    pub conversion: Conversion,
-}
-
-pub fn run(opt: &Options) -> anyhow::Result<Outcome> {
+pub fn run(to: Format, opt: &View) -> anyhow::Result<Outcome> {
     let input = Input::open(&opt.input, &opt.conversion)?;
     let (session, _) = input.session_for(&opt.input, opt.capture.as_deref())?;
     let spinner = Spinner::start("reading the samples");
@@ -41,7 +29,8 @@ pub fn run(opt: &Options) -> anyhow::Result<Outcome> {
         &profile::Options {
             event: opt.event.clone(),
             // speedscope has no place for them.
-            topdown: opt.to == Format::Pprof,
+            topdown: to == Format::Pprof,
+            ..profile::Options::default()
         },
     )
     .with_context(|| opt.input.display().to_string());
@@ -53,7 +42,7 @@ pub fn run(opt: &Options) -> anyhow::Result<Outcome> {
     if p.runs.is_empty() {
         anyhow::bail!("{}: no samples to export", opt.input.display());
     }
-    match opt.to {
+    match to {
         Format::Pprof => {
             output::write_atomically(&opt.output, |w| Ok(perfq_view::pprof::write(&p, w)?))?
         }

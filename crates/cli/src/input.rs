@@ -52,6 +52,16 @@ pub struct Conversion {
     _sources: crate::symbols::ResolvedSources,
 }
 
+/// What `perfq export` and `perfq html` are given: an input, the file to
+/// write, the event and capture to take.
+pub struct View {
+    pub input: PathBuf,
+    pub output: PathBuf,
+    pub event: Option<String>,
+    pub capture: Option<String>,
+    pub conversion: Conversion,
+}
+
 /// A command's dataset, and the capture in it when the input was a file.
 pub struct Input {
     /// The dataset folder.

@@ -13,6 +13,7 @@ mod dump;
 mod export;
 mod flamegraph;
 mod heap;
+mod html;
 mod huge_pages;
 mod info;
 mod input;
@@ -75,6 +76,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Flamegraph(args) => args.run(policy, &mut out)?,
         Command::Diff(args) => args.run(policy, &mut out)?,
         Command::Export(args) => args.run(policy)?,
+        Command::Html(args) => args.run(policy)?,
         Command::Batch(args) => args.run(policy, &mut out)?,
         Command::Cache { action } => cache::run(&action, &mut out)?,
     };

@@ -598,6 +598,8 @@ fn speedscope_files_follow_its_schema_and_load_in_its_page() {
         .arg(&release)
         .arg(&dir)
         .args(&files)
+        // Nothing written beside the scripts.
+        .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
         .expect("run speedscope.py");
     assert!(

@@ -30,6 +30,9 @@ pub struct Options {
     /// On captures with top-down events, each node's slots per run
     /// ([`Profile::topdown`]).
     pub topdown: bool,
+    /// Runs do not cross intervals of this length (ns) from their
+    /// capture's first sample ([`Profile::interval`]); 0: no intervals.
+    pub interval_ns: u64,
 }
 
 /// The unit of an event's period.
@@ -109,6 +112,9 @@ pub struct Location {
     /// Its functions by DWARF, outermost first (the symbol's name where
     /// DWARF has none): the levels perf shows for an unwound user frame.
     pub levels: Vec<Level>,
+    /// Whether its symbol resolved (an ELF or kallsyms symbol, not an
+    /// address).
+    pub resolved: bool,
     /// perf shows its inlined levels as frames of their own when the user
     /// stack was unwound (a resolved user frame); otherwise only the
     /// outermost.
@@ -177,6 +183,24 @@ pub struct Profile {
     pub run_slots: Vec<Vec<u64>>,
     /// What could not be done, for the user.
     pub notes: Vec<String>,
+    /// Each capture's first sample time (`capture.time_first`), in
+    /// `captures`' order.
+    pub capture_starts: Vec<Option<u64>>,
+}
+
+impl Profile {
+    /// The interval (of `interval_ns`) a run falls in, counted from its
+    /// capture's first sample, as `perfq topdown --by interval` counts.
+    pub fn interval(&self, run: &Run, interval_ns: u64) -> u64 {
+        let capture = self.threads[run.thread].capture;
+        let start = self
+            .capture_starts
+            .get(capture)
+            .copied()
+            .flatten()
+            .unwrap_or(0);
+        run.time.saturating_sub(start) / interval_ns.max(1)
+    }
 }
 
 /// A top-down node, as the values of a profile's runs.
@@ -211,7 +235,11 @@ pub fn profile(session: &Session, opt: &Options) -> Result<Profile, Error> {
         .collect(),
         None => sampled,
     };
-    let mut b = Builder::default();
+    let mut b = Builder {
+        interval_ns: opt.interval_ns,
+        ..Builder::default()
+    };
+    b.starts(session)?;
     b.events(session, &chosen)?;
     b.frames(session)?;
     b.stacks(session)?;
@@ -369,6 +397,8 @@ struct Builder {
     /// (capture, stack_id) → stack.
     stack_ids: HashMap<(usize, u32), usize>,
     thread_ids: HashMap<Thread, usize>,
+    /// Runs do not cross intervals of this length (0: none).
+    interval_ns: u64,
 }
 
 impl Builder {
@@ -378,6 +408,7 @@ impl Builder {
         }
         let c = self.profile.captures.len();
         self.profile.captures.push(id.to_string());
+        self.profile.capture_starts.push(None);
         self.capture_ids.insert(id.to_string(), c);
         c
     }
@@ -391,6 +422,20 @@ impl Builder {
             list.push(k.clone());
             list.len() - 1
         })
+    }
+
+    /// Each capture's first sample time.
+    fn starts(&mut self, session: &Session) -> Result<(), Error> {
+        for b in &session.sql("SELECT capture, time_first FROM capture")? {
+            let capture = columns::strings(b, "capture")?;
+            let first = columns::u64s(b, "time_first")?;
+            for i in 0..b.num_rows() {
+                let Some(c) = &capture[i] else { continue };
+                let c = self.capture(c);
+                self.profile.capture_starts[c] = first[i];
+            }
+        }
+        Ok(())
     }
 
     /// The events taken, with the unit of their periods.
@@ -494,6 +539,7 @@ impl Builder {
                             address: dso_offset[i].or(address[i]).unwrap_or(0),
                             symbol: symbol_level,
                             levels: vec![level],
+                            resolved: symbol[i].is_some(),
                             // As the flame graph: perf's append_inlines
                             // needs a symbol and leaves kernel frames as
                             // they are.
@@ -528,6 +574,7 @@ impl Builder {
             address: 0,
             symbol: level,
             levels: vec![level],
+            resolved: false,
             expands: false,
         });
         self.location_ids.insert((capture, frame_id), l);
@@ -595,12 +642,18 @@ impl Builder {
                 Some((a, z)) => (a.min(t), z.max(t)),
                 None => (t, t),
             });
+            let interval = |t: u64| {
+                let start = self.profile.capture_starts[c].unwrap_or(0);
+                t.saturating_sub(start) / self.interval_ns.max(1)
+            };
+            let same_interval = |r: &Run| self.interval_ns == 0 || interval(r.time) == interval(t);
             match self.profile.runs.last_mut() {
                 Some(r)
                     if r.thread == thread
                         && r.stack == stack
                         && r.event == event
-                        && r.unwound == unwound[i] =>
+                        && r.unwound == unwound[i]
+                        && same_interval(r) =>
                 {
                     r.samples += 1;
                     r.period = r.period.wrapping_add(w);

@@ -1,6 +1,7 @@
 /*!
 perfq's samples in the formats of the viewers people already use: pprof
-(`go tool pprof`, Pyroscope, Parca) and speedscope. The samples, stacks,
+(`go tool pprof`, Pyroscope, Parca) and speedscope; and perfq's own
+report, one self-contained HTML page (`html`). The samples, stacks,
 locations and functions come from `perfq_query::profile`; this crate only
 writes them.
 
@@ -16,6 +17,7 @@ perfq_view::pprof::write(&p, &mut out)?;
 */
 #![deny(missing_docs)]
 
+pub mod html;
 pub mod pprof;
 pub mod speedscope;
 
@@ -31,4 +33,10 @@ pub enum Error {
     /// Nothing was sampled.
     #[error("no samples to write")]
     Empty,
+    /// The dataset's answer.
+    #[error(transparent)]
+    Query(#[from] perfq_query::Error),
+    /// A table did not have the shape expected.
+    #[error("unexpected table shape: {0}")]
+    Shape(String),
 }

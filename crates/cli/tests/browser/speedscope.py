@@ -10,7 +10,6 @@ title, shows no error, and the browser's console has no error. A
 screenshot of each is left in SCRATCH. Exits non-zero with the reasons.
 """
 
-import functools
 import http.server
 import json
 import os
@@ -20,8 +19,7 @@ import time
 import urllib.parse
 
 import jsonschema
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from chrome import chrome
 
 
 def serve(release, files_dir):
@@ -59,14 +57,7 @@ def main():
     files_dir = os.path.dirname(os.path.abspath(files[0]))
     server = serve(release, files_dir)
     port = server.server_address[1]
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,900",
-              "--disable-background-networking", "--disable-component-update",
-              "--no-first-run", f"--user-data-dir={os.path.join(scratch, 'chromium-speedscope')}"):
-        options.add_argument(a)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
+    driver = chrome(scratch, "speedscope", "1400,900")
     try:
         for i, path in enumerate(files):
             name = os.path.basename(path)

@@ -1,0 +1,37 @@
+//! `perfq html`: one self-contained page of a capture or dataset
+//! (`perfq_view::html`), written atomically.
+
+use anyhow::Context;
+
+use crate::input::{Input, View};
+use crate::output;
+use crate::progress::Spinner;
+use crate::Outcome;
+
+pub fn run(opt: &View) -> anyhow::Result<Outcome> {
+    let input = Input::open(&opt.input, &opt.conversion)?;
+    let (session, capture) = input.session_for(&opt.input, opt.capture.as_deref())?;
+    let title = match &capture {
+        Some(id) if opt.capture.is_some() => {
+            format!("{} capture {id}", crate::flamegraph::file_name(&opt.input))
+        }
+        _ => crate::flamegraph::file_name(&opt.input),
+    };
+    let spinner = Spinner::start("building the report");
+    let page = perfq_view::html::build(
+        &session,
+        &perfq_view::html::Options {
+            title,
+            event: opt.event.clone(),
+            ..perfq_view::html::Options::default()
+        },
+    )
+    .with_context(|| opt.input.display().to_string());
+    drop(spinner);
+    let page = page?;
+    for n in &page.notes {
+        eprintln!("perfq: note: {n}");
+    }
+    output::write_atomically(&opt.output, |w| Ok(perfq_view::html::write(&page, w)?))?;
+    Ok(input.outcome())
+}

@@ -1,0 +1,426 @@
+//! `perfq html` in a real browser: reports of `testdata/` captures (top-down
+//! and plain, frame pointers and DWARF) and of a dataset of several
+//! captures, opened in headless Chromium driven by Selenium
+//! (`tests/browser/report.py`): no console error, nothing fetched, the
+//! numbers shown equal `perfq query`'s views and `perfq topdown`'s answer
+//! to the digits shown, a click on a function opens its callers and
+//! callees with the shares the stacks give, and a drag over the time line
+//! narrows the tables to the samples of that range and the top-down shares
+//! to `perfq topdown --interval`'s.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+/// perfq from the repository root, with this test process's cache.
+fn perfq(args: &[&str]) -> String {
+    common::succeeded(
+        &common::perfq_cached(args, common::process_cache()),
+        format_args!("perfq {args:?}"),
+    )
+}
+
+fn rows(input: &Path, sql: &str) -> Vec<Value> {
+    common::rows(&perfq(&[
+        "query",
+        &input.display().to_string(),
+        "--format",
+        "json",
+        sql,
+    ]))
+}
+
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// A percentage as the page shows it (`12.34%`), as a number.
+fn shown(text: &str) -> f64 {
+    text.trim_end_matches('%')
+        .parse()
+        .unwrap_or_else(|_| panic!("a percentage: {text}"))
+}
+
+/// A count as the page shows it (`1,234`).
+fn count(text: &str) -> u64 {
+    text.replace(',', "")
+        .parse()
+        .unwrap_or_else(|_| panic!("a count: {text}"))
+}
+
+/// `a` (a fraction) shown to two decimals of a percent is `text`.
+fn close(text: &str, a: f64, what: &str) {
+    let s = shown(text);
+    assert!(
+        (s - 100.0 * a).abs() <= 0.005 + 1e-9,
+        "{what}: the page shows {text}, the answer is {:.4}%",
+        100.0 * a
+    );
+}
+
+/// A row's function: (symbol, dso), or (name, dso) as the page shows it.
+fn key_of(r: &Value) -> (String, String) {
+    let name = r
+        .get("symbol")
+        .or_else(|| r.get("name"))
+        .and_then(Value::as_str);
+    (
+        name.expect("a function name").to_string(),
+        r["dso"].as_str().expect("a DSO").to_string(),
+    )
+}
+
+/// Per function (symbol, dso) of the event: self and total samples, from
+/// the views, optionally only of samples in [from, to) ns after each
+/// capture's first sample.
+fn view_counts(
+    input: &Path,
+    event: &str,
+    range: Option<(u64, u64)>,
+) -> BTreeMap<(String, String), (u64, u64)> {
+    let mut out: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
+    let within = match range {
+        Some((a, b)) => {
+            format!(" AND d.time >= c.time_first + {a} AND d.time < c.time_first + {b}")
+        }
+        None => String::new(),
+    };
+    let own = format!(
+        "SELECT d.symbol AS symbol, d.dso AS dso, COUNT(*) AS n FROM sample_symbols d \
+         JOIN events e ON e.capture = d.capture AND e.event_id = d.event_id \
+         JOIN capture c ON c.capture = d.capture \
+         WHERE e.name = {}{within} GROUP BY d.symbol, d.dso",
+        quote(event)
+    );
+    for r in rows(input, &own) {
+        out.entry(key_of(&r)).or_default().0 += r["n"].as_u64().unwrap();
+    }
+    if range.is_none() {
+        let total = format!(
+            "SELECT t.symbol AS symbol, t.dso AS dso, SUM(t.samples) AS n FROM function_total t \
+             JOIN events e ON e.capture = t.capture AND e.event_id = t.event_id \
+             WHERE e.name = {} GROUP BY t.symbol, t.dso",
+            quote(event)
+        );
+        for r in rows(input, &total) {
+            out.entry(key_of(&r)).or_default().1 += r["n"].as_u64().unwrap();
+        }
+    }
+    out
+}
+
+/// Callers and callees of a function from the sampled stacks
+/// (`stack_symbols`) and their samples of the event: per sample, at the
+/// outermost frame of the function, the frame above it (`(root)` at the
+/// top) and the one below (`(self)` at the leaf).
+fn butterfly(
+    input: &Path,
+    event: &str,
+    function: &str,
+) -> (u64, BTreeMap<String, u64>, BTreeMap<String, u64>) {
+    let per_stack = rows(
+        input,
+        &format!(
+            "SELECT d.capture AS capture, d.stack_id AS stack_id, COUNT(*) AS n \
+             FROM delivered_samples d JOIN events e ON e.capture = d.capture \
+             AND e.event_id = d.event_id WHERE e.name = {} GROUP BY d.capture, d.stack_id",
+            quote(event)
+        ),
+    );
+    let frames = rows(
+        input,
+        "SELECT capture, stack_id, position, symbol FROM stack_symbols",
+    );
+    let mut stacks: BTreeMap<(String, u64), Vec<(u64, String)>> = BTreeMap::new();
+    for f in frames {
+        stacks
+            .entry((
+                f["capture"].as_str().unwrap().to_string(),
+                f["stack_id"].as_u64().unwrap(),
+            ))
+            .or_default()
+            .push((
+                f["position"].as_u64().unwrap(),
+                f["symbol"].as_str().unwrap().to_string(),
+            ));
+    }
+    let (mut total, mut callers, mut callees) = (0, BTreeMap::new(), BTreeMap::new());
+    for s in per_stack {
+        let Some(id) = s["stack_id"].as_u64() else {
+            continue;
+        };
+        let n = s["n"].as_u64().unwrap();
+        let Some(frames) = stacks.get_mut(&(s["capture"].as_str().unwrap().to_string(), id)) else {
+            continue;
+        };
+        frames.sort();
+        // Leaf first: the outermost occurrence is the last.
+        let Some(at) = frames.iter().rposition(|f| f.1 == function) else {
+            continue;
+        };
+        total += n;
+        let caller = frames.get(at + 1).map_or("(root)", |f| f.1.as_str());
+        let callee = if at == 0 {
+            "(self)"
+        } else {
+            frames[at - 1].1.as_str()
+        };
+        *callers.entry(caller.to_string()).or_default() += n;
+        *callees.entry(callee.to_string()).or_default() += n;
+    }
+    (total, callers, callees)
+}
+
+/// The pages, opened and driven by `report.py`: its output per page.
+fn browse(dir: &Path, pages: &[Value]) -> Option<Vec<Value>> {
+    let Some(python) = common::python_with("selenium") else {
+        common::skip("no Python with selenium (bash .ci/setup.sh installs it); reports not opened");
+        return None;
+    };
+    if !Path::new("/usr/bin/chromedriver").is_file() {
+        common::skip("/usr/bin/chromedriver is missing (bash .ci/setup.sh installs it)");
+        return None;
+    }
+    let script = dir.join("pages.json");
+    std::fs::write(&script, serde_json::to_vec(pages).unwrap()).unwrap();
+    let out = Command::new(python)
+        .arg(common::root().join("crates/cli/tests/browser/report.py"))
+        .arg(dir)
+        .arg(&script)
+        // Nothing written beside the scripts.
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("run report.py");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "report.py: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(common::json_lines(&stdout))
+}
+
+/// Writes `perfq html` of `input` to `dir/name.html`.
+fn page(input: &Path, dir: &Path, name: &str) -> PathBuf {
+    let out = dir.join(format!("{name}.html"));
+    perfq(&[
+        "html",
+        &input.display().to_string(),
+        "-o",
+        &out.display().to_string(),
+    ]);
+    out
+}
+
+/// A page opened: its input, name, the function clicked and the
+/// intervals dragged over.
+type Case<'a> = (PathBuf, &'a str, &'a str, Option<(u64, u64)>);
+
+#[test]
+fn reports_show_what_the_views_and_topdown_answer() {
+    let dir = common::scratch("html", "reports");
+    let dataset = dir.join("dataset");
+    perfq(&[
+        "convert",
+        &common::testdata("fp.data").display().to_string(),
+        &common::testdata("multi.data").display().to_string(),
+        "-o",
+        &dataset.display().to_string(),
+    ]);
+    let cases: Vec<Case> = vec![
+        (
+            common::testdata("topdown-spr.data"),
+            "topdown-spr",
+            "hash_table_probe",
+            Some((3, 3)),
+        ),
+        (
+            common::testdata("fp.data"),
+            "fp",
+            "__strcmp_evex",
+            Some((10, 20)),
+        ),
+        (
+            common::testdata("dwarf.data"),
+            "dwarf",
+            "__libc_start_call_main",
+            None,
+        ),
+        (
+            dataset.clone(),
+            "dataset",
+            "__memcmp_evex_movbe",
+            Some((0, 5)),
+        ),
+    ];
+    let pages: Vec<Value> = cases
+        .iter()
+        .map(|(input, name, click, select)| {
+            json!({
+                "page": page(input, &dir, name),
+                "name": name,
+                "click": click,
+                "select": select.map(|(a, b)| vec![a, b]),
+            })
+        })
+        .collect();
+    let Some(seen) = browse(&dir, &pages) else {
+        return;
+    };
+    assert_eq!(seen.len(), cases.len());
+    for ((input, name, click, select), s) in cases.iter().zip(&seen) {
+        assert_eq!(s["console"], json!([]), "{name}: console");
+        assert_eq!(s["resources"], json!([]), "{name}: requests");
+        let event = s["event"].as_str().unwrap();
+        let views = view_counts(input, event, None);
+        let all: u64 = views.values().map(|v| v.0).sum();
+        assert_eq!(
+            count(s["meta"][format!("{event} samples")].as_str().unwrap()),
+            all,
+            "{name}: samples in the header"
+        );
+        assert!(
+            s["meta"]["symbol coverage"].as_str().is_some(),
+            "{name}: {}",
+            s["meta"]
+        );
+        // The top functions, as shown.
+        let functions = s["functions"].as_array().unwrap();
+        assert!(!functions.is_empty(), "{name}: no rows");
+        for row in functions {
+            let key = key_of(row);
+            let (own, total) = views
+                .get(&key)
+                .copied()
+                .unwrap_or_else(|| panic!("{name}: {key:?} is no function of the views"));
+            assert_eq!(
+                count(row["self-samples"].as_str().unwrap()),
+                own,
+                "{name} {key:?}"
+            );
+            assert_eq!(
+                count(row["total-samples"].as_str().unwrap()),
+                total,
+                "{name} {key:?}"
+            );
+            close(
+                row["self-pct"].as_str().unwrap(),
+                own as f64 / all as f64,
+                name,
+            );
+            close(
+                row["total-pct"].as_str().unwrap(),
+                total as f64 / all as f64,
+                name,
+            );
+        }
+        // Top-down shares: perfq topdown's self rows.
+        if *name == "topdown-spr" {
+            let td = common::rows(&perfq(&[
+                "topdown",
+                &input.display().to_string(),
+                "--format",
+                "json",
+            ]));
+            for row in functions {
+                let t = td
+                    .iter()
+                    .find(|r| r["symbol"] == row["name"] && r["dso"] == row["dso"])
+                    .unwrap_or_else(|| panic!("no topdown row for {row}"));
+                let shares = row["shares"].as_object().expect("a top-down bar");
+                assert_eq!(shares.len(), 4, "{row}");
+                for (node, text) in shares {
+                    close(text.as_str().unwrap(), t[node].as_f64().unwrap(), node);
+                }
+            }
+        }
+        // The butterfly of the clicked function.
+        let (total, callers, callees) = butterfly(input, event, click);
+        assert!(total > 0, "{name}: {click} has samples");
+        for (side, want) in [("callers", &callers), ("callees", &callees)] {
+            let got: BTreeMap<String, (u64, String)> = s[side]
+                .as_array()
+                .unwrap_or_else(|| panic!("{name}: no {side}"))
+                .iter()
+                .map(|r| {
+                    (
+                        r["name"].as_str().unwrap().to_string(),
+                        (
+                            count(r["samples"].as_str().unwrap()),
+                            r["share"].as_str().unwrap().to_string(),
+                        ),
+                    )
+                })
+                .collect();
+            let counts: BTreeMap<String, u64> = got.iter().map(|(k, v)| (k.clone(), v.0)).collect();
+            assert_eq!(&counts, want, "{name}: {side} of {click}");
+            for (k, (n, share)) in &got {
+                close(
+                    share,
+                    *n as f64 / total as f64,
+                    &format!("{name} {side} {k}"),
+                );
+            }
+        }
+        // The time range dragged over.
+        if let Some((b0, b1)) = select {
+            assert_eq!(s["selected"], json!([b0, b1]), "{name}: the range selected");
+            let width_ms = s["buckets"]["width_ms"].as_u64().unwrap();
+            let ns = width_ms * 1_000_000;
+            let within = view_counts(input, event, Some((b0 * ns, (b1 + 1) * ns)));
+            for row in s["functions_selected"].as_array().unwrap() {
+                let key = key_of(row);
+                assert_eq!(
+                    count(row["self-samples"].as_str().unwrap()),
+                    within.get(&key).map_or(0, |v| v.0),
+                    "{name}: {key:?} in buckets {b0}..={b1}"
+                );
+            }
+            let shown_total: u64 = s["functions_selected"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| count(r["self-samples"].as_str().unwrap()))
+                .sum();
+            let want_total: u64 = within.values().map(|v| v.0).sum();
+            assert!(want_total > 0, "{name}: samples in the range");
+            assert!(shown_total <= want_total);
+            if *name == "topdown-spr" {
+                // One interval: perfq topdown --interval's row for it.
+                let iv = common::rows(&perfq(&[
+                    "topdown",
+                    &input.display().to_string(),
+                    "--interval",
+                    &width_ms.to_string(),
+                    "--format",
+                    "json",
+                ]));
+                let row = iv
+                    .iter()
+                    .find(|r| {
+                        (r["start_s"].as_f64().unwrap() * 1000.0 / width_ms as f64).round() as u64
+                            == *b0
+                    })
+                    .expect("the interval's row");
+                let shares = s["range_topdown_selected"].as_object().unwrap();
+                assert_eq!(shares.len(), 4);
+                for (node, text) in shares {
+                    close(text.as_str().unwrap(), row[node].as_f64().unwrap(), node);
+                }
+            }
+        }
+    }
+    for (_, name, _, _) in &cases {
+        common::keep_screenshot(
+            &dir.join(format!("{name}-page.png")),
+            &format!("html-{name}.png"),
+        );
+    }
+    common::keep_screenshot(&dir.join("topdown-spr-butterfly.png"), "html-butterfly.png");
+    common::keep_screenshot(&dir.join("topdown-spr-flame.png"), "html-flame.png");
+    common::keep_screenshot(&dir.join("fp-range.png"), "html-range.png");
+}

@@ -1,0 +1,439 @@
+// perfq html: the page's code. Everything it shows is computed here from
+// the data perfq wrote into the page (the `perfq-data` script element):
+// the call tree (functions named as perf report names them), the samples
+// of one event per time interval, thread and call-tree node, and the
+// top-down answers. No request leaves the page.
+"use strict";
+(function () {
+  const D = JSON.parse(document.getElementById("perfq-data").textContent);
+  const nN = D.nodes.parent.length;
+  const nF = D.functions.length;
+  const S = D.samples;
+  const TD = D.topdown;
+  const level1 = TD ? TD.nodes.filter((n) => n.level === 1) : [];
+  const level2 = TD ? TD.nodes.filter((n) => n.level === 2) : [];
+  const state = { range: null, mode: "self", sort: null, asc: false, search: "",
+    selected: null, zoom: 0, flame: false, level2: false, flameSearch: "" };
+
+  const $ = (id) => document.getElementById(id);
+  const el = (tag, attrs, ...kids) => {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") e.className = v;
+      else if (k === "text") e.textContent = v;
+      else e.setAttribute(k, v);
+    }
+    for (const k of kids) if (k !== null && k !== undefined) e.append(k);
+    return e;
+  };
+  const pct = (x) => (100 * x).toFixed(2) + "%";
+  const fmt = (x) => Math.round(x).toLocaleString("en-US");
+
+  // Children lists of the call tree (nodes come parents first).
+  const children = Array.from({ length: nN }, () => []);
+  for (let n = 1; n < nN; n++) children[D.nodes.parent[n]].push(n);
+
+  // Per function: its colour (dominant level-1 category of its total
+  // shares, else its DSO's hue).
+  const catColor = {};
+  if (TD) for (const n of TD.nodes) catColor[n.name] = n.color;
+  function hue(s) {
+    let h = 0;
+    for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) >>> 0;
+    return h % 360;
+  }
+  const fnColor = D.functions.map(([name, dso], f) => {
+    const t = TD && TD.total[f];
+    if (t) {
+      let best = null;
+      level1.forEach((n, i) => {
+        const v = t.values[TD.nodes.indexOf(n)];
+        if (v !== null && (best === null || v > best[1])) best = [n.name, v];
+      });
+      if (best) return catColor[best[0]];
+    }
+    return TD ? "#c9ccd3" : `hsl(${hue(dso)}, 55%, 72%)`;
+  });
+
+  // The sums of the samples in the selected range.
+  function aggregate() {
+    const at = new Float64Array(nN), atP = new Float64Array(nN);
+    const [b0, b1] = state.range || [-Infinity, Infinity];
+    let count = 0, period = 0;
+    for (let i = 0; i < S.node.length; i++) {
+      const b = S.bucket[i];
+      if (b < b0 || b > b1) continue;
+      at[S.node[i]] += S.count[i];
+      atP[S.node[i]] += S.period[i];
+      count += S.count[i];
+      period += S.period[i];
+    }
+    const tot = Float64Array.from(at), totP = Float64Array.from(atP);
+    for (let n = nN - 1; n > 0; n--) {
+      tot[D.nodes.parent[n]] += tot[n];
+      totP[D.nodes.parent[n]] += totP[n];
+    }
+    // The functions' sums, exact (the call tree may be pruned).
+    const self = new Float64Array(nF), selfP = new Float64Array(nF);
+    const total = new Float64Array(nF), totalP = new Float64Array(nF);
+    const FS = D.function_sums;
+    for (let i = 0; i < FS.fn.length; i++) {
+      const b = FS.bucket[i];
+      if (b < b0 || b > b1) continue;
+      const f = FS.fn[i];
+      self[f] += FS.self[i];
+      total[f] += FS.total[i];
+      selfP[f] += FS.self_period[i];
+      totalP[f] += FS.total_period[i];
+    }
+    // A function counts once per sample however deep it recurses: the
+    // outermost node of it on each path is where its callers and callees
+    // are read.
+    const onPath = new Int32Array(nF);
+    const outermost = new Uint8Array(nN);
+    const stack = [[0, 0]];
+    while (stack.length) {
+      const top = stack[stack.length - 1];
+      const n = top[0];
+      if (top[1] === 0 && n > 0) {
+        const f = D.nodes.fn[n];
+        if (onPath[f] === 0) outermost[n] = 1;
+        onPath[f]++;
+      }
+      if (top[1] < children[n].length) {
+        stack.push([children[n][top[1]++], 0]);
+      } else {
+        stack.pop();
+        if (n > 0) onPath[D.nodes.fn[n]]--;
+      }
+    }
+    return { at, tot, self, selfP, total, totalP, outermost, count, period };
+  }
+  let A = aggregate();
+
+  // Header.
+  function header() {
+    const dl = $("meta");
+    dl.textContent = "";
+    for (const [k, v] of D.meta) dl.append(el("dt", { text: k }), el("dd", { text: v }));
+    const notes = $("notes");
+    notes.textContent = "";
+    for (const n of D.notes) notes.append(el("div", { class: "note warn", text: n }));
+  }
+
+  // A stacked bar of shares, with its tooltip.
+  function bar(values, se, nodes, samples) {
+    const b = el("span", { class: "bar" });
+    const lines = [];
+    for (const n of nodes) {
+      const i = TD.nodes.indexOf(n);
+      const v = values[i];
+      if (v === null) continue;
+      const seg = el("span", { "data-node": n.name, "data-share": pct(v) });
+      seg.style.width = Math.max(0, Math.min(1, v)) * 100 + "%";
+      seg.style.background = n.color;
+      b.append(seg);
+      lines.push(`${n.label}: ${pct(v)} ± ${se[i] === null ? "?" : pct(se[i])}`);
+    }
+    b.title = lines.join("\n") + `\n${fmt(samples)} top-down samples`;
+    return b;
+  }
+
+  // Top functions.
+  function functionsTable() {
+    const body = $("functions-body");
+    body.textContent = "";
+    const key = state.sort || state.mode;
+    const q = state.search.toLowerCase();
+    const rows = [];
+    for (let f = 0; f < nF; f++) {
+      if (A.total[f] === 0) continue;
+      const [name, dso] = D.functions[f];
+      if (q && !name.toLowerCase().includes(q) && !dso.toLowerCase().includes(q)) continue;
+      rows.push(f);
+    }
+    const val = (f) => ({ self: A.self[f], total: A.total[f], name: D.functions[f][0],
+      dso: D.functions[f][1], period: state.mode === "self" ? A.selfP[f] : A.totalP[f] })[key];
+    rows.sort((a, b) => {
+      const x = val(a), y = val(b);
+      const c = typeof x === "string" ? x.localeCompare(y) : y - x;
+      return (state.asc ? -c : c) || a - b;
+    });
+    $("functions-shown").textContent =
+      `${Math.min(rows.length, 200)} of ${rows.length} functions` +
+      (state.range ? " in the selected time range" : "");
+    for (const f of rows.slice(0, 200)) {
+      const [name, dso] = D.functions[f];
+      const tr = el("tr", { class: "fn" + (state.selected === f ? " selected" : ""),
+        "data-function": String(f) });
+      tr.append(
+        el("td", { class: "name", title: name, text: name }),
+        el("td", { class: "dso", text: dso }),
+        el("td", { class: "self-pct", text: pct(A.self[f] / A.count) }),
+        el("td", { class: "total-pct", text: pct(A.total[f] / A.count) }),
+        el("td", { class: "self-samples", text: fmt(A.self[f]) }),
+        el("td", { class: "total-samples", text: fmt(A.total[f]) }),
+        el("td", { class: "period", text: fmt(state.mode === "self" ? A.selfP[f] : A.totalP[f]) }),
+      );
+      if (TD) {
+        const t = (state.mode === "self" ? TD.self : TD.total)[f];
+        const cell = el("td", { class: "topdown" });
+        const flags = el("td", { class: "flags" });
+        if (t) {
+          cell.append(bar(t.values, t.se, level1, t.samples));
+          if (state.level2 && level2.length) cell.append(" ", bar(t.values, t.se, level2, t.samples));
+          if (t.flagged.length) {
+            // The deepest flagged nodes say most: their parents are
+            // flagged by construction.
+            const deepest = t.flagged.filter((name) =>
+              !TD.nodes.some((n) => n.parent === name && t.flagged.includes(n.name)));
+            const label = (name) => TD.nodes.find((n) => n.name === name).label.replace(/_/g, " ");
+            flags.append(el("span", { class: "flag", title: "flagged: " + t.flagged.map(label).join(", "),
+              text: "⚑ " + deepest.map(label).join(", ") }));
+          }
+        }
+        tr.append(cell, flags);
+      }
+      tr.addEventListener("click", () => openFunction(f));
+      body.append(tr);
+    }
+  }
+
+  // Callers and callees of one function, in the selected range.
+  function butterfly(f) {
+    const callers = new Map(), callees = new Map();
+    let selfIn = 0;
+    for (let n = 1; n < nN; n++) {
+      // Each sample once: at the outermost node of the function on its
+      // path (recursion below it is a callee, the function itself).
+      if (D.nodes.fn[n] !== f || !A.outermost[n]) continue;
+      selfIn += A.at[n];
+      const p = D.nodes.parent[n];
+      const pf = p === 0 ? -1 : D.nodes.fn[p];
+      callers.set(pf, (callers.get(pf) || 0) + A.tot[n]);
+      for (const c of children[n]) {
+        const cf = D.nodes.fn[c];
+        callees.set(cf, (callees.get(cf) || 0) + A.tot[c]);
+      }
+    }
+    let total = 0;
+    for (const v of callers.values()) total += v;
+    return { callers, callees, self: selfIn, total };
+  }
+
+  function openFunction(f) {
+    state.selected = f;
+    const b = butterfly(f);
+    const [name, dso] = D.functions[f];
+    $("butterfly-title").textContent = `${name} (${dso}): ${fmt(b.total)} samples`;
+    const fill = (id, m, extra) => {
+      const body = $(id);
+      body.textContent = "";
+      const rows = [...m.entries()].sort((a, b2) => b2[1] - a[1] || a[0] - b2[0]);
+      if (extra) rows.push(extra);
+      for (const [g, v] of rows) {
+        const label = g === -1 ? "(root)" : g === -2 ? "(self)" : D.functions[g][0];
+        const tr = el("tr", { class: "fn", "data-function": String(g) },
+          el("td", { class: "name", text: label }),
+          el("td", { class: "dso", text: g >= 0 ? D.functions[g][1] : "" }),
+          el("td", { class: "share", text: pct(b.total ? v / b.total : 0) }),
+          el("td", { class: "samples", text: fmt(v) }));
+        if (g >= 0) tr.addEventListener("click", () => openFunction(g));
+        body.append(tr);
+      }
+    };
+    fill("callers-body", b.callers);
+    fill("callees-body", b.callees, b.self > 0 ? [-2, b.self] : null);
+    $("butterfly").hidden = false;
+    for (const tr of document.querySelectorAll("#functions-body tr")) {
+      tr.classList.toggle("selected", tr.dataset.function === String(f));
+    }
+  }
+
+  // Flame graph (icicle: roots on top; flame: roots at the bottom).
+  function flameGraph() {
+    const box = $("flame");
+    box.textContent = "";
+    const width = box.clientWidth || 1200;
+    const root = state.zoom;
+    const rootTotal = root === 0 ? A.count : A.tot[root];
+    if (!rootTotal) return;
+    const q = state.flameSearch.toLowerCase();
+    const frames = [];
+    let maxDepth = 0;
+    const walk = [[root, 0, 0]];
+    while (walk.length) {
+      const [n, x, depth] = walk.pop();
+      const w = (n === 0 ? A.count : A.tot[n]) / rootTotal * width;
+      if (w < 0.5) continue;
+      if (n !== 0) frames.push([n, x, depth, w]);
+      maxDepth = Math.max(maxDepth, depth);
+      let cx = x;
+      for (const c of children[n]) {
+        if (A.tot[c] === 0) continue;
+        walk.push([c, cx, n === 0 ? depth : depth + 1]);
+        cx += A.tot[c] / rootTotal * width;
+      }
+    }
+    const rows = maxDepth + 1;
+    box.style.height = rows * 17 + "px";
+    for (const [n, x, depth, w] of frames) {
+      const f = D.nodes.fn[n];
+      const [name, dso] = D.functions[f];
+      const y = state.flame ? (rows - 1 - depth) * 17 : depth * 17;
+      const d = el("div", { class: "frame", "data-node": String(n), "data-function": String(f),
+        title: `${name} (${dso})\n${fmt(A.tot[n])} samples, ${pct(A.tot[n] / A.count)}` });
+      d.style.left = x + "px";
+      d.style.top = y + "px";
+      d.style.width = w + "px";
+      d.style.background = fnColor[f];
+      if (w > 30) d.textContent = name;
+      if (q) d.classList.add(name.toLowerCase().includes(q) ? "match" : "dim");
+      d.addEventListener("click", () => { state.zoom = n; flameGraph(); openFunction(f); });
+      box.append(d);
+    }
+  }
+
+  // Time line: samples per interval, coloured by the interval's level-1
+  // shares when there are top-down events; drag to select a range.
+  const perBucket = new Float64Array(D.buckets.count);
+  for (let i = 0; i < S.node.length; i++) perBucket[S.bucket[i]] += S.count[i];
+  const intervals = new Map();
+  if (TD) for (const iv of TD.intervals) intervals.set(iv.bucket, iv);
+  function timeline() {
+    const box = $("timeline");
+    box.querySelectorAll(".col").forEach((c) => c.remove());
+    const width = box.clientWidth || 1200, height = 86;
+    const max = Math.max(1, ...perBucket);
+    const w = width / D.buckets.count;
+    for (let b = 0; b < D.buckets.count; b++) {
+      const h = perBucket[b] / max * height;
+      const col = el("div", { class: "col", "data-bucket": String(b),
+        title: `${(b * D.buckets.width_ms / 1000).toFixed(3)} s: ${fmt(perBucket[b])} samples` });
+      col.style.left = b * w + "px";
+      col.style.width = Math.max(1, w - 1) + "px";
+      col.style.height = h + "px";
+      const iv = intervals.get(b);
+      if (iv) {
+        for (const n of level1) {
+          const v = iv.values[TD.nodes.indexOf(n)];
+          if (v === null) continue;
+          const s = el("span");
+          s.style.height = Math.max(0, v) * 100 + "%";
+          s.style.background = n.color;
+          col.append(s);
+        }
+      } else {
+        col.append(el("span"));
+        col.firstChild.style.height = "100%";
+        col.firstChild.style.background = "#8aa4d6";
+      }
+      box.append(col);
+    }
+    drawSelection();
+  }
+  function drawSelection() {
+    const sel = $("selection");
+    const box = $("timeline");
+    if (!state.range) { sel.hidden = true; $("range").textContent = "whole capture"; rangeTopdown(); return; }
+    const w = (box.clientWidth || 1200) / D.buckets.count;
+    sel.hidden = false;
+    sel.style.left = state.range[0] * w + "px";
+    sel.style.width = (state.range[1] - state.range[0] + 1) * w + "px";
+    const s = D.buckets.width_ms / 1000;
+    $("range").textContent =
+      `${(state.range[0] * s).toFixed(3)} s to ${((state.range[1] + 1) * s).toFixed(3)} s`;
+    rangeTopdown();
+  }
+  // The level-1 shares of the selected range: its intervals' slots of each
+  // node over their slots (one interval: perfq topdown --by interval's row).
+  function rangeTopdown() {
+    const box = $("range-topdown");
+    box.textContent = "";
+    if (!TD) return;
+    const [b0, b1] = state.range || [-Infinity, Infinity];
+    let slots = 0;
+    const nodeSlots = new Float64Array(TD.nodes.length);
+    for (const iv of TD.intervals) {
+      if (iv.bucket < b0 || iv.bucket > b1 || iv.slots === null) continue;
+      slots += iv.slots;
+      iv.node_slots.forEach((v, i) => { nodeSlots[i] += v || 0; });
+    }
+    for (const n of level1) {
+      const v = slots ? nodeSlots[TD.nodes.indexOf(n)] / slots : null;
+      box.append(el("span", { "data-node": n.name },
+        el("i", { style: `background:${n.color}` }), `${n.label.replace(/_/g, " ")}: `,
+        el("b", { text: v === null ? "–" : pct(v) })));
+    }
+  }
+  function select(b0, b1) {
+    state.range = b0 === null ? null : [Math.min(b0, b1), Math.max(b0, b1)];
+    A = aggregate();
+    state.zoom = 0;
+    drawSelection();
+    redraw();
+  }
+  (function dragging() {
+    const box = $("timeline");
+    let start = null;
+    const bucketAt = (ev) => {
+      const r = box.getBoundingClientRect();
+      const b = Math.floor((ev.clientX - r.left) / r.width * D.buckets.count);
+      return Math.max(0, Math.min(D.buckets.count - 1, b));
+    };
+    box.addEventListener("mousedown", (ev) => { start = bucketAt(ev); });
+    box.addEventListener("mousemove", (ev) => {
+      if (start === null) return;
+      state.range = [Math.min(start, bucketAt(ev)), Math.max(start, bucketAt(ev))];
+      drawSelection();
+    });
+    window.addEventListener("mouseup", (ev) => {
+      if (start === null) return;
+      const end = bucketAt(ev);
+      start === end && state.range === null ? select(null) : select(start, end);
+      start = null;
+    });
+    box.addEventListener("dblclick", () => select(null));
+  })();
+
+  function redraw() {
+    functionsTable();
+    flameGraph();
+    if (state.selected !== null) openFunction(state.selected);
+  }
+
+  // Controls.
+  $("search").addEventListener("input", (e) => { state.search = e.target.value; functionsTable(); });
+  $("flame-search").addEventListener("input", (e) => { state.flameSearch = e.target.value; flameGraph(); });
+  $("flame-reset").addEventListener("click", () => { state.zoom = 0; flameGraph(); });
+  $("flame-flip").addEventListener("click", () => { state.flame = !state.flame; flameGraph(); });
+  $("range-clear").addEventListener("click", () => select(null));
+  for (const b of document.querySelectorAll(".tabs button")) {
+    b.addEventListener("click", () => {
+      state.mode = b.dataset.mode;
+      state.sort = null;
+      document.querySelectorAll(".tabs button").forEach((x) => x.classList.toggle("on", x === b));
+      functionsTable();
+    });
+  }
+  const l2 = $("level2");
+  if (l2) l2.addEventListener("change", () => { state.level2 = l2.checked; functionsTable(); });
+  for (const th of document.querySelectorAll("#functions th[data-sort]")) {
+    th.addEventListener("click", () => {
+      const k = th.dataset.sort;
+      state.asc = state.sort === k ? !state.asc : false;
+      state.sort = k;
+      document.querySelectorAll("#functions th").forEach((x) => x.classList.remove("sorted", "asc"));
+      th.classList.add("sorted");
+      if (state.asc) th.classList.add("asc");
+      functionsTable();
+    });
+  }
+  window.addEventListener("resize", () => { flameGraph(); timeline(); });
+
+  header();
+  timeline();
+  redraw();
+  // For scripts driving the page (the tests): the same as the mouse does.
+  window.perfqReport = { select, openFunction, state: () => state };
+})();
