@@ -406,13 +406,18 @@ impl ExportArgs {
 /// The arguments of `perfq html`.
 #[derive(Args)]
 pub struct HtmlArgs {
+    /// Compare with this capture (a perf.data file or a `capture=<id>`
+    /// folder), as `perfq diff BASE INPUT` does: the change per function
+    /// and a flame graph coloured by it.
+    #[arg(long, value_name = "BASE")]
+    diff: Option<PathBuf>,
     #[command(flatten)]
     view: ViewArgs,
 }
 
 impl HtmlArgs {
     pub fn run(self, policy: Policy) -> anyhow::Result<Outcome> {
-        html::run(&self.view.resolve(policy)?)
+        html::run(&self.view.resolve(policy)?, self.diff.as_deref())
     }
 }
 

@@ -39,8 +39,8 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     output::check(opt.format, opt.output.as_deref())?;
     let a = Input::open(&opt.a, &opt.conversion)?;
     let b = Input::open(&opt.b, &opt.conversion)?;
-    let sa = one_capture(&a, &opt.a)?;
-    let sb = one_capture(&b, &opt.b)?;
+    let sa = a.one_capture(&opt.a)?;
+    let sb = b.one_capture(&opt.b)?;
     let ea = events::sampled_events(&sa).with_context(|| opt.a.display().to_string())?;
     let eb = events::sampled_events(&sb).with_context(|| opt.b.display().to_string())?;
     let event = match &opt.event {
@@ -115,19 +115,6 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     Ok(Outcome::from_problems(
         a.problem.into_iter().chain(b.problem),
     ))
-}
-
-/// The session of one capture: a file's, or a `capture=<id>` folder's; a
-/// whole dataset is refused (which capture would it be?).
-fn one_capture(input: &Input, path: &Path) -> anyhow::Result<Session> {
-    match &input.capture {
-        Some(id) => Ok(Session::open_capture(&input.dataset, id)?),
-        None => anyhow::bail!(
-            "{} is a dataset folder: name one of its captures, {}/capture=<id>",
-            path.display(),
-            path.display()
-        ),
-    }
 }
 
 fn side(session: &Session, by: diff::By, event: &str, path: &Path) -> anyhow::Result<Counts> {

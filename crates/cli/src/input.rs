@@ -152,6 +152,19 @@ impl Input {
         }
     }
 
+    /// The session of one capture: a file's, or a `capture=<id>` folder's;
+    /// a whole dataset is refused (which capture would it be?).
+    pub fn one_capture(&self, path: &Path) -> anyhow::Result<Session> {
+        match &self.capture {
+            Some(id) => Ok(Session::open_capture(&self.dataset, id)?),
+            None => anyhow::bail!(
+                "{} is a dataset folder: name one of its captures, {}/capture=<id>",
+                path.display(),
+                path.display()
+            ),
+        }
+    }
+
     /// A session over the dataset: only the input file's capture when
     /// there is one (the cache holds others).
     pub fn session(&self) -> anyhow::Result<Session> {

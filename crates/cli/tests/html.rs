@@ -82,13 +82,25 @@ fn view_counts(
     event: &str,
     range: Option<(u64, u64)>,
 ) -> BTreeMap<(String, String), (u64, u64)> {
-    let mut out: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
     let within = match range {
         Some((a, b)) => {
             format!(" AND d.time >= c.time_first + {a} AND d.time < c.time_first + {b}")
         }
         None => String::new(),
     };
+    counts_where(input, event, &within, range.is_none())
+}
+
+/// Self samples per function of the event's samples that meet `within`
+/// (SQL over `sample_symbols d` and `capture c`), and with `totals` the
+/// views' total samples.
+fn counts_where(
+    input: &Path,
+    event: &str,
+    within: &str,
+    totals: bool,
+) -> BTreeMap<(String, String), (u64, u64)> {
+    let mut out: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
     let own = format!(
         "SELECT d.symbol AS symbol, d.dso AS dso, COUNT(*) AS n FROM sample_symbols d \
          JOIN events e ON e.capture = d.capture AND e.event_id = d.event_id \
@@ -99,7 +111,7 @@ fn view_counts(
     for r in rows(input, &own) {
         out.entry(key_of(&r)).or_default().0 += r["n"].as_u64().unwrap();
     }
-    if range.is_none() {
+    if totals {
         let total = format!(
             "SELECT t.symbol AS symbol, t.dso AS dso, SUM(t.samples) AS n FROM function_total t \
              JOIN events e ON e.capture = t.capture AND e.event_id = t.event_id \
@@ -175,6 +187,16 @@ fn butterfly(
     (total, callers, callees)
 }
 
+/// The thread with the most delivered samples.
+fn busiest_thread(input: &Path) -> i64 {
+    rows(
+        input,
+        "SELECT tid, COUNT(*) AS n FROM delivered_samples GROUP BY tid ORDER BY n DESC, tid LIMIT 1",
+    )[0]["tid"]
+        .as_i64()
+        .expect("a tid")
+}
+
 /// The pages, opened and driven by `report.py`: its output per page.
 fn browse(dir: &Path, pages: &[Value]) -> Option<Vec<Value>> {
     let Some(python) = common::python_with("selenium") else {
@@ -204,15 +226,17 @@ fn browse(dir: &Path, pages: &[Value]) -> Option<Vec<Value>> {
     Some(common::json_lines(&stdout))
 }
 
-/// Writes `perfq html` of `input` to `dir/name.html`.
-fn page(input: &Path, dir: &Path, name: &str) -> PathBuf {
+/// Writes `perfq html` of `input` (compared with `base`) to
+/// `dir/name.html`.
+fn page(input: &Path, base: Option<&Path>, dir: &Path, name: &str) -> PathBuf {
     let out = dir.join(format!("{name}.html"));
-    perfq(&[
-        "html",
-        &input.display().to_string(),
-        "-o",
-        &out.display().to_string(),
-    ]);
+    let (input, out_s) = (input.display().to_string(), out.display().to_string());
+    let mut args = vec!["html", input.as_str(), "-o", out_s.as_str()];
+    let base = base.map(|b| b.display().to_string());
+    if let Some(b) = &base {
+        args.extend(["--diff", b.as_str()]);
+    }
+    perfq(&args);
     out
 }
 
@@ -261,10 +285,11 @@ fn reports_show_what_the_views_and_topdown_answer() {
         .iter()
         .map(|(input, name, click, select)| {
             json!({
-                "page": page(input, &dir, name),
+                "page": page(input, None, &dir, name),
                 "name": name,
                 "click": click,
                 "select": select.map(|(a, b)| vec![a, b]),
+                "thread": (*name == "fp").then(|| busiest_thread(input)),
             })
         })
         .collect();
@@ -366,6 +391,19 @@ fn reports_show_what_the_views_and_topdown_answer() {
                 );
             }
         }
+        // One thread chosen: its samples only.
+        if let Some(rows) = s["functions_thread"].as_array() {
+            let tid = busiest_thread(input);
+            let want = counts_where(input, event, &format!(" AND d.tid = {tid}"), false);
+            assert!(!rows.is_empty());
+            for row in rows {
+                assert_eq!(
+                    count(row["self-samples"].as_str().unwrap()),
+                    want.get(&key_of(row)).map_or(0, |v| v.0),
+                    "{name}: {row} of thread {tid}"
+                );
+            }
+        }
         // The time range dragged over.
         if let Some((b0, b1)) = select {
             assert_eq!(s["selected"], json!([b0, b1]), "{name}: the range selected");
@@ -423,4 +461,70 @@ fn reports_show_what_the_views_and_topdown_answer() {
     common::keep_screenshot(&dir.join("topdown-spr-butterfly.png"), "html-butterfly.png");
     common::keep_screenshot(&dir.join("topdown-spr-flame.png"), "html-flame.png");
     common::keep_screenshot(&dir.join("fp-range.png"), "html-range.png");
+}
+
+#[test]
+fn a_comparison_shows_perfq_diffs_rows() {
+    let dir = common::scratch("html", "diff");
+    // The same workload recorded twice.
+    let (base, this) = (
+        common::testdata("fp.data"),
+        common::testdata("compressed.data"),
+    );
+    let file = page(&this, Some(&base), &dir, "diff");
+    let Some(seen) = browse(
+        &dir,
+        &[json!({"page": file, "name": "diff", "click": null, "select": null})],
+    ) else {
+        return;
+    };
+    let s = &seen[0];
+    assert_eq!(s["console"], json!([]));
+    assert_eq!(s["resources"], json!([]));
+    let want = common::rows(&perfq(&[
+        "diff",
+        &base.display().to_string(),
+        &this.display().to_string(),
+        "--format",
+        "json",
+    ]));
+    let shown = s["diff"].as_array().expect("the comparison's rows");
+    assert_eq!(shown.len(), want.len().min(100));
+    for (got, want) in shown.iter().zip(&want) {
+        assert_eq!(got["name"], want["symbol"]);
+        assert_eq!(got["dso"], want["dso"]);
+        assert_eq!(
+            count(got["a-samples"].as_str().unwrap()),
+            want["a_samples"].as_u64().unwrap()
+        );
+        assert_eq!(
+            count(got["b-samples"].as_str().unwrap()),
+            want["b_samples"].as_u64().unwrap()
+        );
+        for (cell, col) in [("a-pct", "a_pct"), ("b-pct", "b_pct")] {
+            close(
+                got[cell].as_str().unwrap(),
+                want[col].as_f64().unwrap() / 100.0,
+                col,
+            );
+        }
+        let change = got["change"].as_str().unwrap().trim_end_matches(" pp");
+        close(
+            change,
+            want["change_pp"].as_f64().unwrap() / 100.0,
+            "change_pp",
+        );
+        let p = want["p_value"].as_f64().unwrap();
+        let mark = if p < 0.001 {
+            "***"
+        } else if p < 0.01 {
+            "**"
+        } else if p < 0.05 {
+            "*"
+        } else {
+            ""
+        };
+        assert_eq!(got["mark"].as_str().unwrap(), mark, "{got}");
+    }
+    common::keep_screenshot(&dir.join("diff-diff.png"), "html-diff.png");
 }

@@ -5,7 +5,8 @@ usage: report.py SCRATCH SCRIPT.json
 
 SCRIPT.json lists pages and what to do on each:
   [{"page": PATH, "name": NAME, "click": FUNCTION-NAME or null,
-    "select": [BUCKET0, BUCKET1] or null, "mode": "self"|"total"}]
+    "select": [BUCKET0, BUCKET1] or null, "mode": "self"|"total",
+    "thread": TID or null}]
 
 For each page: the console must hold no error and the page must have
 fetched nothing (its resource timing entries; its Content-Security-Policy
@@ -66,6 +67,11 @@ def main():
             if p.get("mode") == "total":
                 driver.find_element(By.CSS_SELECTOR, ".tabs button[data-mode=total]").click()
             out["functions"] = table(driver, "functions-body")
+            if driver.find_element(By.ID, "diff").is_displayed():
+                out["diff"] = table(driver, "diff-body")
+                driver.find_element(By.ID, "flame-diff").click()
+                driver.execute_script("document.getElementById('diff').scrollIntoView()")
+                driver.save_screenshot(os.path.join(scratch, f"{name}-diff.png"))
             out["range_topdown"] = {s.get_attribute("data-node"): s.find_element(By.TAG_NAME, "b").text
                                     for s in driver.find_elements(By.CSS_SELECTOR, "#range-topdown span")}
             driver.save_screenshot(os.path.join(scratch, f"{name}-page.png"))
@@ -97,6 +103,17 @@ def main():
                     for s in driver.find_elements(By.CSS_SELECTOR, "#range-topdown span")}
                 out["functions_selected"] = table(driver, "functions-body")
                 driver.save_screenshot(os.path.join(scratch, f"{name}-range.png"))
+            if p.get("thread"):
+                # Back to the whole capture, then one thread by its tid.
+                driver.execute_script("window.perfqReport.select(null)")
+                from selenium.webdriver.support.ui import Select
+                sel = Select(driver.find_element(By.ID, "thread"))
+                match = [o for o in sel.options if f"/{p['thread']} (" in o.text]
+                if not match:
+                    problems.append(f"{name}: no thread {p['thread']}")
+                else:
+                    sel.select_by_visible_text(match[0].text)
+                    out["functions_thread"] = table(driver, "functions-body")
             driver.execute_script("document.getElementById('flame').scrollIntoView()")
             driver.save_screenshot(os.path.join(scratch, f"{name}-flame.png"))
             out["frames"] = len(driver.find_elements(By.CSS_SELECTOR, "#flame .frame"))

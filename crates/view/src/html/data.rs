@@ -13,8 +13,7 @@ use serde_json::{json, Value};
 use crate::Error;
 
 /// What to show.
-#[derive(Clone, Debug)]
-pub struct Options {
+pub struct Options<'a> {
     /// The page's title.
     pub title: String,
     /// Only this event; by default the first sampled.
@@ -24,15 +23,19 @@ pub struct Options {
     /// Call-tree nodes with fewer than this share of the samples are cut,
     /// their samples counted in their caller (said in the page).
     pub prune: f64,
+    /// A capture to compare with (`perfq diff BASE THIS` per function),
+    /// and the name to show for it.
+    pub base: Option<(&'a Session, String)>,
 }
 
-impl Default for Options {
+impl Default for Options<'_> {
     fn default() -> Self {
         Options {
             title: String::from("perfq"),
             event: None,
             intervals: 100,
             prune: 1e-4,
+            base: None,
         }
     }
 }
@@ -127,7 +130,7 @@ fn location_key(p: &Profile, l: usize) -> (String, String) {
 }
 
 /// Builds the page's contents.
-pub fn build(session: &Session, opt: &Options) -> Result<Page, Error> {
+pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
     // The capture's duration gives the intervals' length.
     let probe = profile::profile(
         session,
@@ -352,6 +355,10 @@ pub fn build(session: &Session, opt: &Options) -> Result<Page, Error> {
         duration_ns,
         td.as_ref(),
     )?;
+    let diff = match &opt.base {
+        Some((base, name)) => Some(diff_data(base, name, session, &event.name)?),
+        None => None,
+    };
     let data = json!({
         "meta": meta,
         "notes": notes,
@@ -363,6 +370,7 @@ pub fn build(session: &Session, opt: &Options) -> Result<Page, Error> {
         "buckets": { "count": buckets.max(1), "width_ms": width_ms },
         "samples": samples,
         "topdown": td.as_ref().map(|(v, _, _)| v.clone()),
+        "diff": diff,
     });
     Ok(Page {
         title: opt.title.clone(),
@@ -475,6 +483,51 @@ fn topdown_data(
         "models": own.models,
     });
     Ok(Some((value, nodes, own.models.clone())))
+}
+
+/// The comparison with a base capture: `perfq diff BASE THIS`'s rows per
+/// function (`perfq_query::diff`), as the page shows them.
+fn diff_data(base: &Session, name: &str, this: &Session, event: &str) -> Result<Value, Error> {
+    use perfq_query::diff;
+    let a = diff::counts(base, diff::By::Function, event)?;
+    let b = diff::counts(this, diff::By::Function, event)?;
+    let (schema, batch) = diff::compare(&a, &b, diff::By::Function)?;
+    let mut columns = serde_json::Map::new();
+    for (i, f) in schema.fields().iter().enumerate() {
+        let col = perfq_query::arrow::compute::cast(
+            batch.column(i),
+            &perfq_query::arrow::datatypes::DataType::Utf8,
+        )
+        .map_err(|e| Error::Shape(e.to_string()))?;
+        let col = col
+            .as_any()
+            .downcast_ref::<perfq_query::arrow::array::StringArray>()
+            .ok_or_else(|| Error::Shape(f.name().clone()))?;
+        let values: Vec<Value> = (0..col.len())
+            .map(|r| {
+                if !col.is_valid(r) {
+                    return Value::Null;
+                }
+                let text = col.value(r);
+                match f.data_type() {
+                    perfq_query::arrow::datatypes::DataType::Utf8 => text.into(),
+                    _ => text
+                        .parse::<f64>()
+                        .ok()
+                        .and_then(serde_json::Number::from_f64)
+                        .map_or(Value::Null, Value::Number),
+                }
+            })
+            .collect();
+        columns.insert(f.name().clone(), Value::Array(values));
+    }
+    Ok(json!({
+        "base": name,
+        "base_samples": a.samples,
+        "samples": b.samples,
+        "event": event,
+        "columns": columns,
+    }))
 }
 
 /// A top-down row as the page reads it: its samples, slots, each node's

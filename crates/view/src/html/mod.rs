@@ -69,7 +69,11 @@ pub fn write(page: &Page, out: &mut dyn Write) -> Result<(), Error> {
 }
 
 /// Builds and writes the page of a session's samples.
-pub fn report(session: &Session, opt: &Options, out: &mut dyn Write) -> Result<Vec<String>, Error> {
+pub fn report(
+    session: &Session,
+    opt: &Options<'_>,
+    out: &mut dyn Write,
+) -> Result<Vec<String>, Error> {
     let page = build(session, opt)?;
     write(&page, out)?;
     Ok(page.notes)

@@ -13,7 +13,7 @@
   const level1 = TD ? TD.nodes.filter((n) => n.level === 1) : [];
   const level2 = TD ? TD.nodes.filter((n) => n.level === 2) : [];
   const state = { range: null, mode: "self", sort: null, asc: false, search: "",
-    selected: null, zoom: 0, flame: false, level2: false, flameSearch: "" };
+    selected: null, zoom: 0, flame: false, level2: false, flameSearch: "", byChange: false, thread: null };
 
   const $ = (id) => document.getElementById(id);
   const el = (tag, attrs, ...kids) => {
@@ -55,14 +55,58 @@
     return TD ? "#c9ccd3" : `hsl(${hue(dso)}, 55%, 72%)`;
   });
 
+  // Against a base capture: each function's change in share of samples
+  // (this − base, percentage points) and its significance, as perfq diff.
+  const DF = D.diff;
+  const change = new Map();
+  if (DF) {
+    const c = DF.columns;
+    for (let i = 0; i < c.symbol.length; i++) {
+      change.set(c.symbol[i] + "\u0000" + c.dso[i], [c.change_pp[i], c.p_value[i]]);
+    }
+  }
+  const mark = (p) => (p < 0.001 ? "***" : p < 0.01 ? "**" : p < 0.05 ? "*" : "");
+  const maxChange = Math.max(1e-9, ...[...change.values()].map((v) => Math.abs(v[0])));
+  function changeColor(f) {
+    const v = change.get(D.functions[f][0] + "\u0000" + D.functions[f][1]);
+    if (!v || v[1] >= 0.05) return "#d5d7dc";
+    const t = 0.25 + 0.75 * Math.min(1, Math.abs(v[0]) / maxChange);
+    const l = 90 - 40 * t;
+    return v[0] > 0 ? `hsl(0, 75%, ${l}%)` : `hsl(215, 75%, ${l}%)`;
+  }
+  function diffTable() {
+    if (!DF) return;
+    $("diff").hidden = false;
+    $("diff-base").textContent = DF.base;
+    $("diff-note").textContent = `${DF.event}: ${fmt(DF.base_samples)} samples in the base, ` +
+      `${fmt(DF.samples)} here; change in share of samples, largest first; ` +
+      "*** p < 0.001, ** p < 0.01, * p < 0.05 (two-proportion z-test)";
+    const c = DF.columns;
+    const body = $("diff-body");
+    for (let i = 0; i < Math.min(c.symbol.length, 100); i++) {
+      const ch = c.change_pp[i];
+      body.append(el("tr", {},
+        el("td", { class: "name", title: c.symbol[i], text: c.symbol[i] }),
+        el("td", { class: "dso", text: c.dso[i] }),
+        el("td", { class: "a-samples", text: fmt(c.a_samples[i]) }),
+        el("td", { class: "b-samples", text: fmt(c.b_samples[i]) }),
+        el("td", { class: "a-pct", text: c.a_pct[i].toFixed(2) + "%" }),
+        el("td", { class: "b-pct", text: c.b_pct[i].toFixed(2) + "%" }),
+        el("td", { class: "change", text: (ch > 0 ? "+" : "") + ch.toFixed(2) + " pp" }),
+        el("td", { class: "p-value", text: c.p_value[i].toPrecision(2) }),
+        el("td", { class: "mark", text: mark(c.p_value[i]) })));
+    }
+  }
+
   // The sums of the samples in the selected range.
   function aggregate() {
     const at = new Float64Array(nN), atP = new Float64Array(nN);
     const [b0, b1] = state.range || [-Infinity, Infinity];
     let count = 0, period = 0;
+    const th = state.thread;
     for (let i = 0; i < S.node.length; i++) {
       const b = S.bucket[i];
-      if (b < b0 || b > b1) continue;
+      if (b < b0 || b > b1 || (th !== null && S.thread[i] !== th)) continue;
       at[S.node[i]] += S.count[i];
       atP[S.node[i]] += S.period[i];
       count += S.count[i];
@@ -77,7 +121,7 @@
     const self = new Float64Array(nF), selfP = new Float64Array(nF);
     const total = new Float64Array(nF), totalP = new Float64Array(nF);
     const FS = D.function_sums;
-    for (let i = 0; i < FS.fn.length; i++) {
+    for (let i = 0; th === null && i < FS.fn.length; i++) {
       const b = FS.bucket[i];
       if (b < b0 || b > b1) continue;
       const f = FS.fn[i];
@@ -97,7 +141,19 @@
       const n = top[0];
       if (top[1] === 0 && n > 0) {
         const f = D.nodes.fn[n];
-        if (onPath[f] === 0) outermost[n] = 1;
+        if (onPath[f] === 0) {
+          outermost[n] = 1;
+          // One thread: the sums from the call tree (the per-function
+          // sums are of every thread).
+          if (th !== null) {
+            total[f] += tot[n];
+            totalP[f] += totP[n];
+          }
+        }
+        if (th !== null) {
+          self[f] += at[n];
+          selfP[f] += atP[n];
+        }
         onPath[f]++;
       }
       if (top[1] < children[n].length) {
@@ -286,7 +342,7 @@
       d.style.left = x + "px";
       d.style.top = y + "px";
       d.style.width = w + "px";
-      d.style.background = fnColor[f];
+      d.style.background = state.byChange ? changeColor(f) : fnColor[f];
       if (w > 30) d.textContent = name;
       if (q) d.classList.add(name.toLowerCase().includes(q) ? "match" : "dim");
       d.addEventListener("click", () => { state.zoom = n; flameGraph(); openFunction(f); });
@@ -296,8 +352,14 @@
 
   // Time line: samples per interval, coloured by the interval's level-1
   // shares when there are top-down events; drag to select a range.
-  const perBucket = new Float64Array(D.buckets.count);
-  for (let i = 0; i < S.node.length; i++) perBucket[S.bucket[i]] += S.count[i];
+  let perBucket = new Float64Array(D.buckets.count);
+  function countBuckets() {
+    perBucket = new Float64Array(D.buckets.count);
+    for (let i = 0; i < S.node.length; i++) {
+      if (state.thread === null || S.thread[i] === state.thread) perBucket[S.bucket[i]] += S.count[i];
+    }
+  }
+  countBuckets();
   const intervals = new Map();
   if (TD) for (const iv of TD.intervals) intervals.set(iv.bucket, iv);
   function timeline() {
@@ -313,7 +375,8 @@
       col.style.left = b * w + "px";
       col.style.width = Math.max(1, w - 1) + "px";
       col.style.height = h + "px";
-      const iv = intervals.get(b);
+      // The intervals' shares are of every thread.
+      const iv = state.thread === null ? intervals.get(b) : undefined;
       if (iv) {
         for (const n of level1) {
           const v = iv.values[TD.nodes.indexOf(n)];
@@ -351,6 +414,10 @@
     const box = $("range-topdown");
     box.textContent = "";
     if (!TD) return;
+    if (state.thread !== null) {
+      box.textContent = "top-down shares per interval are of every thread: choose all threads to see them";
+      return;
+    }
     const [b0, b1] = state.range || [-Infinity, Infinity];
     let slots = 0;
     const nodeSlots = new Float64Array(TD.nodes.length);
@@ -408,6 +475,34 @@
   $("flame-reset").addEventListener("click", () => { state.zoom = 0; flameGraph(); });
   $("flame-flip").addEventListener("click", () => { state.flame = !state.flame; flameGraph(); });
   $("range-clear").addEventListener("click", () => select(null));
+  // Threads, most samples first.
+  const threadSamples = new Float64Array(D.threads.length);
+  for (let i = 0; i < S.thread.length; i++) threadSamples[S.thread[i]] += S.count[i];
+  const threadOrder = D.threads.map((_, i) => i).sort((a, b) => threadSamples[b] - threadSamples[a] || a - b);
+  for (const t of threadOrder) {
+    if (!threadSamples[t]) continue;
+    const [pid, tid, comm] = D.threads[t];
+    $("thread").append(el("option", { value: String(t),
+      text: `${comm} ${pid}/${tid} (${fmt(threadSamples[t])})` }));
+  }
+  $("thread").addEventListener("change", (e) => {
+    state.thread = e.target.value === "" ? null : Number(e.target.value);
+    countBuckets();
+    A = aggregate();
+    state.zoom = 0;
+    timeline();
+    redraw();
+  });
+  if (DF) {
+    $("flame-diff").hidden = false;
+    $("flame-diff").addEventListener("click", () => {
+      state.byChange = !state.byChange;
+      $("flame-diff").classList.toggle("on", state.byChange);
+      $("legend").hidden = state.byChange;
+      $("legend-change").hidden = !state.byChange;
+      flameGraph();
+    });
+  }
   for (const b of document.querySelectorAll(".tabs button")) {
     b.addEventListener("click", () => {
       state.mode = b.dataset.mode;
@@ -432,8 +527,11 @@
   window.addEventListener("resize", () => { flameGraph(); timeline(); });
 
   header();
+  diffTable();
   timeline();
   redraw();
   // For scripts driving the page (the tests): the same as the mouse does.
-  window.perfqReport = { select, openFunction, state: () => state };
+  // performance.now() once drawn: the page's time to open
+  // (benches/html.sh).
+  window.perfqReport = { select, openFunction, state: () => state, readyMs: performance.now() };
 })();
