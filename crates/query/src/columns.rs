@@ -21,8 +21,8 @@ pub(crate) fn cast(b: &RecordBatch, col: &str, to: &DataType) -> Result<ArrayRef
     datafusion::arrow::compute::cast(a, to).map_err(|e| Error::Shape(format!("{col}: {e}")))
 }
 
-/// A text column.
-pub(crate) fn strings(b: &RecordBatch, col: &str) -> Result<Vec<Option<String>>, Error> {
+/// A text column (any type, as text).
+pub fn strings(b: &RecordBatch, col: &str) -> Result<Vec<Option<String>>, Error> {
     let a = cast(b, col, &DataType::Utf8)?;
     Ok(a.as_string::<i32>()
         .iter()
@@ -39,7 +39,7 @@ fn numbers<T: ArrowPrimitiveType>(
 }
 
 /// An unsigned integer column.
-pub(crate) fn u64s(b: &RecordBatch, col: &str) -> Result<Vec<Option<u64>>, Error> {
+pub fn u64s(b: &RecordBatch, col: &str) -> Result<Vec<Option<u64>>, Error> {
     numbers::<UInt64Type>(b, col)
 }
 

@@ -23,7 +23,7 @@ for row in &report.rows {
 */
 #![deny(missing_docs)]
 
-mod columns;
+pub mod columns;
 pub mod diff;
 mod error;
 pub mod events;

@@ -302,13 +302,7 @@ pub fn topdown_slots(session: &Session, p: &mut Profile) -> Result<(), Error> {
     let several = p.captures.len() > 1;
     let mut by_function: HashMap<(String, String, String), Vec<f64>> = HashMap::new();
     for r in &report.rows {
-        let key = |k: &str| {
-            r.keys
-                .iter()
-                .find(|(n, _)| n == k)
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default()
-        };
+        let key = |k: &str| r.key(k).to_string();
         let capture = if several {
             key("capture")
         } else {

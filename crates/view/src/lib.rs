@@ -36,7 +36,4 @@ pub enum Error {
     /// The dataset's answer.
     #[error(transparent)]
     Query(#[from] perfq_query::Error),
-    /// A table did not have the shape expected.
-    #[error("unexpected table shape: {0}")]
-    Shape(String),
 }

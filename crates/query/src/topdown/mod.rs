@@ -175,19 +175,10 @@ impl Report {
     /// Per key (the values of the key columns `keys`, in order), the row
     /// with the most samples: a hybrid part has a row per core type, the
     /// one with more samples speaks for the key (the first of equal ones).
-    pub(crate) fn rows_by(&self, keys: &[&str]) -> HashMap<Vec<String>, &Row> {
+    pub fn rows_by(&self, keys: &[&str]) -> HashMap<Vec<String>, &Row> {
         let mut best: HashMap<Vec<String>, &Row> = HashMap::new();
         for r in &self.rows {
-            let key: Vec<String> = keys
-                .iter()
-                .map(|k| {
-                    r.keys
-                        .iter()
-                        .find(|(n, _)| n == k)
-                        .map(|(_, v)| v.clone())
-                        .unwrap_or_default()
-                })
-                .collect();
+            let key: Vec<String> = keys.iter().map(|k| r.key(k).to_string()).collect();
             let e = best.entry(key).or_insert(r);
             if r.samples > e.samples {
                 *e = r;
@@ -198,6 +189,15 @@ impl Report {
 }
 
 impl Row {
+    /// The value of key column `name` (`symbol`, `start_s`), empty when
+    /// the row has none.
+    pub fn key(&self, name: &str) -> &str {
+        self.keys
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or("", |(_, v)| v.as_str())
+    }
+
     /// Node `name`'s value in the row.
     pub fn value(&self, name: &str) -> Option<f64> {
         self.nodes

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use perfq_query::arrow::array::Array;
+use perfq_query::columns;
 use perfq_query::profile::{self, Profile};
 use perfq_query::topdown::{self, Report};
 use perfq_query::Session;
@@ -131,38 +131,43 @@ fn location_key(p: &Profile, l: usize) -> (String, String) {
 
 /// Builds the page's contents.
 pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
-    // The capture's duration gives the intervals' length.
-    let probe = profile::profile(
-        session,
-        &profile::Options {
-            event: opt.event.clone(),
-            ..profile::Options::default()
-        },
-    )?;
-    let Some(event) = probe.events.first().cloned() else {
+    // The event shown, and the captures' span, which gives the intervals'
+    // length: from the events and capture tables, before the samples are
+    // read (once, into those intervals).
+    let sampled = perfq_query::events::sampled_events(session)?;
+    let Some(event) = opt.event.clone().or_else(|| sampled.first().cloned()) else {
         return Err(Error::Empty);
     };
-    let duration_ns = probe.time_range.map_or(0, |(a, z)| z.saturating_sub(a));
+    let span = session.sql("SELECT MIN(time_first) AS a, MAX(time_last) AS z FROM capture")?;
+    let bound = |c: &str| -> Result<Option<u64>, Error> {
+        Ok(match span.first() {
+            Some(b) => columns::u64s(b, c)?.first().copied().flatten(),
+            None => None,
+        })
+    };
+    let duration_ns = match (bound("a")?, bound("z")?) {
+        (Some(a), Some(z)) => z.saturating_sub(a),
+        _ => 0,
+    };
     let width_ms = (duration_ns / 1_000_000 / opt.intervals.max(1)).max(1) + 1;
     let interval_ns = width_ms * 1_000_000;
     let p = profile::profile(
         session,
         &profile::Options {
-            event: Some(event.name.clone()),
+            event: Some(event.clone()),
             interval_ns,
             ..profile::Options::default()
         },
     )?;
+    let Some(event) = p.events.first().cloned() else {
+        return Err(Error::Empty);
+    };
     let mut notes = p.notes.clone();
-    if opt.event.is_none() && probe.events.len() > 1 {
+    if opt.event.is_none() && sampled.len() > 1 {
         notes.push(format!(
             "showing {} (the first event sampled); also sampled: {} (choose with --event)",
             event.name,
-            probe.events[1..]
-                .iter()
-                .map(|e| e.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            sampled[1..].join(", ")
         ));
     }
 
@@ -180,11 +185,9 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
         leaf_of.push(node);
     }
     // Each stack's function (of its leaf) and distinct functions.
-    let stack_functions: Vec<(usize, Vec<usize>)> = p
-        .stacks
+    let stack_functions: Vec<(usize, Vec<usize>)> = leaf_of
         .iter()
-        .zip(&leaf_of)
-        .map(|(_, &leaf)| {
+        .map(|&leaf| {
             let mut fns = Vec::new();
             let mut n = leaf;
             while n != 0 {
@@ -440,20 +443,11 @@ fn topdown_data(
         // A function's row: the one with the most samples (a hybrid
         // part's core types, several captures).
         let mut best: HashMap<usize, &topdown::Row> = HashMap::new();
-        for row in &r.rows {
-            let key = |k: &str| {
-                row.keys
-                    .iter()
-                    .find(|(n, _)| n == k)
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or_default()
-            };
-            let Some(&f) = functions.get(&(key("symbol"), key("dso"))) else {
-                continue;
-            };
-            let e = best.entry(f).or_insert(row);
-            if row.samples > e.samples {
-                *e = row;
+        for (key, row) in r.rows_by(&["symbol", "dso"]) {
+            if let [symbol, dso] = &key[..] {
+                if let Some(&f) = functions.get(&(symbol.clone(), dso.clone())) {
+                    best.insert(f, row);
+                }
             }
         }
         let mut out = serde_json::Map::new();
@@ -464,12 +458,7 @@ fn topdown_data(
     };
     let mut ivs = Vec::new();
     for row in &intervals.rows {
-        let start_s: f64 = row
-            .keys
-            .iter()
-            .find(|(k, _)| k == "start_s")
-            .and_then(|(_, v)| v.parse().ok())
-            .unwrap_or(0.0);
+        let start_s: f64 = row.key("start_s").parse().unwrap_or(0.0);
         let bucket = (start_s * 1000.0 / width_ms as f64).round() as u64;
         let mut v = row_json(row, &names);
         v["bucket"] = bucket.into();
@@ -492,41 +481,29 @@ fn diff_data(base: &Session, name: &str, this: &Session, event: &str) -> Result<
     let a = diff::counts(base, diff::By::Function, event)?;
     let b = diff::counts(this, diff::By::Function, event)?;
     let (schema, batch) = diff::compare(&a, &b, diff::By::Function)?;
-    let mut columns = serde_json::Map::new();
-    for (i, f) in schema.fields().iter().enumerate() {
-        let col = perfq_query::arrow::compute::cast(
-            batch.column(i),
-            &perfq_query::arrow::datatypes::DataType::Utf8,
-        )
-        .map_err(|e| Error::Shape(e.to_string()))?;
-        let col = col
-            .as_any()
-            .downcast_ref::<perfq_query::arrow::array::StringArray>()
-            .ok_or_else(|| Error::Shape(f.name().clone()))?;
-        let values: Vec<Value> = (0..col.len())
-            .map(|r| {
-                if !col.is_valid(r) {
-                    return Value::Null;
-                }
-                let text = col.value(r);
-                match f.data_type() {
-                    perfq_query::arrow::datatypes::DataType::Utf8 => text.into(),
-                    _ => text
-                        .parse::<f64>()
-                        .ok()
-                        .and_then(serde_json::Number::from_f64)
-                        .map_or(Value::Null, Value::Number),
-                }
+    let mut by_column = serde_json::Map::new();
+    for f in schema.fields() {
+        let text = f.data_type() == &perfq_query::arrow::datatypes::DataType::Utf8;
+        let values: Vec<Value> = columns::strings(&batch, f.name())?
+            .into_iter()
+            .map(|v| match v {
+                None => Value::Null,
+                Some(v) if text => v.into(),
+                Some(v) => v
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(serde_json::Number::from_f64)
+                    .map_or(Value::Null, Value::Number),
             })
             .collect();
-        columns.insert(f.name().clone(), Value::Array(values));
+        by_column.insert(f.name().clone(), Value::Array(values));
     }
     Ok(json!({
         "base": name,
         "base_samples": a.samples,
         "samples": b.samples,
         "event": event,
-        "columns": columns,
+        "columns": by_column,
     }))
 }
 
@@ -574,23 +551,7 @@ fn meta(
     let mut samples = 0u64;
     let mut damaged = Vec::new();
     for b in &rows {
-        let text = |c: &str| -> Result<Vec<Option<String>>, Error> {
-            let a = b
-                .column_by_name(c)
-                .ok_or_else(|| Error::Shape(format!("capture has no {c}")))?;
-            let a = perfq_query::arrow::compute::cast(
-                a,
-                &perfq_query::arrow::datatypes::DataType::Utf8,
-            )
-            .map_err(|e| Error::Shape(e.to_string()))?;
-            let a = a
-                .as_any()
-                .downcast_ref::<perfq_query::arrow::array::StringArray>()
-                .ok_or_else(|| Error::Shape(format!("capture.{c}")))?;
-            Ok((0..a.len())
-                .map(|i| a.is_valid(i).then(|| a.value(i).to_string()))
-                .collect())
-        };
+        let text = |c: &str| columns::strings(b, c);
         let cols = [
             "capture",
             "source_path",
