@@ -8,7 +8,8 @@
 # system's (.ci/perf612.sh); DuckDB, pyarrow, Polars and pyspark in a
 # virtualenv (PERFQ_VENV, by default ~/.cache/perfq-venv) with Selenium
 # and jsonschema for the browser tests; npm's speedscope (its schema and
-# page) in PERFQ_NPM (by default ~/.cache/perfq-npm); cargo-fuzz.
+# page) in PERFQ_NPM (by default ~/.cache/perfq-npm); cargo-fuzz and
+# cargo-nextest (the test runner .ci/run uses).
 # What is already there is kept, so running it again is quick. Needs root
 # for apt-get.
 set -euo pipefail
@@ -56,3 +57,4 @@ if ! grep -qs "\"version\": \"$speedscope_version\"" "$npm_dir/node_modules/spee
 fi
 
 have cargo-fuzz || cargo install --locked -q cargo-fuzz
+have cargo-nextest || cargo install --locked -q cargo-nextest

@@ -50,8 +50,12 @@ leaks=1
 # most of an hour on two cores: it is built without them, unoptimized
 # (about 12 minutes from cold), which keeps Rust's overflow and debug
 # checks; libFuzzer still finds panics, hangs and runaway allocations.
-build=""
-[ "$target" = query_statement ] && build="-s none --dev"
+case $target in
+read_capture) build="" ;;
+convert_capture | unpack_archive) build="--features writer" ;;
+query_statement) build="-s none --dev --features query" ;;
+*) echo "fuzz/run.sh: no target $target" >&2; exit 2 ;;
+esac
 # shellcheck disable=SC2086
 RUSTC_BOOTSTRAP=1 cargo fuzz run $build "$target" "corpus/$target" -- \
     -max_total_time="$secs" -max_len=4194304 -rss_limit_mb=2048 -timeout=20 \
