@@ -4,8 +4,9 @@
 # addr2line reads split DWARF), util-linux's `script` (a terminal for the
 # progress test), libc's debug file (libc6-dbg), Chromium (renders the
 # flame graph, the HTML report and speedscope's page) with its driver, a
-# Java runtime (Spark), Go (`go tool pprof` reads the pprof exports); perf 6.12 unpacked beside the
-# system's (.ci/perf612.sh); DuckDB, pyarrow, Polars and pyspark in a
+# Java runtime (Spark), Go (`go tool pprof` reads the pprof exports),
+# zsh, fish and man-db (completion scripts, manual pages); perf 6.12
+# unpacked beside the system's (.ci/perf612.sh); DuckDB, pyarrow, Polars and pyspark in a
 # virtualenv (PERFQ_VENV, by default ~/.cache/perfq-venv) with Selenium
 # and jsonschema for the browser tests; npm's speedscope (its schema and
 # page) in PERFQ_NPM (by default ~/.cache/perfq-npm); cargo-fuzz and
@@ -27,6 +28,11 @@ have script || need+=(bsdutils)
 have go || need+=(golang-go)
 have npm || need+=(npm)
 have java || need+=(default-jre-headless)
+# The completion scripts are read by their shells, the manual pages
+# rendered by man-db (crates/cli/tests/help.rs).
+have man || need+=(man-db)
+have zsh || need+=(zsh)
+have fish || need+=(fish)
 # libc's debug file: the DWARF comparisons with perf name libc's frames
 # from it (crates/cli/tests/common: libc_debug_info_here).
 libc=$(gcc -print-file-name=libc.so.6)

@@ -8,7 +8,8 @@
 #   build-fp-4x.data   the same for 4 × as long (with LONG=1)
 #   build-dwarf.data   perf record -a --call-graph dwarf,8192 -F 999, a third as long
 # then prints each one's shape (samples, DSOs, distinct addresses, stacks,
-# depth), read by perfq from its converted dataset.
+# depth), read by perfq from its converted dataset, and that dataset's size
+# on disk (and its stacks table's: the one the stack encodings change).
 #   sh benches/build-capture.sh         # PERFQ names perfq (default: release build)
 # Needs perf allowed to record system-wide (root, or perf_event_paranoid <= 0).
 set -eu
@@ -61,4 +62,5 @@ for f in "$dir"/build-*.data; do
         (SELECT COUNT(*) FROM stacks WHERE frame_ids IS NOT NULL) AS sampled_stacks,
         (SELECT MAX(depth) FROM stacks) AS max_depth,
         (SELECT AVG(depth) FROM samples s JOIN stacks t ON t.stack_id = s.stack_id) AS mean_depth"
+    echo "dataset: $(du -sb "$ds" | cut -f1) bytes, stacks.parquet $(du -cb "$ds"/capture=*/stacks.parquet | tail -1 | cut -f1) bytes"
 done

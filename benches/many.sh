@@ -2,7 +2,9 @@
 # A dataset of 100 captures: generated (perfq-gen, Sapphire Rapids
 # topdown groups, SAMPLES (default 20 K) samples each with its own seed),
 # converted by `perfq batch -j 1` and `-j 2` (next to `perf script` over
-# the same files), then queried across every capture at once.
+# the same files), then queried across every capture at once: the samples
+# per capture, the top functions (self and total) summed over the
+# captures, and topdown by function at level 1 (self) and level 2 (total).
 #   sh benches/many.sh            # PERFQ_BENCH_DIR (default /tmp/perfq-bench)/many
 # PERFQ and PERFQ_GEN name the binaries (default: release builds).
 set -eu
@@ -42,6 +44,9 @@ hyperfine -w 1 -r 5 -N \
     -n "top 10 functions (self), all captures" "$PERFQ query $ds 'SELECT symbol, SUM(samples) AS n FROM function_self GROUP BY symbol ORDER BY n DESC LIMIT 10'" \
     -n "top 10 functions (total), all captures" "$PERFQ query $ds 'SELECT symbol, SUM(samples) AS n FROM function_total GROUP BY symbol ORDER BY n DESC LIMIT 10'" \
     -n "topdown level 1 by function, all captures" "$PERFQ topdown $ds" \
+    -n "topdown level 2 total by function, all captures" "$PERFQ topdown $ds --level 2 --total" \
     --export-markdown "$dir/query.md"
+/usr/bin/time -f "top 10 functions (total) over 100 captures: peak RSS %M KiB" \
+    "$PERFQ" query "$ds" 'SELECT symbol, SUM(samples) AS n FROM function_total GROUP BY symbol ORDER BY n DESC LIMIT 10' > /dev/null
 /usr/bin/time -f "topdown over 100 captures: peak RSS %M KiB" "$PERFQ" topdown "$ds" > /dev/null
 cat "$dir/batch.md" "$dir/query.md"

@@ -9,13 +9,14 @@ use clap::{Args, Parser, Subcommand};
 use crate::damage::Policy;
 use crate::dump::{DumpFormat, DumpRecords};
 use crate::{
-    batch, convert, diff, dump, export, flamegraph, html, info, input, output, query, report, size,
-    symbols, topdown, Outcome,
+    batch, convert, diff, dump, examples, export, flamegraph, html, info, input, output, query,
+    report, size, symbols, topdown, Outcome,
 };
 
-/// Turn perf.data captures into answers.
+/// Turn perf.data captures into answers: per-function reports, top-down
+/// (TMA) shares, SQL over Parquet datasets, flame graphs and HTML reports.
 #[derive(Parser)]
-#[command(name = "perfq", version, about)]
+#[command(name = "perfq", version, about, after_help = examples::PERFQ)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -28,50 +29,74 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// Describe a capture: header, events, record counts, losses, warnings.
+    #[command(after_help = examples::INFO)]
     Info(InfoArgs),
     /// Print every sample with all its decoded fields, in time order.
+    #[command(after_help = examples::DUMP)]
     Dump(DumpArgs),
     /// Write captures as a normalized Parquet dataset (docs/schema.md).
+    #[command(after_help = examples::CONVERT)]
     Convert(ConvertArgs),
     /// Per-function self (and with --children, total) samples, periods and
     /// percentages, like `perf report --stdio`.
+    #[command(after_help = examples::REPORT)]
     Report(ReportArgs),
     /// Top-down (TMA) shares of pipeline slots per function, thread,
     /// process, DSO or time interval (docs/topdown.md).
+    #[command(after_help = examples::TOPDOWN)]
     Topdown(TopdownArgs),
     /// Record the top-down events this machine's CPU, kernel and perf can
     /// take (chosen for it; --print shows the choice and the perf command
     /// line), then answer as `topdown` does (docs/topdown.md).
+    #[command(after_help = examples::RECORD)]
     Record(crate::record::RecordArgs),
     /// Run SQL over a dataset or a perf.data file: every table and the
     /// documented views (docs/schema.md) are registered.
+    #[command(after_help = examples::QUERY)]
     Query(QueryArgs),
     /// Folded stacks, or an interactive flame graph (SVG), optionally
     /// coloured by each function's dominant top-down category.
+    #[command(after_help = examples::FLAMEGRAPH)]
     Flamegraph(FlamegraphArgs),
     /// Compare two captures per function or DSO: the change in share of
     /// samples (or period) and in top-down categories, largest first, with
     /// its significance.
+    #[command(after_help = examples::DIFF)]
     Diff(DiffArgs),
     /// Write the samples for the viewers people use: pprof (`go tool
     /// pprof`, Pyroscope, Parca) or speedscope (docs/viewing.md).
+    #[command(after_help = examples::EXPORT)]
     Export(ExportArgs),
     /// One self-contained HTML report (docs/viewing.md): header, top
     /// functions with their top-down shares, callers and callees, a time
     /// line whose selection filters the rest, a flame graph.
+    #[command(after_help = examples::HTML)]
     Html(HtmlArgs),
     /// Convert many captures into one dataset, in parallel: perf.data files,
     /// folders (searched recursively), globs and archives (.tar, .tar.gz,
     /// .tar.bz2, .tar.zst, .zip). Captures already in the dataset are
     /// skipped, so an interrupted batch resumes where it stopped.
+    #[command(after_help = examples::BATCH)]
     Batch(BatchArgs),
     /// See, prune or clear perfq's cache of converted captures and symbol
     /// tables (bounded by PERFQ_CACHE_MAX, by default a tenth of its file
     /// system; least recently used removed first).
+    #[command(after_help = examples::CACHE)]
     Cache {
         #[command(subcommand)]
         action: crate::cache::CacheAction,
     },
+    /// Print a completion script for a shell (bash, zsh, fish, elvish,
+    /// powershell), to be saved where the shell looks for completions.
+    #[command(after_help = examples::COMPLETIONS)]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print perfq's manual page (roff), or one command's, or write every
+    /// page into a folder.
+    #[command(after_help = examples::MAN)]
+    Man(crate::manual::ManArgs),
 }
 
 /// The arguments of `perfq info`.
@@ -79,14 +104,18 @@ pub enum Command {
 pub struct InfoArgs {
     /// The perf.data file (`-` for standard input).
     file: PathBuf,
-    /// Print one JSON object instead of text.
-    #[arg(long)]
+    /// Output format: text, or one JSON object.
+    #[arg(long, value_enum, default_value_t = info::InfoFormat::Text)]
+    format: info::InfoFormat,
+    /// The same as --format json.
+    #[arg(long, hide = true)]
     json: bool,
 }
 
 impl InfoArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-        info::run(&self.file, self.json, policy, out)
+        let json = self.json || self.format == info::InfoFormat::Json;
+        info::run(&self.file, json, policy, out)
     }
 }
 
@@ -129,7 +158,7 @@ pub struct ConvertArgs {
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// The dataset folder; each capture becomes `capture=<id>/` in it.
-    #[arg(short, long)]
+    #[arg(short, long, value_name = "DATASET")]
     output: PathBuf,
     /// Replace captures already in the dataset.
     #[arg(long)]
@@ -239,7 +268,7 @@ pub struct TopdownArgs {
     #[arg(long, value_name = "NAME")]
     cpu_model: Option<String>,
     /// Rows with fewer samples are marked (not hidden).
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, value_name = "N", default_value_t = 30)]
     min_samples: u64,
     /// Only the samples of these processes.
     #[arg(long = "pid", value_name = "PID", value_delimiter = ',')]
@@ -283,7 +312,7 @@ pub struct QueryArgs {
     format: output::QueryFormat,
     /// Write the result to this file (atomically) instead of standard
     /// output.
-    #[arg(short, long)]
+    #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Only this capture of a dataset (its id, `capture=<id>`).
     #[arg(long, value_name = "ID")]
@@ -314,7 +343,7 @@ pub struct FlamegraphArgs {
     /// dataset folder, or one capture's `capture=<id>` folder.
     input: PathBuf,
     /// Write to this file (atomically) instead of standard output.
-    #[arg(short, long)]
+    #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Folded stacks (`comm;caller;...;leaf count`) instead of an SVG.
     #[arg(long)]
@@ -361,7 +390,7 @@ pub struct ViewArgs {
     /// dataset folder, or one capture's `capture=<id>` folder.
     input: PathBuf,
     /// The file to write (atomically).
-    #[arg(short, long)]
+    #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
     /// Only this event (its name as `perfq info` shows it). pprof takes
     /// every event by default, speedscope and html the first sampled.
@@ -391,7 +420,7 @@ impl ViewArgs {
 #[derive(Args)]
 pub struct ExportArgs {
     /// The format.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, value_name = "FORMAT")]
     to: export::Format,
     #[command(flatten)]
     view: ViewArgs,
@@ -439,7 +468,7 @@ pub struct DiffArgs {
     #[arg(long, value_enum, default_value_t = output::QueryFormat::Table)]
     format: output::QueryFormat,
     /// Write the result to this file (atomically) instead of standard output.
-    #[arg(short, long)]
+    #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     #[command(flatten)]
     input_args: input::InputArgs,
@@ -468,10 +497,10 @@ pub struct BatchArgs {
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
     /// The dataset folder.
-    #[arg(short, long)]
+    #[arg(short, long, value_name = "DATASET")]
     output: PathBuf,
     /// Conversions at once (default: one per core).
-    #[arg(short, long, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     jobs: Option<u32>,
     /// Replace captures already in the dataset.
     #[arg(long)]

@@ -13,6 +13,13 @@ use serde_json::{json, Map, Value};
 use crate::damage::Policy;
 use crate::Outcome;
 
+/// `perfq info`'s output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum InfoFormat {
+    Text,
+    Json,
+}
+
 pub fn run(
     path: &Path,
     as_json: bool,

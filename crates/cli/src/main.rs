@@ -10,6 +10,7 @@ mod damage;
 mod diff;
 mod diff_table;
 mod dump;
+mod examples;
 mod export;
 mod flamegraph;
 mod heap;
@@ -18,6 +19,7 @@ mod huge_pages;
 mod info;
 mod input;
 mod jsonw;
+mod manual;
 mod output;
 mod process_tree;
 mod progress;
@@ -79,6 +81,8 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Html(args) => args.run(policy)?,
         Command::Batch(args) => args.run(policy, &mut out)?,
         Command::Cache { action } => cache::run(&action, &mut out)?,
+        Command::Completions { shell } => manual::completions(shell, &mut out)?,
+        Command::Man(args) => args.run(&mut out)?,
     };
     out.flush()?;
     Ok(outcome)

@@ -64,7 +64,7 @@ pub struct RecordArgs {
     level: u8,
     /// Keep the capture in this file (by default a temporary file, removed
     /// once answered).
-    #[arg(short, long)]
+    #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Record this perf event group instead of the top-down events (for
     /// another question, or a machine without a hardware PMU); answered

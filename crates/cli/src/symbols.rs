@@ -11,20 +11,20 @@ use crate::scratch::Scratch;
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct SymbolSources {
     /// A root directory prefixed to binary paths (perf's --symfs).
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     symfs: Option<PathBuf>,
     /// Kernel symbols from this kallsyms file (by default: the copy perf's
     /// build-id cache keeps of the recorded kernel's, else /proc/kallsyms
     /// when the recorded kernel is the one running).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     kallsyms: Option<PathBuf>,
     /// A perf build-id cache to search before ~/.debug (perf's
     /// --buildid-dir); may be given more than once.
-    #[arg(long = "buildid-dir")]
+    #[arg(long = "buildid-dir", value_name = "DIR")]
     buildid_dirs: Vec<PathBuf>,
     /// A `perf archive` tarball (perf.data.tar.bz2) with the capture's
     /// binaries, used as a build-id cache; may be given more than once.
-    #[arg(long = "archive")]
+    #[arg(long = "archive", value_name = "FILE")]
     archives: Vec<PathBuf>,
 }
 

@@ -371,7 +371,7 @@ fn killed_batch_resumes_with_every_capture_once() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A program built and recorded here, `perf archive`d from a build-id
+/// A program built and recorded in the test, `perf archive`d from a build-id
 /// cache of the test's own, then its binaries deleted: only the tarball
 /// beside the capture can name its frames.
 #[test]

@@ -1,8 +1,11 @@
-//! Conformance over the shared corpus: `perfq info --json` must count
-//! samples and every record type exactly as perf 6.12's `perf report -D`
-//! did (the catalog's `samples` and `pc`), on every capture perf reads.
-//! Captures perf cannot read must give the same counts, or a clear error, or
-//! differ for a reason listed below.
+//! Conformance over a corpus of real captures, which is not in the
+//! repository (`common::corpus`: `PERFQ_CORPUS`, else `../shared/corpus`;
+//! docs/testing.md describes its catalog). Without it every test here
+//! prints `SKIPPED` and passes, unless `PERFQ_REQUIRE_ORACLES=1` is set.
+//! `perfq info --json` must count samples and every record type exactly as
+//! perf 6.12's `perf report -D` did (the catalog's `samples` and `pc`), on
+//! every capture perf reads. Captures perf cannot read must give the same
+//! counts, or a clear error, or differ for a reason listed below.
 
 mod common;
 
@@ -31,7 +34,7 @@ const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
     ),
     (
         "performance_modelisation/src/tool_oprofile/perf.data",
-        "data size 0 in the header: perf refuses, perfq reads the records up to the end of the file as the issue asks (with a warning)",
+        "data size 0 in the header: perf refuses, perfq reads the records up to the end of the file (with a warning)",
     ),
 ];
 
@@ -92,7 +95,7 @@ fn corpus_counts_match_perf() {
             .as_str()
             .is_some_and(|s| s.starts_with("OK"));
         // A row without any perf count (perf 6.12 printed no statistics for
-        // it): ask the perf installed here.
+        // it): ask the installed perf.
         if perf_reads && entry["samples_src"] == "-" && expected.is_empty() {
             match common::perf_report_d_counts(&path) {
                 Some(c) => {

@@ -392,7 +392,7 @@ fn pprof_keeps_inlined_functions_build_ids_and_threads() {
         .expect("a Locations section");
     // A location with an inlined function: a line that continues the
     // location above it (no `N: 0x...` of its own). Only where libc's
-    // binary and its debug file are this machine's: without them libc's
+    // binary and its debug file are the running system's: without them libc's
     // frames are addresses.
     let here = common::recorded_binaries_here(&common::testdata("dwarf.data"))
         .and_then(|()| common::libc_debug_info_here());

@@ -6,7 +6,7 @@
 //!    module, tidying, the first event only, periods added up): the
 //!    captures in `testdata/` (frame pointers with forks and execs,
 //!    `--call-graph dwarf`, a group read, two events) and a C program
-//!    recorded here both ways. Differences perf and perfq are known to
+//!    recorded in the test both ways. Differences perf and perfq are known to
 //!    have are matched sample by sample, each kind named and counted, and
 //!    must stay rare; everything else must be equal, stack for stack and
 //!    count for count (see `compare`).

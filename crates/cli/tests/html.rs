@@ -256,7 +256,8 @@ fn reports_show_what_the_views_and_topdown_answer() {
         &dataset.display().to_string(),
     ]);
     // The function clicked: the one with the most samples of its own
-    // (its name is this machine's: on another, libc's are addresses).
+    // (named only where the recorded binaries are the running system's:
+    // elsewhere, libc's frames are addresses).
     let busiest = |input: &Path| -> String {
         rows(
             input,

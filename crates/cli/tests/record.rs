@@ -1,7 +1,7 @@
 //! `perfq record`: the choice on the fixture machines through the CLI
 //! (`PERFQ_SYSROOT`, a `perf` on `PATH` that only tells its version), the
-//! refusals, and real recordings of software events on this machine (no
-//! hardware PMU here: `--events`), stopped by `--duration` and by Ctrl-C.
+//! refusals, and real recordings of software events with `--events` (they
+//! need no hardware PMU), stopped by `--duration` and by Ctrl-C.
 
 mod common;
 

@@ -2,7 +2,7 @@
 //! the test: per-symbol self percentages (`--no-children --sort dso,sym`)
 //! and, for frame-pointer callchains, total percentages (`--children`)
 //! agree within 0.1 percentage point for every symbol at or above 0.5%.
-//! Kernel symbols come from this machine's /proc/kallsyms, as perf's do.
+//! Kernel symbols come from the running kernel's /proc/kallsyms, as perf's do.
 
 mod common;
 

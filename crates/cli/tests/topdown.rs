@@ -1,6 +1,8 @@
 //! `perfq topdown` end to end: generated captures with the layouts real
 //! topdown recordings have (crates/testgen) → decode → dataset → SQL →
-//! CLI output, against the worked examples of topdown.md §11.
+//! CLI output, against the worked examples of
+//! crates/topdown/tests/worked_examples.rs (counts and the shares the
+//! family's published formulas give them, written out in each test).
 
 mod common;
 
@@ -90,7 +92,8 @@ const BAD: (u32, u64) = (4, 0x8100);
 const FE: (u32, u64) = (4, 0x8200);
 const BE: (u32, u64) = (4, 0x8300);
 
-/// §11.3: cumulative values → deltas → per function.
+/// Three Ice Lake samples (`deltas.rs`' worked example): cumulative values
+/// → deltas → per function.
 #[test]
 fn icelake_three_samples_per_function() {
     let dir = scratch("icl3");
@@ -156,7 +159,7 @@ fn icelake_three_samples_per_function() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// §11.1 and §11.2: one interval on Ice Lake (with and without the
+/// One interval on Ice Lake (with and without the
 /// corrections) and Sapphire Rapids level 2 with flags.
 #[test]
 fn icelake_l1_and_sapphire_rapids_l2() {
@@ -316,7 +319,7 @@ fn one_sample(
     row(&rows, "branchy_search").clone()
 }
 
-/// §11.4: Skylake, SMT off, slots = 4 × cycles, in one group; then level
+/// Skylake, SMT off, slots = 4 × cycles, in one group; then level
 /// 2 as `perfq record` records it with SMT on: four groups taking turns,
 /// each scaled by its own cycles, with the backend and retiring splits
 /// from EXE_ACTIVITY/CYCLE_ACTIVITY and MACRO_FUSED.
@@ -427,7 +430,7 @@ const ZEN: [(&str, u64); 12] = [
     ("ucode", 90_000),
 ];
 
-/// §11.5: Zen 4 level 1 and 2, the RIS encodings (the 0x43 byte), and the
+/// Zen 4 level 1 and 2, the RIS encodings (the 0x43 byte), and the
 /// same counts on Zen 5.
 #[test]
 fn zen4_zen5() {
@@ -524,7 +527,7 @@ fn gracemont_l1_l2_in_two_groups() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// §11.6: Neoverse V2 with the slot width from the recorded PMU caps.
+/// Neoverse V2 with the slot width from the recorded PMU caps.
 #[test]
 fn neoverse_v2() {
     let dir = scratch("nv2");

@@ -645,7 +645,7 @@ fn every_preset_is_compared_with_perf() {
     }
 }
 
-/// Software-event group reads recorded on this machine: system binaries,
+/// Software-event group reads of `testdata/` recorded by perf: system binaries,
 /// unresolved addresses and kernel frames.
 #[test]
 fn perf_group_recorded_captures() {

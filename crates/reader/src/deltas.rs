@@ -146,7 +146,8 @@ mod tests {
         w.iter().flat_map(|x| x.to_le_bytes()).collect()
     }
 
-    /// topdown.md §11.3: cumulative values → deltas → per-function sums.
+    /// A worked example: three Ice Lake group reads (cumulative values) in
+    /// two functions → deltas → per-function sums and level-1 shares.
     #[test]
     fn worked_example_11_3() {
         let events = topdown_events(false);

@@ -10,11 +10,11 @@
 //!   the same type, config, sample_type and read_format: the generated
 //!   captures the topdown tests use are what `perfq record` records.
 //!
-//! This machine has no hardware PMU, so perf is shown the fixture's: its
+//! The test needs no hardware PMU: perf is shown the fixture's PMUs (its
 //! `sys/bus/event_source/devices` is bind-mounted over the real one in a
 //! private mount namespace, and a preloaded `syscall` wrapper opens each
 //! event of a fixture PMU as a software clock with the rest of its attr
-//! unchanged, so that perf goes on to write a capture whose attrs are the
+//! unchanged), so that perf goes on to write a capture whose attrs are the
 //! ones it built.
 
 mod common;
@@ -133,7 +133,7 @@ fn shim(dir: &Path) -> Option<PathBuf> {
 }
 
 /// `unshare` with a private mount namespace (as root; otherwise inside a
-/// user namespace), if this machine allows one.
+/// user namespace), if the system allows one.
 fn unshare() -> Option<Vec<&'static str>> {
     let euid = std::fs::read_to_string("/proc/self/status")
         .ok()?
@@ -153,13 +153,13 @@ fn unshare() -> Option<Vec<&'static str>> {
     works.then_some(args)
 }
 
-/// The CPUs of this machine, for the fixture's hybrid PMUs' `cpus`
+/// The CPUs the test runs on, for the fixture's hybrid PMUs' `cpus`
 /// files (perf opens a hybrid PMU's events on the CPUs it names).
 fn online_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Points each hybrid PMU of the fixture at CPUs this machine has: the
+/// Points each hybrid PMU of the fixture at CPUs the test runs on: the
 /// first core type at CPU 0, the next at CPU 1 (or 0).
 fn fit_cpus_here(devices: &Path) {
     let mut n = 0;
@@ -437,7 +437,7 @@ fn check(
         }
     }
     assert_eq!(at, shown.len(), "{what}: perf built exactly the groups");
-    // The methods as recorded here: the method, and whether its groups
+    // The methods as recorded on the fixture: the method, and whether its groups
     // were cut to fit.
     let layout: Vec<(&str, bool)> = plan
         .chosen

@@ -787,7 +787,7 @@ fn cached_kallsyms(
 }
 
 /// The kallsyms file `path`, parsed, or its tables as `disk` kept them
-/// from an earlier run (parsing a kernel's 200,000 lines is ~150 million
+/// from a previous perfq run (parsing a kernel's 200,000 lines is ~150 million
 /// instructions; the kept tables are mapped and read where looked up).
 /// They are kept under the file's path, size and modification time; files
 /// without a size (`/proc/kallsyms`) are parsed each time.

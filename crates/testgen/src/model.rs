@@ -2,7 +2,8 @@
 //! of `cycles` with a given top-down mix, per CPU family.
 //!
 //! The counts are made so that the family's own formulas (perf's metric
-//! JSON, `../shared/reference/topdown.md` §3-§7) give the mix back:
+//! JSON, pmu-tools, Arm's; `crates/topdown/sets/` names each) give the mix
+//! back:
 //! Intel PERF_METRICS through the kernel's 8-bit quantisation
 //! `floor(slots * byte / 255)`, the others exactly up to integer rounding.
 
@@ -496,7 +497,9 @@ mod tests {
 
     #[test]
     fn kernel_quantisation_matches_the_worked_example() {
-        // topdown.md §11.1: bytes 76/25/64/90 of 10,000,000 slots.
+        // The kernel's quantisation (icl_get_metrics_event_value in
+        // arch/x86/events/intel/core.c): bytes 76/25/64/90 of 10,000,000
+        // slots.
         let s = 10_000_000;
         assert_eq!(metric_count(s, 76), 2_980_392);
         assert_eq!(metric_count(s, 25), 980_392);

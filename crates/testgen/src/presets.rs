@@ -1,12 +1,14 @@
 //! Machines and event lists as real top-down recordings have them: the
 //! header strings, PMUs and caps of the recording machine, and the events
 //! in the order, types, configs and flags `perf record` (>= 6.13) gives
-//! them (`../shared/reference/topdown.md` §2-§10).
+//! them. Encodings are those of perf's event tables
+//! (`tools/perf/pmu-events/arch/`) and the kernel's PMU event aliases;
+//! `crates/record/tests/perf_parse.rs` checks the presets `perfq record`'s
+//! lines map to against the attrs perf itself builds for those lines.
 //!
 //! One deliberate difference: attrs are written at 128 bytes (VER7) by
-//! default, the largest size the perf 6.1 on the development machine
-//! reads; perf >= 6.3 writes 136 (set [`CaptureSpec::attr_size`] to
-//! [`AttrSize::Ver8`] for that).
+//! default, the largest size perf 6.1 reads; perf >= 6.3 writes 136 (set
+//! [`CaptureSpec::attr_size`] to [`AttrSize::Ver8`] for that).
 
 use crate::attr::{
     event_type, flags, read_format as rf, sample_type as st, Attr, AttrSize, Sampling,
@@ -332,8 +334,10 @@ fn raw(config: u64, counts: Quantity) -> Ev {
 }
 
 /// The slots leader, the cycles sampler and the topdown metric events:
-/// `{slots,cycles,topdown-*}:S` (perf >= 6.13 keeps this order;
-/// topdown.md §4.6). `prefix` is `cpu_core/` on hybrid parts.
+/// `{slots,cycles,topdown-*}:S` (perf >= 6.13 keeps this order; older
+/// perf re-sorts it: `arch_evlist__cmp` in
+/// tools/perf/arch/x86/util/evlist.c). `prefix` is `cpu_core/` on hybrid
+/// parts.
 fn perf_metrics_group(metrics: u8, pmu: Option<(&str, u32)>) -> Vec<Ev> {
     const NAMES: [&str; 8] = [
         "topdown-retiring",
@@ -378,7 +382,7 @@ fn event_names(evs: &[Ev]) -> Vec<&str> {
 fn icelake(corrections: bool) -> Preset {
     let mut evs = perf_metrics_group(4, None);
     if corrections {
-        // ICL's FE and BE corrections (topdown.md §4.4/§4.5).
+        // ICL's FE and BE corrections (as perf's icl-metrics.json uses them).
         evs.push(ev(
             "int_misc.uop_dropping",
             event_type::RAW,
@@ -488,7 +492,8 @@ fn general(golden_cove: bool) -> Preset {
 /// splits as well.
 fn skylake(level2_parts: bool) -> Preset {
     use Quantity::*;
-    // topdown.md §3.3, SKL column; cycles is CPU_CLK_UNHALTED.THREAD.
+    // perf's skylake event encodings (pmu-events/arch/x86/skylake/), the
+    // events skl-metrics.json uses; cycles is CPU_CLK_UNHALTED.THREAD.
     let mut evs = vec![
         ev("cycles", event_type::HARDWARE, 0, Cycles),
         raw(0x19c, FrontendSlots),
@@ -635,7 +640,9 @@ fn zen(gen: Zen, which: ZenEvents) -> Preset {
         ZenEvents::L1 => build(name, m, vec![group(l1())]),
         ZenEvents::Ris => {
             // r430076 is ls_not_halted_cyc with USR|OS|EN set by hand; the
-            // kernel rebuilds those bits (topdown.md §6.3). No SMT event.
+            // kernel keeps only AMD64_RAW_EVENT_MASK of a raw config
+            // (arch/x86/events/amd/core.c) and sets those bits itself. No
+            // SMT event.
             let evs = vec![
                 raw(0x43_0076, Cycles),
                 raw(0x1_0043_01a0, FrontendSlots),
@@ -719,7 +726,8 @@ fn zen_machine(gen: Zen) -> (u32, Machine) {
     (width, m)
 }
 
-/// The level-2 events of a Zen `width` wide (topdown.md §6.2): six
+/// The level-2 events of a Zen `width` wide (perf's amdzen4/amdzen5
+/// pipeline.json): six
 /// counters a group, so two more groups, each with its own cycles
 /// sampler, which the kernel rotates with the level-1 group.
 fn zen_l2_groups(gen: Zen, width: u32) -> (Vec<Ev>, Vec<Ev>) {
@@ -812,7 +820,8 @@ fn zen_independent(m: Machine, evs: Vec<Ev>, width: u32) -> Preset {
 
 fn neoverse_v2() -> Preset {
     use Quantity::*;
-    // armv8_pmuv3_0 is registered with a dynamic type; 10 on this machine.
+    // armv8_pmuv3_0 is registered with a dynamic type; 10 as on the fixture
+    // machine crates/record/tests/machines/neoverse-v2.tree.
     const PMU: u32 = 10;
     let arm = |n: &str, c: u64, q| ev(n, PMU, c, q);
     let evs = vec![
@@ -1004,10 +1013,10 @@ fn gracemont(level2: bool) -> Preset {
     }
 }
 
-/// Gracemont, 5 wide (topdown.md §5): level 1, and level 2 in a second
-/// group (six general counters each); on a hybrid part's `cpu_atom`
-/// (`atom`: its type) by the kernel's aliases, else on `cpu` by raw
-/// config.
+/// Gracemont, 5 wide (perf's adln-metrics.json): level 1, and level 2 in a
+/// second group (six general counters each); on a hybrid part's
+/// `cpu_atom` (`atom`: its type) by the kernel's aliases, else on `cpu` by
+/// raw config.
 fn gracemont_groups(atom: Option<u32>) -> (Vec<Ev>, Vec<Ev>) {
     use Quantity::*;
     let atom_ev = |n: &str, c: u64, q| match atom {

@@ -1,7 +1,8 @@
 //! Values given sample by sample reach the file exactly: the worked
-//! example of topdown.md §11.3 (three Ice Lake samples, cumulative values
-//! in two functions) read back by perfq-reader and split by perf; and a
-//! mix-driven capture whose per-function top-down fractions come back.
+//! example of `perfq-reader`'s `deltas.rs` (three Ice Lake samples,
+//! cumulative values in two functions) read back by perfq-reader and split
+//! by perf; and a mix-driven capture whose per-function top-down fractions
+//! come back.
 
 mod common;
 
@@ -9,8 +10,8 @@ use common::{have_perf, perf, problems, root, temp_dir, Written};
 use perfq_reader::{Capture, ReadDeltas, RecordType};
 use perfq_testgen::{presets, Binary, CallTree, ExplicitSample, Values, Workload, Writer};
 
-/// §11.3 with foo = parse_input, bar = checksum; members in group order
-/// (slots, cycles, retiring, bad-spec, fe-bound, be-bound).
+/// The worked example with foo = parse_input, bar = checksum; members in
+/// group order (slots, cycles, retiring, bad-spec, fe-bound, be-bound).
 fn worked_example(cumulative: bool) -> Vec<ExplicitSample> {
     let rows: [(&str, [u64; 6]); 3] = [
         (
@@ -137,7 +138,7 @@ fn worked_example_11_3_reads_back_exactly() {
             ),
         ]
     );
-    // foo's retiring is 29.9020 % of SUM4 (topdown.md §11.3).
+    // foo's retiring is 29.9020 % of SUM4 (5,980,392 of 19,999,998).
     let foo = per_fn[0].1;
     let ret = foo[0] as f64 / foo.iter().sum::<u64>() as f64;
     assert!((ret - 0.299020).abs() < 5e-7, "{ret}");

@@ -1,4 +1,6 @@
-//! The worked examples of topdown.md §11, through the formula tables
+//! Worked examples, through the formula tables: per family, counts chosen
+//! so that its published formulas (the sources `crates/topdown/sets/`
+//! names) give the shares written out below
 //! (the query layer's SQL is checked against the same numbers end to end
 //! in crates/cli/tests/topdown.rs).
 

@@ -27,7 +27,9 @@ pub fn root() -> PathBuf {
         .join("../..")
 }
 
-/// `../shared/corpus` beside the checkout (or `PERFQ_CORPUS`), if present.
+/// The corpus of real captures, which is not in the repository:
+/// `PERFQ_CORPUS`, else `../shared/corpus` beside the checkout, if it holds
+/// a `catalog.json` (docs/testing.md). Tests that need it skip without it.
 pub fn corpus() -> Option<PathBuf> {
     let dir = std::env::var_os("PERFQ_CORPUS")
         .map(PathBuf::from)
@@ -81,7 +83,7 @@ pub fn keep_screenshot(png: &Path, name: &str) {
     }
 }
 
-/// The captures of `testdata/` recorded on this machine by perf (the
+/// The captures of `testdata/` recorded by perf (`testdata/record.sh`; the
 /// generated `topdown-spr.data` aside).
 pub const RECORDED: &[&str] = &[
     "fp.data",
@@ -99,7 +101,7 @@ pub fn testdata(name: &str) -> PathBuf {
 }
 
 /// A fresh folder of its own for one test: `perfq-<tag>-<name>-<pid>`
-/// under the temporary folder, emptied if an earlier run left it.
+/// under the temporary folder, emptied if a previous test run left it.
 pub fn scratch(tag: &str, name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("perfq-{tag}-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -253,7 +255,7 @@ fn elf_build_id(path: &str) -> Option<String> {
     (!id.is_empty() && id.bytes().all(|b| b.is_ascii_hexdigit())).then(|| id.to_string())
 }
 
-/// `Ok` if this machine's libc has its debug file (`libc6-dbg`, which
+/// `Ok` if the running system's libc has its debug file (`libc6-dbg`, which
 /// `.ci/setup.sh` installs) under `/usr/lib/debug/.build-id`, else why
 /// not. Without it libc has only its dynamic symbols, and perf, expanding
 /// inlined frames through addr2line, names some of its frames otherwise.

@@ -21,7 +21,7 @@ pub fn perfq(args: &[&str]) -> Output {
 }
 
 /// A conversion cache (`PERFQ_CACHE_DIR`) made empty for this test
-/// process: nothing an earlier run, or the user's own `~/.cache/perfq`,
+/// process: nothing a previous test run, or the user's own `~/.cache/perfq`,
 /// holds can answer a test.
 pub fn process_cache() -> &'static Path {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
