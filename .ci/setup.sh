@@ -9,8 +9,9 @@
 # unpacked beside the system's (.ci/perf612.sh); DuckDB, pyarrow, Polars and pyspark in a
 # virtualenv (PERFQ_VENV, by default ~/.cache/perfq-venv) with Selenium
 # and jsonschema for the browser tests; npm's speedscope (its schema and
-# page) in PERFQ_NPM (by default ~/.cache/perfq-npm); cargo-fuzz and
-# cargo-nextest (the test runner .ci/run uses).
+# page) in PERFQ_NPM (by default ~/.cache/perfq-npm); cargo-fuzz,
+# cargo-nextest (the test runner .ci/run uses) and cargo-about (the
+# third-party licences).
 # What is already there is kept, so running it again is quick. Needs root
 # for apt-get.
 set -euo pipefail
@@ -64,3 +65,7 @@ fi
 
 have cargo-fuzz || cargo install --locked -q cargo-fuzz
 have cargo-nextest || cargo install --locked -q cargo-nextest
+# THIRD-PARTY-LICENSES.md is checked against this version's output.
+about=0.9.3
+cargo about --version 2>/dev/null | grep -qx "cargo-about $about" ||
+    cargo install --locked -q --features cli "cargo-about@$about"

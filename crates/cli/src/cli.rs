@@ -208,8 +208,8 @@ pub struct ReportArgs {
     /// Also total (inclusive) time from callchains, like `perf report --children`.
     #[arg(long)]
     children: bool,
-    /// Row key.
-    #[arg(long, value_enum, default_value_t = report::SortKey::DsoSym)]
+    /// Row key (perf's --sort; --by as in topdown and diff).
+    #[arg(long, visible_alias = "by", value_enum, default_value_t = report::SortKey::DsoSym)]
     sort: report::SortKey,
     /// Only this event.
     #[arg(long)]

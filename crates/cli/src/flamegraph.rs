@@ -124,62 +124,22 @@ fn emit(
     }
 }
 
-/// Colours of the top-down categories (by node name), and of frames
-/// without top-down numbers.
-const CATEGORY_COLORS: &[(&str, Rgb)] = &[
-    (
-        "retiring",
-        Rgb {
-            r: 76,
-            g: 175,
-            b: 80,
-        },
-    ),
-    (
-        "bad_speculation",
-        Rgb {
-            r: 229,
-            g: 57,
-            b: 53,
-        },
-    ),
-    (
-        "frontend_bound",
-        Rgb {
-            r: 66,
-            g: 133,
-            b: 244,
-        },
-    ),
-    (
-        "backend_bound",
-        Rgb {
-            r: 251,
-            g: 140,
-            b: 0,
-        },
-    ),
-    (
-        "smt_contention",
-        Rgb {
-            r: 0,
-            g: 150,
-            b: 136,
-        },
-    ),
-];
-const NO_TOPDOWN: Rgb = Rgb {
-    r: 190,
-    g: 190,
-    b: 190,
-};
-
+/// A frame's colour: its function's dominant category's
+/// (`perfq_view::palette`, the HTML page's too), grey without numbers.
 fn category_color(node: &str) -> Rgb {
-    CATEGORY_COLORS
-        .iter()
-        .find(|(n, _)| *n == node)
-        .map_or(NO_TOPDOWN, |(_, c)| *c)
+    rgb(perfq_view::palette::category(node).unwrap_or(perfq_view::palette::NO_TOPDOWN))
 }
+
+fn rgb((r, g, b): (u8, u8, u8)) -> Rgb {
+    Rgb { r, g, b }
+}
+
+/// Frames without top-down numbers.
+const NO_TOPDOWN: Rgb = Rgb {
+    r: perfq_view::palette::NO_TOPDOWN.0,
+    g: perfq_view::palette::NO_TOPDOWN.1,
+    b: perfq_view::palette::NO_TOPDOWN.2,
+};
 
 /// A category's label for people: `Backend_Bound` → `Backend Bound`. No
 /// parentheses: inferno's script takes a frame's name from its tooltip by

@@ -6,8 +6,7 @@
 //! commands allocate and free tens to hundreds of megabytes phase by phase:
 //! a fixed threshold gives freed large blocks back. Conversion gets a
 //! higher one: at the lower, it maps and unmaps its mid-sized encoding
-//! buffers over and over (the figures behind both are in
-//! docs/benchmarks.md).
+//! buffers over and over.
 
 /// The threshold for commands that read, aggregate and print.
 pub const PHASES: usize = 1 << 20;

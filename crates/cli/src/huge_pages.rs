@@ -10,8 +10,7 @@
 //! gives huge pages only to memory that asks (`madvise` mode, the default
 //! of many distributions), blocks of [`LARGE`] and more ask: the 4×
 //! conversion then takes about a third of the page faults and a few
-//! per cent less CPU (figures in docs/benchmarks.md, "Choices these
-//! figures explain"). The kernel zeroes 2 MiB pages, so the gain is in
+//! per cent less CPU. The kernel zeroes 2 MiB pages, so the gain is in
 //! TLB misses, not in system time. glibc can do the same
 //! (`glibc.malloc.hugetlb=1`), but only as a tunable read when the
 //! process starts.

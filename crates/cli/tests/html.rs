@@ -6,7 +6,10 @@
 //! to the digits shown, a click on a function opens its callers and
 //! callees with the shares the stacks give, and a drag over the time line
 //! narrows the tables to the samples of that range and the top-down shares
-//! to `perfq topdown --interval`'s.
+//! to `perfq topdown --interval`'s. The page paints the top-down categories
+//! in the Okabe–Ito colours everywhere, says in the flame graph's legend
+//! what a frame's colour is (a category of total shares, a DSO, a change),
+//! and gives the flame graph a tall box the user can resize.
 
 mod common;
 
@@ -240,6 +243,131 @@ fn page(input: &Path, base: Option<&Path>, dir: &Path, name: &str) -> PathBuf {
     out
 }
 
+/// The top-down categories' colours as the browser paints them: Okabe and
+/// Ito's colour-blind-safe palette.
+const OKABE_ITO: [(&str, &str); 4] = [
+    ("retiring", "rgb(0, 158, 115)"),        // bluish green
+    ("bad_speculation", "rgb(213, 94, 0)"),  // vermillion
+    ("frontend_bound", "rgb(86, 180, 233)"), // sky blue
+    ("backend_bound", "rgb(240, 228, 66)"),  // yellow
+];
+
+/// A place's colours per top-down node (`report.py`'s `colours`): each
+/// category in its one Okabe–Ito colour.
+fn okabe_ito(place: &Value, what: &str) {
+    let place = place
+        .as_object()
+        .unwrap_or_else(|| panic!("{what}: {place}"));
+    assert!(!place.is_empty(), "{what}: no categories painted");
+    for (node, colours) in place {
+        let want = OKABE_ITO
+            .iter()
+            .find(|c| c.0 == node)
+            .unwrap_or_else(|| panic!("{what}: {node} is no level-1 category"));
+        assert_eq!(colours, &json!([want.1]), "{what}: {node}");
+    }
+}
+
+/// The flame graph's legend says what its colours are, and each frame
+/// wears its legend colour: on top-down captures the categories (of the
+/// total shares, as the caption says), otherwise each DSO's own colour,
+/// distinct, the rest sharing the "other" entry's.
+fn flame_colours(c: &Value, topdown: bool, name: &str) {
+    let legend = c["legend"].as_array().expect("the flame graph's legend");
+    let caption = c["caption"].as_str().unwrap();
+    let colour_of = |key: &str| {
+        legend
+            .iter()
+            .find(|e| e["key"] == key)
+            .map(|e| &e["colour"])
+    };
+    let frames = c["frames"].as_object().expect("frames per DSO");
+    assert!(!frames.is_empty(), "{name}: no frames");
+    if topdown {
+        assert!(caption.contains("total (inclusive)"), "{name}: {caption}");
+        let mut nodes = BTreeMap::new();
+        for e in legend.iter().filter(|e| e["node"].is_string()) {
+            nodes.insert(
+                e["node"].as_str().unwrap().to_string(),
+                json!([e["colour"]]),
+            );
+        }
+        okabe_ito(&json!(nodes), &format!("{name}: flame legend"));
+        for (dso, colours) in frames {
+            for colour in colours.as_array().unwrap() {
+                assert!(
+                    legend.iter().any(|e| &e["colour"] == colour),
+                    "{name}: a frame of {dso} is {colour}, in no legend entry"
+                );
+            }
+        }
+        return;
+    }
+    assert!(caption.contains("DSO"), "{name}: {caption}");
+    let listed: Vec<&Value> = legend.iter().filter(|e| e["key"] == "dso").collect();
+    let mut distinct: Vec<&Value> = listed.iter().map(|e| &e["colour"]).collect();
+    distinct.sort_by_key(|c| c.to_string());
+    distinct.dedup();
+    assert_eq!(distinct.len(), listed.len(), "{name}: DSO colours repeat");
+    for (dso, colours) in frames {
+        let want = match listed.iter().find(|e| e["dso"] == dso.as_str()) {
+            Some(e) => &e["colour"],
+            None => {
+                let other = legend.iter().find(|e| e["key"] == "other");
+                assert!(
+                    other.is_some_and(|o| o["dsos"].as_array().unwrap().contains(&json!(dso))),
+                    "{name}: {dso} is not in the legend: {legend:?}"
+                );
+                colour_of("other").unwrap()
+            }
+        };
+        assert_eq!(colours, &json!([want]), "{name}: frames of {dso}");
+    }
+}
+
+/// The flame graph has a tall box (60 % of the window), resizable, and
+/// lays its frames out again when resized: in flame orientation the
+/// roots stand on the new bottom edge, the frames span the box's width.
+fn flame_box(s: &Value, name: &str) {
+    let view = &s["colours"]["view"];
+    let height = view["height"].as_f64().unwrap();
+    let window = view["window"].as_f64().unwrap();
+    assert!(
+        height >= 0.55 * window && height >= 400.0,
+        "{name}: the flame graph is {height} px tall in a {window} px window"
+    );
+    assert_eq!(view["resize"], "vertical", "{name}: {view}");
+    assert!(
+        view["overflow_y"] == "auto" || view["overflow_y"] == "scroll",
+        "{name}: {view}"
+    );
+    let r = &s["resized"];
+    let (inner, flame) = (
+        r["view_height"].as_f64().unwrap(),
+        r["flame_height"].as_f64().unwrap(),
+    );
+    assert!((696.0..=700.0).contains(&inner), "{name}: resized to {r}");
+    assert!(
+        flame >= inner,
+        "{name}: the frames do not fill the box: {r}"
+    );
+    // A frame is a pixel shorter than its row.
+    let bottom = r["frames_bottom"].as_f64().unwrap();
+    assert!(
+        (0.0..=1.0).contains(&(flame - bottom)),
+        "{name}: the roots are not at the bottom: {r}"
+    );
+    // Across the box's width, not beyond. Not always to its very edge:
+    // samples without a stack, and slivers under half a pixel, are not
+    // drawn (the page's range and thread chosen leave a few).
+    let right = r["frames_right"].as_f64().unwrap();
+    let width = r["view_width"].as_f64().unwrap();
+    assert!(
+        right <= width + 1.0 && right >= 0.9 * width,
+        "{name}: frames span {right} of {width} px"
+    );
+}
+
 /// A page opened: its input, name, the function clicked and the
 /// intervals dragged over.
 type Case<'a> = (PathBuf, &'a str, &'a str, Option<(u64, u64)>);
@@ -315,6 +443,15 @@ fn reports_show_what_the_views_and_topdown_answer() {
             "{name}: {}",
             s["meta"]
         );
+        // Its colours and the flame graph's box.
+        let topdown = *name == "topdown-spr";
+        flame_colours(&s["colours"], topdown, name);
+        flame_box(s, name);
+        if topdown {
+            for place in ["bars", "timeline", "range", "table_legend"] {
+                okabe_ito(&s["colours"][place], &format!("{name}: {place}"));
+            }
+        }
         // The top functions, as shown.
         let functions = s["functions"].as_array().unwrap();
         assert!(!functions.is_empty(), "{name}: no rows");
@@ -483,6 +620,17 @@ fn a_comparison_shows_perfq_diffs_rows() {
     let s = &seen[0];
     assert_eq!(s["console"], json!([]));
     assert_eq!(s["resources"], json!([]));
+    // Coloured by change (report.py's click): the legend says so.
+    let caption = s["colours"]["caption"].as_str().unwrap();
+    assert!(caption.contains("change"), "{caption}");
+    let keys: Vec<&Value> = s["colours"]["legend"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["key"])
+        .collect();
+    assert_eq!(keys, [&json!("more"), &json!("less"), &json!("same")]);
+    flame_box(s, "diff");
     let want = common::rows(&perfq(&[
         "diff",
         &base.display().to_string(),

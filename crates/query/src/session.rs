@@ -83,8 +83,8 @@ impl Session {
         // ten rows is not pre-aggregated per partition (DataFusion's
         // threshold is eight in ten): the inclusive sums group millions of
         // rows into millions of sets and functions on system-wide
-        // captures, and the partial tables only doubled them (peak memory
-        // of the inclusive query: docs/benchmarks.md).
+        // captures, and the partial tables only doubled them (the
+        // inclusive query's peak memory, which benches/build.sh measures).
         config
             .options_mut()
             .execution

@@ -107,8 +107,8 @@ impl Consumer for Reading<'_, '_> {
 /// ([`Pass::bytes`]). The distinct locations of the pass come on top (a
 /// key and, a slice at a time, a resolution each, while it is summed):
 /// about as much again. Smaller passes hold less but resolve a location
-/// met in several passes once in each; what this trade costs is in
-/// docs/benchmarks.md.
+/// met in several passes once in each (`benches/build.sh` measures
+/// `perfq report` with this size on system-wide captures).
 const PASS_MEMORY: u64 = 16 << 20;
 
 /// What one pass of the read holds until it is summed.

@@ -546,7 +546,7 @@ impl Symbolizer {
         // ranges and line-program header, which for a large debug build
         // faults in over a hundred MB of the DWARF file that addr2line has
         // now parsed into its own tables: hand those pages back before the
-        // lookups fault in their own (docs/benchmarks.md).
+        // lookups fault in their own.
         if ctx.is_some() {
             bin.release_dwarf_pages();
         }

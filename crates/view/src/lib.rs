@@ -18,6 +18,7 @@ perfq_view::pprof::write(&p, &mut out)?;
 #![deny(missing_docs)]
 
 pub mod html;
+pub mod palette;
 pub mod pprof;
 pub mod speedscope;
 

@@ -256,7 +256,7 @@ const FAST_LEVELS: i32 = 2;
 /// 20,000 rows. A 2^16-entry table made up for it; the shorter matches
 /// ([`MIN_MATCH`]) do as well with the 2^14-entry table (64 KB, within a
 /// core's L2 cache), and compress faster though they take more
-/// instructions (fewer cache misses; docs/benchmarks.md).
+/// instructions (fewer cache misses).
 const HASH_LOG: u32 = 14;
 /// The shortest match zstd looks for (what level 1 takes for inputs up to
 /// 256 KB).

@@ -14,8 +14,12 @@ blocks every request, and a blocked one is a console error). Prints one
 JSON object per page: the header, the top functions table as shown, the
 butterfly after clicking the function (by a real click on its row), and
 the table and range shares after dragging over the time line (a real
-drag, from the first bucket's middle to the last's). Screenshots go to
-SCRATCH/NAME-*.png.
+drag, from the first bucket's middle to the last's), the colours the
+page paints (top-down categories in the table, the time line and the
+flame graph's legend; each frame's colour and DSO; the legend's
+entries), and the flame graph's box before and after it is resized (as
+CSS resize does: a new height on the box) in flame orientation.
+Screenshots go to SCRATCH/NAME-*.png.
 """
 
 import json
@@ -41,6 +45,68 @@ def table(driver, body_id):
             cells["shares"] = shares
         rows.append(cells)
     return rows
+
+
+# The colours as painted (computed styles), per place and top-down node,
+# the flame graph's legend and frames, and its box.
+COLOURS = """
+const bg = (e) => getComputedStyle(e).backgroundColor;
+const D = JSON.parse(document.getElementById('perfq-data').textContent);
+const byNode = (sel) => {
+  const out = {};
+  for (const e of document.querySelectorAll(sel)) {
+    const k = e.dataset.node, c = bg(e.tagName === 'SPAN' && e.querySelector('i') ? e.querySelector('i') : e);
+    (out[k] = out[k] || []).includes(c) || out[k].push(c);
+  }
+  return out;
+};
+const frames = {};
+for (const f of document.querySelectorAll('#flame .frame')) {
+  const dso = D.functions[Number(f.dataset.function)][1];
+  (frames[dso] = frames[dso] || []).includes(bg(f)) || frames[dso].push(bg(f));
+}
+const view = document.getElementById('flame-view');
+const style = getComputedStyle(view);
+return {
+  bars: byNode('#functions-body .bar span[data-node]'),
+  timeline: byNode('#timeline .col span[data-node]'),
+  range: byNode('#range-topdown span[data-node]'),
+  table_legend: byNode('#functions-legend span[data-node]'),
+  legend: [...document.querySelectorAll('#flame-legend span[data-key]')].map((e) => ({
+    key: e.dataset.key, node: e.dataset.node || null, dso: e.dataset.dso || null,
+    dsos: e.dataset.dsos ? JSON.parse(e.dataset.dsos) : null, colour: bg(e.querySelector('i')),
+    label: e.textContent})),
+  caption: document.getElementById('flame-caption').textContent,
+  frames: frames,
+  view: {height: view.getBoundingClientRect().height, window: window.innerHeight,
+         resize: style.resize, overflow_y: style.overflowY},
+};
+"""
+
+# Flame orientation, then the box made `arguments[0]` px tall: the frames
+# once the page has laid them out again (it does on the ResizeObserver's
+# call, after the next layout), or after a second.
+RESIZED = """
+const [height, done] = arguments;
+document.getElementById('flame-flip').click();
+const view = document.getElementById('flame-view');
+const flame = document.getElementById('flame');
+view.style.height = height + 'px';
+const start = performance.now();
+const check = () => {
+  if (flame.offsetHeight < view.clientHeight && performance.now() - start < 1000) {
+    requestAnimationFrame(check);
+    return;
+  }
+  const frames = [...flame.querySelectorAll('.frame')];
+  done({view_height: view.clientHeight, view_width: view.clientWidth,
+        flame_height: flame.offsetHeight, ms: performance.now() - start,
+        frames_bottom: Math.max(...frames.map((f) => f.offsetTop + f.offsetHeight)),
+        // Where the layout put them (a sliver's box is wider: its padding).
+        frames_right: Math.max(...frames.map((f) => parseFloat(f.style.left) + parseFloat(f.style.width)))});
+};
+requestAnimationFrame(check);
+"""
 
 
 def main():
@@ -117,6 +183,8 @@ def main():
             driver.execute_script("document.getElementById('flame').scrollIntoView()")
             driver.save_screenshot(os.path.join(scratch, f"{name}-flame.png"))
             out["frames"] = len(driver.find_elements(By.CSS_SELECTOR, "#flame .frame"))
+            out["colours"] = driver.execute_script(COLOURS)
+            out["resized"] = driver.execute_async_script(RESIZED, 700)
             out["console"] = [e["message"] for e in driver.get_log("browser")
                               if e["level"] in ("SEVERE", "WARNING")]
             print(json.dumps(out))

@@ -47,8 +47,6 @@ pub struct Page {
     pub title: String,
     /// The data the page's script reads.
     pub data: Value,
-    /// Legend entries (label, colour) of the flame graph.
-    pub legend: Vec<(String, String)>,
     /// Whether there are top-down numbers, and level-2 ones.
     pub topdown: bool,
     /// Whether level 2 is there.
@@ -57,27 +55,27 @@ pub struct Page {
     pub notes: Vec<String>,
 }
 
-/// Colours of the level-1 categories, as the flame graph's.
-const COLORS: &[(&str, (u8, u8, u8))] = &[
-    ("retiring", (76, 175, 80)),
-    ("bad_speculation", (229, 57, 53)),
-    ("frontend_bound", (66, 133, 244)),
-    ("backend_bound", (251, 140, 0)),
-    ("smt_contention", (0, 150, 136)),
-    ("resource_bound", (142, 36, 170)),
-];
-
+/// A node's colour: a level-1 category's own, a level-2 node a shade of
+/// its parent's (darker or lighter by its place among its siblings, so
+/// that siblings differ in lightness, which every eye tells apart).
 fn color(node: &str, parent: Option<&str>, nth_child: usize) -> String {
-    let base = |n: &str| COLORS.iter().find(|c| c.0 == n).map(|c| c.1);
-    match (base(node), parent.and_then(base)) {
-        (Some((r, g, b)), _) => format!("rgb({r},{g},{b})"),
-        // A child: its parent's colour, lighter, one shade per child.
-        (None, Some((r, g, b))) => {
-            let t = 0.35 + 0.25 * (nth_child % 3) as f64;
-            let mix = |c: u8| (f64::from(c) + (255.0 - f64::from(c)) * t).round() as u8;
+    let base = crate::palette::category;
+    match (parent.and_then(base), base(node)) {
+        (Some((r, g, b)), _) => {
+            // Towards black for the first child, towards white for the others.
+            let (target, t) = match nth_child % 3 {
+                0 => (0.0, 0.3),
+                1 => (255.0, 0.4),
+                _ => (255.0, 0.7),
+            };
+            let mix = |c: u8| (f64::from(c) + (target - f64::from(c)) * t).round() as u8;
             format!("rgb({},{},{})", mix(r), mix(g), mix(b))
         }
-        _ => "rgb(160,160,160)".into(),
+        (None, Some((r, g, b))) => format!("rgb({r},{g},{b})"),
+        _ => {
+            let (r, g, b) = crate::palette::NO_TOPDOWN;
+            format!("rgb({r},{g},{b})")
+        }
     }
 }
 
@@ -336,15 +334,6 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
 
     // Top-down: per function (self and total) and per interval.
     let td = topdown_data(session, &ids, width_ms, &mut notes)?;
-    let legend = match &td {
-        Some((_, nodes, _)) => nodes
-            .iter()
-            .filter(|n| n.2 == 1)
-            .map(|n| (n.1.replace('_', " "), n.3.clone()))
-            .chain([("no top-down numbers".into(), "#c9ccd3".into())])
-            .collect(),
-        None => vec![("coloured by DSO".into(), "transparent".into())],
-    };
     let level2 = td
         .as_ref()
         .is_some_and(|(_, nodes, _)| nodes.iter().any(|n| n.2 == 2));
@@ -378,7 +367,6 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
     Ok(Page {
         title: opt.title.clone(),
         data,
-        legend,
         topdown: td.is_some(),
         level2,
         notes,

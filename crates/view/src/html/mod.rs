@@ -3,7 +3,8 @@
 //! script) with the capture's header, its top functions with their
 //! top-down shares, callers and callees of a function, a time line whose
 //! range selection filters the rest, and a flame graph coloured by each
-//! function's dominant top-down category.
+//! function's dominant top-down category (of its total samples) or its
+//! DSO, with a legend that says which.
 //!
 //! What the page holds (`data.rs`): the call tree of the profile's
 //! stacks with functions named as `perf report` names them, the samples
@@ -38,16 +39,6 @@ pub fn write(page: &Page, out: &mut dyn Write) -> Result<(), Error> {
     let json = serde_json::to_string(&page.data)?;
     // Inside a script element only `</` can end it early.
     let json = json.replace("</", "<\\/");
-    let legend: String = page
-        .legend
-        .iter()
-        .map(|(label, color)| {
-            format!(
-                "<span><i style=\"background:{color}\"></i>{}</span>",
-                escape(label)
-            )
-        })
-        .collect();
     let (level2, heads) = match (page.topdown, page.level2) {
         (false, _) => ("", ""),
         (true, false) => ("", "<th>top-down (level 1)</th><th>flagged</th>"),
@@ -61,7 +52,6 @@ pub fn write(page: &Page, out: &mut dyn Write) -> Result<(), Error> {
         .replace("{{STYLE}}", STYLE)
         .replace("{{LEVEL2}}", level2)
         .replace("{{TOPDOWN_HEADS}}", heads)
-        .replace("{{LEGEND}}", &legend)
         .replace("{{SCRIPT}}", SCRIPT)
         .replace("{{DATA}}", &json);
     out.write_all(html.as_bytes())?;

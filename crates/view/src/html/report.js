@@ -33,27 +33,40 @@
   const children = Array.from({ length: nN }, () => []);
   for (let n = 1; n < nN; n++) children[D.nodes.parent[n]].push(n);
 
-  // Per function: its colour (dominant level-1 category of its total
-  // shares, else its DSO's hue).
+  // Per function with top-down numbers: the category of its largest
+  // level-1 share of its *total* samples (a caller is coloured by where
+  // its callees' time goes too, which is what a frame's width shows).
+  const NO_TOPDOWN = "#c9ccd3";
   const catColor = {};
   if (TD) for (const n of TD.nodes) catColor[n.name] = n.color;
-  function hue(s) {
-    let h = 0;
-    for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) >>> 0;
-    return h % 360;
-  }
-  const fnColor = D.functions.map(([name, dso], f) => {
-    const t = TD && TD.total[f];
+  function categoryColor(f) {
+    const t = TD.total[f];
+    let best = null;
     if (t) {
-      let best = null;
-      level1.forEach((n, i) => {
+      for (const n of level1) {
         const v = t.values[TD.nodes.indexOf(n)];
         if (v !== null && (best === null || v > best[1])) best = [n.name, v];
-      });
-      if (best) return catColor[best[0]];
+      }
     }
-    return TD ? "#c9ccd3" : `hsl(${hue(dso)}, 55%, 72%)`;
-  });
+    return best ? catColor[best[0]] : NO_TOPDOWN;
+  }
+
+  // Without top-down numbers, by DSO: Paul Tol's "light" colours
+  // (colour-blind safe, made to carry dark text; its pink left out, which
+  // deuteranopes take for the grey) go to the DSOs with the most area in
+  // the flame graph, the rest share grey, so no two DSOs named in the
+  // legend look alike.
+  const DSO_COLORS = ["#77AADD", "#EE8866", "#EEDD88", "#99DDFF", "#44BB99", "#BBCC33"];
+  const OTHER_DSOS = "#DDDDDD";
+  function rankDsos(tot) {
+    const area = new Map();
+    for (let n = 1; n < nN; n++) {
+      const dso = D.functions[D.nodes.fn[n]][1];
+      area.set(dso, (area.get(dso) || 0) + tot[n]);
+    }
+    return [...area.keys()].filter((d) => area.get(d) > 0)
+      .sort((a, b) => area.get(b) - area.get(a) || a.localeCompare(b));
+  }
 
   // Against a base capture: each function's change in share of samples
   // (this − base, percentage points) and its significance, as perfq diff.
@@ -166,6 +179,21 @@
     return { at, tot, self, selfP, total, totalP, outermost, count, period };
   }
   let A = aggregate();
+
+  // Colours fixed on the whole capture: a range or thread chosen later
+  // does not repaint a DSO.
+  const dsos = TD ? [] : rankDsos(A.tot);
+  const dsoColor = new Map(dsos.slice(0, DSO_COLORS.length).map((d, i) => [d, DSO_COLORS[i]]));
+  const fnColor = D.functions.map(([, dso], f) =>
+    TD ? categoryColor(f) : dsoColor.get(dso) || OTHER_DSOS);
+
+  // A legend's entry: a swatch and its label (`attrs` say what it
+  // stands for, for scripts reading the page).
+  const chip = (attrs, color, label) =>
+    el("span", attrs, el("i", { style: `background:${color}` }), label);
+  const nodeLabel = (n) => n.label.replace(/_/g, " ");
+  const categoryChips = () => level1.map((n) =>
+    chip({ "data-key": n.name, "data-node": n.name }, n.color, nodeLabel(n)));
 
   // Header.
   function header() {
@@ -306,17 +334,54 @@
     }
   }
 
-  // Flame graph (icicle: roots on top; flame: roots at the bottom).
-  function flameGraph() {
-    const box = $("flame");
+  // What the table's bars and flags are of: they follow self / total.
+  function functionsLegend() {
+    if (!TD) return;
+    const box = $("functions-legend");
+    box.hidden = false;
     box.textContent = "";
-    const width = box.clientWidth || 1200;
+    const of = state.mode === "self" ? "self samples (its own)" : "total samples (inclusive: with its callees')";
+    const l2 = level2.length ? "; level 2 in its parent's shades" : "";
+    box.append(el("span", { class: "caption",
+      text: `Bars: level-1 shares of each function's ${of}; ⚑ flagged bottlenecks${l2}:` }),
+    ...categoryChips());
+  }
+
+  // What a frame's colour says, in words and swatches. It must match
+  // fnColor and changeColor.
+  function flameLegend() {
+    const box = $("flame-legend");
+    box.textContent = "";
+    const caption = (text) => el("span", { class: "caption", id: "flame-caption", text });
+    if (state.byChange) {
+      box.append(caption("Colour: each function's change in share of samples against the base (darker: larger):"),
+        chip({ "data-key": "more" }, "hsl(0, 75%, 55%)", "more here than in the base"),
+        chip({ "data-key": "less" }, "hsl(215, 75%, 55%)", "less"),
+        chip({ "data-key": "same" }, "#d5d7dc", "no significant change (p ≥ 0.05)"));
+    } else if (TD) {
+      box.append(caption("Colour: each function's largest level-1 share of its total (inclusive) " +
+        "samples, as the table shows under total:"),
+      ...categoryChips(), chip({ "data-key": "none" }, NO_TOPDOWN, "no top-down numbers"));
+    } else {
+      box.append(caption("Colour: each function's DSO (there are no top-down numbers):"),
+        ...dsos.slice(0, DSO_COLORS.length).map((d) => chip({ "data-key": "dso", "data-dso": d }, dsoColor.get(d), d)));
+      const rest = dsos.slice(DSO_COLORS.length);
+      // A few are named; many are counted, named in the tooltip.
+      if (rest.length) {
+        box.append(chip({ "data-key": "other", "data-dsos": JSON.stringify(rest), title: rest.join("\n") },
+          OTHER_DSOS, rest.length <= 3 ? rest.join(", ") : `${rest.length} other DSOs`));
+      }
+    }
+  }
+
+  // The frames to draw from the zoomed node: [node, x, depth, width] and
+  // the deepest depth; frames narrower than half a pixel are left out.
+  function flameFrames(width) {
     const root = state.zoom;
     const rootTotal = root === 0 ? A.count : A.tot[root];
-    if (!rootTotal) return;
-    const q = state.flameSearch.toLowerCase();
     const frames = [];
     let maxDepth = 0;
+    if (!rootTotal) return { frames, maxDepth };
     const walk = [[root, 0, 0]];
     while (walk.length) {
       const [n, x, depth] = walk.pop();
@@ -331,16 +396,30 @@
         cx += A.tot[c] / rootTotal * width;
       }
     }
-    const rows = maxDepth + 1;
-    box.style.height = rows * 17 + "px";
+    return { frames, maxDepth };
+  }
+
+  // Flame graph (icicle: roots on top; flame: roots at the bottom of the
+  // box, however tall the user makes it).
+  const ROW = 17;
+  const flameView = $("flame-view");
+  let flameDrawn = "";
+  function flameGraph() {
+    const box = $("flame");
+    box.textContent = "";
+    const width = flameView.clientWidth || 1200;
+    flameDrawn = `${width}x${flameView.clientHeight}`;
+    const { frames, maxDepth } = flameFrames(width);
+    const height = Math.max((maxDepth + 1) * ROW, flameView.clientHeight);
+    box.style.height = height + "px";
+    const q = state.flameSearch.toLowerCase();
     for (const [n, x, depth, w] of frames) {
       const f = D.nodes.fn[n];
       const [name, dso] = D.functions[f];
-      const y = state.flame ? (rows - 1 - depth) * 17 : depth * 17;
       const d = el("div", { class: "frame", "data-node": String(n), "data-function": String(f),
         title: `${name} (${dso})\n${fmt(A.tot[n])} samples, ${pct(A.tot[n] / A.count)}` });
       d.style.left = x + "px";
-      d.style.top = y + "px";
+      d.style.top = (state.flame ? height - (depth + 1) * ROW : depth * ROW) + "px";
       d.style.width = w + "px";
       d.style.background = state.byChange ? changeColor(f) : fnColor[f];
       if (w > 30) d.textContent = name;
@@ -349,6 +428,13 @@
       box.append(d);
     }
   }
+  // The box resized (by the user's drag, or the window's width): lay the
+  // frames out again. Only when its size changed: the first call comes on
+  // observing. Drawing does not resize the box (its height is set, its
+  // scroll bar's room kept), so the observer is not called back.
+  new ResizeObserver(() => {
+    if (`${flameView.clientWidth}x${flameView.clientHeight}` !== flameDrawn) flameGraph();
+  }).observe(flameView);
 
   // Time line: samples per interval, coloured by the interval's level-1
   // shares when there are top-down events; drag to select a range.
@@ -381,7 +467,7 @@
         for (const n of level1) {
           const v = iv.values[TD.nodes.indexOf(n)];
           if (v === null) continue;
-          const s = el("span");
+          const s = el("span", { "data-node": n.name });
           s.style.height = Math.max(0, v) * 100 + "%";
           s.style.background = n.color;
           col.append(s);
@@ -429,7 +515,7 @@
     for (const n of level1) {
       const v = slots ? nodeSlots[TD.nodes.indexOf(n)] / slots : null;
       box.append(el("span", { "data-node": n.name },
-        el("i", { style: `background:${n.color}` }), `${n.label.replace(/_/g, " ")}: `,
+        el("i", { style: `background:${n.color}` }), `${nodeLabel(n)}: `,
         el("b", { text: v === null ? "–" : pct(v) })));
     }
   }
@@ -473,7 +559,12 @@
   $("search").addEventListener("input", (e) => { state.search = e.target.value; functionsTable(); });
   $("flame-search").addEventListener("input", (e) => { state.flameSearch = e.target.value; flameGraph(); });
   $("flame-reset").addEventListener("click", () => { state.zoom = 0; flameGraph(); });
-  $("flame-flip").addEventListener("click", () => { state.flame = !state.flame; flameGraph(); });
+  $("flame-flip").addEventListener("click", () => {
+    state.flame = !state.flame;
+    flameGraph();
+    // The roots in sight: at the bottom of a flame that is deeper than its box.
+    flameView.scrollTop = state.flame ? flameView.scrollHeight : 0;
+  });
   $("range-clear").addEventListener("click", () => select(null));
   // Threads, most samples first.
   const threadSamples = new Float64Array(D.threads.length);
@@ -498,8 +589,7 @@
     $("flame-diff").addEventListener("click", () => {
       state.byChange = !state.byChange;
       $("flame-diff").classList.toggle("on", state.byChange);
-      $("legend").hidden = state.byChange;
-      $("legend-change").hidden = !state.byChange;
+      flameLegend();
       flameGraph();
     });
   }
@@ -508,6 +598,7 @@
       state.mode = b.dataset.mode;
       state.sort = null;
       document.querySelectorAll(".tabs button").forEach((x) => x.classList.toggle("on", x === b));
+      functionsLegend();
       functionsTable();
     });
   }
@@ -524,9 +615,12 @@
       functionsTable();
     });
   }
-  window.addEventListener("resize", () => { flameGraph(); timeline(); });
+  // The flame graph follows its box's size (the ResizeObserver above).
+  window.addEventListener("resize", timeline);
 
   header();
+  functionsLegend();
+  flameLegend();
   diffTable();
   timeline();
   redraw();

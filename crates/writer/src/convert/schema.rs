@@ -109,7 +109,7 @@ pub(crate) const STACKS: &[Column<'static>] = &[
         .without_statistics(),
     // Plain, not deltas like the links beside it: stacks repeat runs of
     // the same frames under different callers, which zstd finds in the
-    // values and not in their deltas (docs/benchmarks.md).
+    // values and not in their deltas.
     Column::new("frame_id", U32).plain().without_statistics(),
     Column::new("depth", U32).delta().without_statistics(),
     Column::new("parent_stack_id", U32)
