@@ -617,8 +617,9 @@ fn speedscope_files_follow_its_schema_and_load_in_its_page() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    // docs/viewing.md's picture: td-demo, named on every machine.
     common::keep_screenshot(
-        &dir.join("dwarf.data.speedscope.json.png"),
-        "speedscope-dwarf.png",
+        &dir.join("topdown-spr.data.speedscope.json.png"),
+        "speedscope.png",
     );
 }

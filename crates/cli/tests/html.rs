@@ -230,16 +230,35 @@ fn browse(dir: &Path, pages: &[Value]) -> Option<Vec<Value>> {
 }
 
 /// Writes `perfq html` of `input` (compared with `base`) to
-/// `dir/name.html`.
+/// `dir/name.html`. perfq runs where a user would, beside the captures
+/// (testdata/'s from the repository root), and is given their relative
+/// paths: the page's header names them so, and a screenshot kept shows no
+/// folder of the machine that ran the test.
 fn page(input: &Path, base: Option<&Path>, dir: &Path, name: &str) -> PathBuf {
     let out = dir.join(format!("{name}.html"));
-    let (input, out_s) = (input.display().to_string(), out.display().to_string());
+    let root = common::root();
+    let cwd = if input.starts_with(&root) {
+        root
+    } else {
+        input.parent().expect("a folder").to_path_buf()
+    };
+    let rel = |p: &Path| {
+        p.strip_prefix(&cwd)
+            .map_or_else(|_| p.display().to_string(), |r| r.display().to_string())
+    };
+    let (input, out_s) = (rel(input), out.display().to_string());
     let mut args = vec!["html", input.as_str(), "-o", out_s.as_str()];
-    let base = base.map(|b| b.display().to_string());
+    let base = base.map(rel);
     if let Some(b) = &base {
         args.extend(["--diff", b.as_str()]);
     }
-    perfq(&args);
+    let run = Command::new(env!("CARGO_BIN_EXE_perfq"))
+        .args(&args)
+        .env("PERFQ_CACHE_DIR", common::process_cache())
+        .current_dir(&cwd)
+        .output()
+        .expect("run perfq");
+    common::succeeded(&run, format!("perfq {}", args.join(" ")));
     out
 }
 
@@ -376,13 +395,20 @@ type Case<'a> = (PathBuf, &'a str, &'a str, Option<(u64, u64)>);
 fn reports_show_what_the_views_and_topdown_answer() {
     let dir = common::scratch("html", "reports");
     let dataset = dir.join("dataset");
-    perfq(&[
-        "convert",
-        &common::testdata("fp.data").display().to_string(),
-        &common::testdata("multi.data").display().to_string(),
-        "-o",
-        &dataset.display().to_string(),
-    ]);
+    // Converted from the repository root, as the pages are written.
+    common::succeeded(
+        &common::perfq_cached(
+            &[
+                "convert",
+                "testdata/fp.data",
+                "testdata/multi.data",
+                "-o",
+                &dataset.display().to_string(),
+            ],
+            common::process_cache(),
+        ),
+        "perfq convert",
+    );
     // The function clicked: the one with the most samples of its own
     // (named only where the recorded binaries are the running system's:
     // elsewhere, libc's frames are addresses).
@@ -591,31 +617,66 @@ fn reports_show_what_the_views_and_topdown_answer() {
             }
         }
     }
-    for (_, name, _, _) in &cases {
+    // docs/viewing.md's pictures: td-demo's top-down capture, whose
+    // functions are named on every machine.
+    for shot in ["page", "butterfly", "range", "flame"] {
         common::keep_screenshot(
-            &dir.join(format!("{name}-page.png")),
-            &format!("html-{name}.png"),
+            &dir.join(format!("topdown-spr-{shot}.png")),
+            &format!("html-{shot}.png"),
         );
     }
-    common::keep_screenshot(&dir.join("topdown-spr-butterfly.png"), "html-butterfly.png");
-    common::keep_screenshot(&dir.join("topdown-spr-flame.png"), "html-flame.png");
-    common::keep_screenshot(&dir.join("fp-range.png"), "html-range.png");
 }
 
 #[test]
 fn a_comparison_shows_perfq_diffs_rows() {
     let dir = common::scratch("html", "diff");
     // The same workload recorded twice.
-    let (base, this) = (
+    let recorded = (
         common::testdata("fp.data"),
         common::testdata("compressed.data"),
     );
-    let file = page(&this, Some(&base), &dir, "diff");
-    let Some(seen) = browse(
-        &dir,
-        &[json!({"page": file, "name": "diff", "click": null, "select": null})],
-    ) else {
+    // td-demo, and td-demo with hash_table_probe doing three times the
+    // work: a change with every function named, wherever the test runs.
+    let before = common::td_demo_capture(
+        &dir.join("before.data"),
+        &common::preset("sapphirerapids"),
+        2000,
+    );
+    let mut slower = perfq_testgen::CallTree::td_demo();
+    let probe: Vec<usize> = (0..slower.nodes().len())
+        .filter(|&i| slower.nodes()[i].function == "hash_table_probe")
+        .collect();
+    for i in probe {
+        let n = slower.nodes()[i].clone();
+        slower.set(i, n.weight * 3.0, n.mix);
+    }
+    let after = common::td_demo_capture_of(
+        &dir.join("after.data"),
+        &common::preset("sapphirerapids"),
+        &slower,
+        2000,
+    );
+    if !shows_perfq_diffs_rows(&dir, &recorded.0, &recorded.1, "diff") {
         return;
+    }
+    assert!(shows_perfq_diffs_rows(
+        &dir,
+        &before,
+        &after,
+        "diff-td-demo"
+    ));
+    common::keep_screenshot(&dir.join("diff-td-demo-diff.png"), "html-diff.png");
+}
+
+/// The page of `this` compared with `base` shows `perfq diff`'s rows;
+/// false when there is no browser to look.
+fn shows_perfq_diffs_rows(dir: &Path, base: &Path, this: &Path, name: &str) -> bool {
+    let file = page(this, Some(base), dir, name);
+    let Some(seen) = browse(
+        dir,
+        &[json!({"page": file, "name": name, "click": null, "select": null})],
+    ) else {
+        return false;
     };
     let s = &seen[0];
     assert_eq!(s["console"], json!([]));
@@ -630,7 +691,7 @@ fn a_comparison_shows_perfq_diffs_rows() {
         .map(|e| &e["key"])
         .collect();
     assert_eq!(keys, [&json!("more"), &json!("less"), &json!("same")]);
-    flame_box(s, "diff");
+    flame_box(s, name);
     let want = common::rows(&perfq(&[
         "diff",
         &base.display().to_string(),
@@ -676,5 +737,5 @@ fn a_comparison_shows_perfq_diffs_rows() {
         };
         assert_eq!(got["mark"].as_str().unwrap(), mark, "{got}");
     }
-    common::keep_screenshot(&dir.join("diff-diff.png"), "html-diff.png");
+    true
 }

@@ -23,11 +23,17 @@ pub fn preset(name: &str) -> Preset {
 /// Writes `samples` samples of td-demo's call tree, as `preset` records
 /// them, to `path`.
 pub fn td_demo_capture(path: &Path, preset: &Preset, samples: u64) -> PathBuf {
+    td_demo_capture_of(path, preset, &CallTree::td_demo(), samples)
+}
+
+/// Writes `samples` samples of `tree`, a call tree of td-demo's functions,
+/// as `preset` records them, to `path`.
+pub fn td_demo_capture_of(path: &Path, preset: &Preset, tree: &CallTree, samples: u64) -> PathBuf {
     let demo = td_demo();
     let binary = Binary::open(&demo).expect("open td-demo");
     let workload = Workload::new(&binary, &demo.to_string_lossy());
     let summary = workload
-        .write(path, preset, &CallTree::td_demo(), samples)
+        .write(path, preset, tree, samples)
         .expect("write capture");
     assert_eq!(summary.samples, samples);
     path.to_path_buf()

@@ -512,6 +512,20 @@ fn row_json(row: &topdown::Row, names: &[String]) -> Value {
     })
 }
 
+/// A capture's path as the page shows it: relative to the folder perfq
+/// runs in when it lies below it, as the user named it there (the
+/// dataset keeps the absolute path, and a page passed around should not
+/// show more of the writer's folders than the user typed).
+fn shown_path(path: &str) -> String {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| {
+            let rel = std::path::Path::new(path).strip_prefix(cwd).ok()?;
+            Some(rel.display().to_string())
+        })
+        .unwrap_or_else(|| path.to_string())
+}
+
 /// The header: the captures as the `capture` table describes them.
 fn meta(
     session: &Session,
@@ -564,7 +578,7 @@ fn meta(
             let num = |k: &str| get(k).parse::<u64>().unwrap_or(0);
             add(
                 "capture",
-                format!("{} ({})", get("source_path"), get("capture")),
+                format!("{} ({})", shown_path(&get("source_path")), get("capture")),
             );
             add("host", get("hostname"));
             add("CPU", format!("{} ({})", get("cpudesc"), get("cpuid")));
