@@ -48,7 +48,7 @@ method | skl-l1       | intel-skl     | 1 | any    | cycles idq_not_delivered uo
 method | skl-l2       | intel-skl     | 2 | any    | cycles idq_not_delivered uops_issued uops_retired_slots recovery_cycles ; cycles idq_0_uops br_misp clears macro_fused inst_retired ; cycles stalls_mem_any bound_on_stores stalls_total ports_util_1 ports_util_2
 # Ice Lake and later: perf <= 6.12 re-sorts a group with topdown metrics
 # so that one of them becomes the sampler, which the kernel refuses
-# (reference topdown.md §4.6).
+# (perf's arch_evlist__cmp in tools/perf/arch/x86/util/evlist.c).
 method | icl-metrics  | intel-icl     | 1 | >=6.13 | slots cycles td_retiring td_bad_spec td_fe_bound td_be_bound uop_dropping clears_count
 method | icl-metrics2 | intel-icl     | 2 | >=6.13 | slots cycles td_retiring td_bad_spec td_fe_bound td_be_bound uop_dropping clears_count idq_0_uops br_misp clears
 method | glc-metrics  | intel-glc     | 1 | >=6.13 | slots cycles td_retiring td_bad_spec td_fe_bound td_be_bound uop_dropping

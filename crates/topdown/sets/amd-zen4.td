@@ -2,7 +2,7 @@ set    | amd-zen4
 title  | AMD Zen 4 (family 0x19, 6-wide dispatch)
 pmu    | core
 mask   | 0xfff84ffff
-source | perf tools/perf/pmu-events/arch/x86/amdzen4/pipeline.json (Linux 6.12.117); topdown.md §6. perf publishes no thresholds for AMD: perfq flags with the Intel P-core ones (docs/topdown.md)
+source | perf tools/perf/pmu-events/arch/x86/amdzen4/pipeline.json (Linux 6.12.117). perf publishes no thresholds for AMD: perfq flags with the Intel P-core ones (docs/topdown.md)
 record | perf record -e '{cycles,r1000001a0,r100001ea0,r7aa,rc1,r1000060a0}:S' -g -- CMD
 
 const  | width | 6 | dispatch width

@@ -2,7 +2,7 @@ set    | amd-zen5
 title  | AMD Zen 5 (family 0x1a, 8-wide dispatch)
 pmu    | core
 mask   | 0xfff84ffff
-source | perf tools/perf/pmu-events/arch/x86/amdzen5/pipeline.json (torvalds/linux a9fe4ac7a3a2); topdown.md §6. perf publishes no thresholds for AMD: perfq flags with the Intel P-core ones (docs/topdown.md)
+source | perf tools/perf/pmu-events/arch/x86/amdzen5/pipeline.json (torvalds/linux a9fe4ac7a3a2). perf publishes no thresholds for AMD: perfq flags with the Intel P-core ones (docs/topdown.md)
 record | perf record -e '{cycles,r1000001a0,r100001ea0,r7aa,rc1,r1000060a0}:S' -g -- CMD
 
 const  | width | 8 | dispatch width

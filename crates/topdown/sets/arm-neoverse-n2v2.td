@@ -2,7 +2,7 @@ set    | arm-neoverse-n2v2
 title  | Arm Neoverse N2 and V2
 pmu    | arm
 mask   | 0xffff
-source | perf tools/perf/pmu-events/arch/arm64/arm/neoverse-n2-v2/metrics.json (Linux 6.12.117); Arm Telemetry Solution; topdown.md §7. perf publishes no thresholds for Arm: perfq flags with the Intel P-core ones (docs/topdown.md)
+source | perf tools/perf/pmu-events/arch/arm64/arm/neoverse-n2-v2/metrics.json (Linux 6.12.117); Arm Telemetry Solution. perf publishes no thresholds for Arm: perfq flags with the Intel P-core ones (docs/topdown.md)
 record | perf record -e '{cpu_cycles,stall_slot_frontend,stall_slot_backend,stall_slot,op_retired,op_spec,br_mis_pred}:S' -g -- CMD
 
 const  | width       | 8 | slots per cycle: the recorded `slots` capability replaces it (N2: 5, V2: 8)

@@ -2,7 +2,7 @@ set    | arm-sbsa
 title  | Arm cores with the architected slot events (perf's generic sbsa.json set)
 pmu    | arm
 mask   | 0xffff
-source | perf tools/perf/pmu-events/arch/arm64/sbsa.json (Linux 6.12.117); topdown.md §7. width is the recorded `slots` capability of the core PMU (PMMIR_EL1.SLOTS). perf publishes no thresholds for Arm: perfq flags with the Intel P-core ones (docs/topdown.md)
+source | perf tools/perf/pmu-events/arch/arm64/sbsa.json (Linux 6.12.117). width is the recorded `slots` capability of the core PMU (PMMIR_EL1.SLOTS). perf publishes no thresholds for Arm: perfq flags with the Intel P-core ones (docs/topdown.md)
 record | perf record -e '{cpu_cycles,stall_slot_frontend,stall_slot_backend,stall_slot,op_retired,op_spec}:S' -g -- CMD
 
 const  | width | 0 | slots per cycle: from the capture's PMU caps

@@ -2,7 +2,7 @@ set    | intel-cmt
 title  | Intel Crestmont E-cores (Sierra Forest, Grand Ridge; Meteor Lake cpu_atom; 6-wide)
 pmu    | core
 mask   | 0xff13ffa4ffff
-source | perf tools/perf/pmu-events/arch/x86/sierraforest/srf-metrics.json, meteorlake/mtl-metrics.json (Linux 6.12.117); topdown.md §5. On Meteor Lake the kernel alias cpu_atom/topdown-retiring/ is 0xc2 (UOPS_RETIRED.ALL), not the 0x72 perf's metric uses: record 0x72
+source | perf tools/perf/pmu-events/arch/x86/sierraforest/srf-metrics.json, meteorlake/mtl-metrics.json (Linux 6.12.117). On Meteor Lake the kernel alias cpu_atom/topdown-retiring/ is 0xc2 (UOPS_RETIRED.ALL), not the 0x72 perf's metric uses: record 0x72
 record | perf record -e '{cycles,cpu/event=0x71/,cpu/event=0x73/,cpu/event=0x74/,cpu/event=0x72/}:S' -g -- CMD
 
 const  | width | 6 | pipeline width

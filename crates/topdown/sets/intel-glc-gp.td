@@ -2,7 +2,7 @@ set    | intel-glc-gp
 title  | Intel Sapphire/Emerald/Granite Rapids, Alder/Raptor/Meteor Lake P-cores (Golden/Redwood Cove), counted on general-purpose counters (no PERF_METRICS: recordable with any perf)
 pmu    | core
 mask   | 0xff13ffa4ffff
-source | pmu-tools spr_server_ratios.py with topdown_use_fixed False (topdown.md §4.5: the SPR/EMR/ADL-P encodings), with perf's spr-metrics.json frontend correction (INT_MISC.UOP_DROPPING; its backend has none)
+source | pmu-tools spr_server_ratios.py with topdown_use_fixed False (the SPR/EMR/ADL-P encodings), with perf's spr-metrics.json frontend correction (INT_MISC.UOP_DROPPING; its backend has none)
 record | perf record -e '{cycles,cpu/config=0x1a4/,cpu/config=0x19c/,cpu/config=0x2a4/,cpu/config=0x2c2/,cpu/config=0x10ad/}:S' -g -- CMD
 
 const  | width | 6 | pipeline width

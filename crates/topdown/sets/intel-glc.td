@@ -2,7 +2,7 @@ set    | intel-glc
 title  | Intel Sapphire Rapids, Emerald Rapids, Granite Rapids, Alder Lake-P, Raptor Lake-P, Meteor Lake-P (Golden/Raptor/Redwood Cove, 6-wide, level 2 from PERF_METRICS)
 pmu    | core
 mask   | 0xff13ffa4ffff
-source | perf tools/perf/pmu-events/arch/x86/sapphirerapids/spr-metrics.json (Linux 6.12.117); topdown.md §4
+source | perf tools/perf/pmu-events/arch/x86/sapphirerapids/spr-metrics.json (Linux 6.12.117)
 record | perf record -e '{slots,cycles,topdown-retiring,topdown-bad-spec,topdown-fe-bound,topdown-be-bound,topdown-heavy-ops,topdown-br-mispredict,topdown-fetch-lat,topdown-mem-bound}:S' -g -- CMD
 
 const  | width | 6 | pipeline width

@@ -2,7 +2,7 @@ set    | intel-grt
 title  | Intel Gracemont E-cores (Alder Lake-N; Alder Lake and Raptor Lake cpu_atom; 5-wide)
 pmu    | core
 mask   | 0xff13ffa4ffff
-source | perf tools/perf/pmu-events/arch/x86/alderlaken/adln-metrics.json, alderlake/adl-metrics.json cpu_atom (Linux 6.12.117); topdown.md §5
+source | perf tools/perf/pmu-events/arch/x86/alderlaken/adln-metrics.json, alderlake/adl-metrics.json cpu_atom (Linux 6.12.117)
 record | perf record -e '{cpu_atom/cycles/,cpu_atom/event=0x71/,cpu_atom/event=0x74/,cpu_atom/event=0xc2/}:S' -g -- CMD
 
 const  | width | 5 | pipeline width

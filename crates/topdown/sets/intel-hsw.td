@@ -2,7 +2,7 @@ set    | intel-hsw
 title  | Intel Sandy Bridge, Ivy Bridge, Haswell, Broadwell (4-wide)
 pmu    | core
 mask   | 0xff13ffa4ffff
-source | perf tools/perf/pmu-events/arch/x86/{snb,ivb,hsw,bdw}-metrics.json (Linux 6.12.117); topdown.md §3. Memory_Bound and Heavy_Operations use events topdown.md does not encode for these cores: not computed
+source | perf tools/perf/pmu-events/arch/x86/{snb,ivb,hsw,bdw}-metrics.json (Linux 6.12.117). Memory_Bound and Heavy_Operations use events perfq has no encodings of for these cores: not computed
 record | perf record -e '{cycles,cpu/event=0x9c,umask=0x1/,cpu/event=0xe,umask=0x1/,cpu/event=0xc2,umask=0x2/,cpu/event=0xd,umask=0x3,cmask=1/}:S' -g -- CMD
 
 const  | width | 4 | pipeline width

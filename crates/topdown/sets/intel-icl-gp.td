@@ -2,7 +2,7 @@ set    | intel-icl-gp
 title  | Intel Ice Lake, Tiger Lake, Rocket Lake, Ice Lake-SP, counted on general-purpose counters (no PERF_METRICS: recordable with any perf)
 pmu    | core
 mask   | 0xff13ffa4ffff
-source | pmu-tools icl_client_ratios.py with topdown_use_fixed False (topdown.md §4.5), with perf's icl-metrics.json corrections (INT_MISC.UOP_DROPPING, 5 × INT_MISC.CLEARS_COUNT)
+source | pmu-tools icl_client_ratios.py with topdown_use_fixed False, with perf's icl-metrics.json corrections (INT_MISC.UOP_DROPPING, 5 × INT_MISC.CLEARS_COUNT)
 record | perf record -e '{cycles,cpu/config=0x1a4/,cpu/config=0x19c/,cpu/config=0x2a4/,cpu/config=0x2c2/,cpu/config=0x100d/,cpu/config=0x104010d/}:S' -g -- CMD
 
 # Every event samples on its own general-purpose counter, so perf ≤ 6.12

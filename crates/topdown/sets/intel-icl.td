@@ -2,7 +2,7 @@ set    | intel-icl
 title  | Intel Ice Lake, Tiger Lake, Rocket Lake, Ice Lake-SP (Sunny/Willow/Cypress Cove, 5-wide, slots + PERF_METRICS)
 pmu    | core
 mask   | 0xff13ffa4ffff
-source | perf tools/perf/pmu-events/arch/x86/icelake/icl-metrics.json (Linux 6.12.117); topdown.md §4. Memory_Bound and Heavy_Operations need events topdown.md does not encode for Ice Lake: not computed
+source | perf tools/perf/pmu-events/arch/x86/icelake/icl-metrics.json (Linux 6.12.117). Memory_Bound and Heavy_Operations need events perfq has no encodings of for Ice Lake: not computed
 record | perf record -e '{slots,cycles,topdown-retiring,topdown-bad-spec,topdown-fe-bound,topdown-be-bound}:S' -g -- CMD
 
 const  | width | 5 | pipeline width

@@ -2,7 +2,7 @@ set    | intel-lnc
 title  | Intel Lion Cove (Lunar Lake and Arrow Lake P-cores) and Cougar Cove (Panther Lake), 8-wide, PERF_METRICS with level 2
 pmu    | core
 mask   | 0xff13ffa4ffff
-source | intel/perfmon LNL/metrics/lunarlake_metrics_lioncove_core.json (not in perf 6.12): every node X/SUM4, no UOP_DROPPING term; topdown.md §4.4
+source | intel/perfmon LNL/metrics/lunarlake_metrics_lioncove_core.json (not in perf 6.12): every node X/SUM4, no UOP_DROPPING term
 record | perf record -e '{slots,cycles,topdown-retiring,topdown-bad-spec,topdown-fe-bound,topdown-be-bound,topdown-heavy-ops,topdown-br-mispredict,topdown-fetch-lat,topdown-mem-bound}:S' -g -- CMD
 
 const  | width | 8 | pipeline width

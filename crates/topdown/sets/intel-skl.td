@@ -2,7 +2,7 @@ set    | intel-skl
 title  | Intel Skylake, Kaby Lake, Coffee Lake, Skylake-SP, Cascade Lake (4-wide)
 pmu    | core
 mask   | 0xff13ffa4ffff
-source | perf tools/perf/pmu-events/arch/x86/skylake/skl-metrics.json (Linux 6.12.117); topdown.md §3
+source | perf tools/perf/pmu-events/arch/x86/skylake/skl-metrics.json (Linux 6.12.117)
 record | perf record -e '{cycles,cpu/event=0x9c,umask=0x1/,cpu/event=0xe,umask=0x1/,cpu/event=0xc2,umask=0x2/,cpu/event=0xd,umask=0x1/}:S' -g -- CMD
 
 const  | width | 4 | pipeline width

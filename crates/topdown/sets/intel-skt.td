@@ -2,7 +2,7 @@ set    | intel-skt
 title  | Intel Skymont E-cores (Lunar Lake and Arrow Lake cpu_atom; 8-wide)
 pmu    | core
 mask   | 0xff13ffa4ffff
-source | pmu-tools lnl_skt_ratios.py (Pipeline_Width 8); intel/perfmon LNL/events/lunarlake_skymont_core.json; the kernel's LNL/ARL cpu_atom topdown-* aliases; topdown.md §5
+source | pmu-tools lnl_skt_ratios.py (Pipeline_Width 8); intel/perfmon LNL/events/lunarlake_skymont_core.json; the kernel's LNL/ARL cpu_atom topdown-* aliases
 record | perf record -e '{cpu_atom/cycles/,cpu_atom/topdown-fe-bound/,cpu_atom/topdown-bad-spec/,cpu_atom/topdown-be-bound/,cpu_atom/topdown-retiring/}:S' -g -- CMD
 
 const  | width | 8 | pipeline width

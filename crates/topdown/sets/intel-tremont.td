@@ -2,7 +2,7 @@ set    | intel-tremont
 title  | Intel Tremont E-cores (Elkhart Lake, Snow Ridge; 4-wide)
 pmu    | core
 mask   | 0xff13ffa4ffff
-source | pmu-tools ehl_ratios.py (Pipeline_Width 4, SLOTS = 4 * CPU_CLK_UNHALTED.CORE); encodings perf snowridgex/pipeline.json; topdown.md §5. perf 6.12 has no TMA metrics for Tremont
+source | pmu-tools ehl_ratios.py (Pipeline_Width 4, SLOTS = 4 * CPU_CLK_UNHALTED.CORE); encodings perf snowridgex/pipeline.json. perf 6.12 has no TMA metrics for Tremont
 record | perf record -e '{cycles,cpu/event=0x71/,cpu/event=0x73,umask=0x6/,cpu/event=0x74/,cpu/event=0xc2/}:S' -g -- CMD
 
 const  | width | 4 | pipeline width
