@@ -7,7 +7,8 @@
 #   sh benches/install.sh
 # Prints "<seconds> s, <bytes> bytes, <bytes> bytes stripped". The crates are
 # fetched first, untimed: a download's speed is the network's, not the
-# build's. Run it on an otherwise idle machine.
+# build's. Run it on an otherwise idle machine. PERFQ_INSTALL_KEEP=FILE
+# keeps the installed binary (to see what makes it large: nm -S).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -18,4 +19,5 @@ CARGO_TARGET_DIR="$tmp/target" /usr/bin/time -o "$tmp/time" -f %e \
     cargo install -q --locked --path crates/cli --root "$tmp/root"
 bin="$tmp/root/bin/perfq"
 strip -o "$tmp/perfq.stripped" "$bin"
+[ -n "${PERFQ_INSTALL_KEEP:-}" ] && cp "$bin" "$PERFQ_INSTALL_KEEP"
 echo "$(tail -1 "$tmp/time") s, $(stat -c %s "$bin") bytes, $(stat -c %s "$tmp/perfq.stripped") bytes stripped"

@@ -48,7 +48,7 @@ leaks=1
 [ "$target" = query_statement ] && leaks=0
 # query_statement runs DataFusion, whose build with the sanitizers takes
 # most of an hour on two cores: it is built without them, unoptimized
-# (about 12 minutes from cold), which keeps Rust's overflow and debug
+# (under five minutes from cold), which keeps Rust's overflow and debug
 # checks; libFuzzer still finds panics, hangs and runaway allocations.
 case $target in
 read_capture) build="" ;;
