@@ -6,7 +6,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{root, skip};
+use common::{root, skip, succeeded};
 
 #[test]
 fn third_party_licences_are_current() {
@@ -25,12 +25,7 @@ fn third_party_licences_are_current() {
         .current_dir(&root)
         .output()
         .expect("run cargo about");
-    assert!(
-        out.status.success(),
-        "cargo about generate: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let made = String::from_utf8(out.stdout).expect("utf-8");
+    let made = succeeded(&out, "cargo about generate");
     let kept = std::fs::read_to_string(root.join("THIRD-PARTY-LICENSES.md")).unwrap_or_default();
     assert!(
         made == kept,
