@@ -9,12 +9,9 @@
 # PERFQ names the perfq binary (default: the release build).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
 dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}/batch
-if [ -z "${PERFQ:-}" ]; then
-    (cd "$root" && cargo build --release -q -p perfq)
-    PERFQ="$CARGO_TARGET_DIR/release/perfq"
-fi
+. "$root/benches/binaries.sh"
+PERFQ=${PERFQ:-$(built release perfq perfq)}
 captures=${1:-$dir/captures}
 if [ ! -d "$captures" ]; then
     mkdir -p "$captures" "$dir/src"

@@ -16,11 +16,8 @@ set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}
 secs=${SECONDS_RECORDED:-60}
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
-if [ -z "${PERFQ:-}" ]; then
-    (cd "$root" && cargo build --release -q -p perfq)
-    PERFQ="$CARGO_TARGET_DIR/release/perfq"
-fi
+. "$root/benches/binaries.sh"
+PERFQ=${PERFQ:-$(built release perfq perfq)}
 mkdir -p "$dir"
 
 # record NAME SECONDS PERF-OPTIONS...: a capture taken while a build from

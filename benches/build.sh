@@ -16,14 +16,12 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
 # The benchmarks measure the dist build (fat LTO, Cargo.toml), as
 # captures.sh and topdown.sh do.
 profile=${PERFQ_PROFILE:-dist}
-if [ -z "${PERFQ:-}" ]; then
-    (cd "$here/.." && cargo build --profile "$profile" -q -p perfq)
-    PERFQ="$CARGO_TARGET_DIR/$profile/perfq"
-fi
+root=$(cd "$here/.." && pwd)
+. "$here/binaries.sh"
+PERFQ=${PERFQ:-$(built "$profile" perfq perfq)}
 export PERFQ
 sh "$here/build-capture.sh" > /dev/null
 runs=${RUNS:-3}

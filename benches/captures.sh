@@ -11,11 +11,10 @@
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
 mkdir -p "$dir"
 cd "$root"
-cargo build --profile dist -q -p perfq
-perfq="$CARGO_TARGET_DIR/dist/perfq"
+. "$root/benches/binaries.sh"
+perfq=${PERFQ:-$(built dist perfq perfq)}
 
 loop="$dir/loop.sh"
 cat > "$loop" <<LOOP

@@ -16,19 +16,15 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}
 samples=${1:-1000000}
 runs=${RUNS:-1}
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
 mkdir -p "$dir"
 # The capture names testdata/td-demo as its program, relative: perf and
 # perfq find it from the checkout.
 cd "$root"
-cargo build --release -q -p perfq-testgen
-profile=${PERFQ_PROFILE:-dist}
-if [ -z "${PERFQ:-}" ]; then
-    cargo build --profile "$profile" -q -p perfq
-    PERFQ="$CARGO_TARGET_DIR/$profile/perfq"
-fi
+. "$root/benches/binaries.sh"
+PERFQ_GEN=${PERFQ_GEN:-$(built release perfq-testgen perfq-gen)}
+PERFQ=${PERFQ:-$(built "${PERFQ_PROFILE:-dist}" perfq perfq)}
 data="$dir/deep-$samples.data"
-[ -f "$data" ] || "$CARGO_TARGET_DIR/release/perfq-gen" --preset sapphirerapids \
+[ -f "$data" ] || "$PERFQ_GEN" --preset sapphirerapids \
     --samples "$samples" --depth 60 -o "$data" > /dev/null
 
 bench=deep

@@ -11,11 +11,10 @@
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
 cd "$root"
-cargo build --release -q -p perfq -p perfq-testgen
-perfq="$CARGO_TARGET_DIR/release/perfq"
-gen="$CARGO_TARGET_DIR/release/perfq-gen"
+. "$root/benches/binaries.sh"
+perfq=${PERFQ:-$(built release perfq perfq)}
+gen=${PERFQ_GEN:-$(built release perfq-testgen perfq-gen)}
 python=${PERFQ_PYTHON:-${PERFQ_VENV:-$HOME/.cache/perfq-venv}/bin/python}
 td="$dir/topdown-spr-600000.data"
 [ -f "$td" ] || "$gen" --preset sapphirerapids --samples 600000 --depth 12 -o "$td"

@@ -9,17 +9,11 @@
 # PERFQ and PERFQ_GEN name the binaries (default: release builds).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
 dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}/many
 samples=${SAMPLES:-20000}
-if [ -z "${PERFQ_GEN:-}" ]; then
-    (cd "$root" && cargo build --release -q -p perfq-testgen --bin perfq-gen)
-    PERFQ_GEN="$CARGO_TARGET_DIR/release/perfq-gen"
-fi
-if [ -z "${PERFQ:-}" ]; then
-    (cd "$root" && cargo build --release -q -p perfq)
-    PERFQ="$CARGO_TARGET_DIR/release/perfq"
-fi
+. "$root/benches/binaries.sh"
+PERFQ_GEN=${PERFQ_GEN:-$(built release perfq-testgen perfq-gen)}
+PERFQ=${PERFQ:-$(built release perfq perfq)}
 mkdir -p "$dir/captures"
 i=1
 while [ $i -le 100 ]; do

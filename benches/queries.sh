@@ -16,12 +16,10 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 ds=$1
 top=${TOP:-5}
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
 profile=${PERFQ_PROFILE:-release}
-if [ -z "${PERFQ:-}" ]; then
-    (cd "$here/.." && cargo build --profile "$profile" -q -p perfq)
-    PERFQ="$CARGO_TARGET_DIR/$profile/perfq"
-fi
+root=$(cd "$here/.." && pwd)
+. "$here/binaries.sh"
+PERFQ=${PERFQ:-$(built "$profile" perfq perfq)}
 count="SELECT COUNT(*) FROM samples"
 self="SELECT symbol, dso, samples FROM function_self ORDER BY samples DESC LIMIT $top"
 total="SELECT symbol, dso, samples FROM function_total ORDER BY samples DESC LIMIT $top"

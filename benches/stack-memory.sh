@@ -19,14 +19,12 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${PERFQ_BENCH_DIR:-/tmp/perfq-bench}
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
 # Release by default: docs/benchmarks.md's figures are the release
 # build's, whose cold build is much shorter than dist's.
 profile=${PERFQ_PROFILE:-release}
-if [ -z "${PERFQ:-}" ]; then
-    (cd "$here/.." && cargo build --profile "$profile" -q -p perfq)
-    PERFQ="$CARGO_TARGET_DIR/$profile/perfq"
-fi
+root=$(cd "$here/.." && pwd)
+. "$here/binaries.sh"
+PERFQ=${PERFQ:-$(built "$profile" perfq perfq)}
 export PERFQ
 LONG=${LONG-1} sh "$here/build-capture.sh" > /dev/null
 rounds=${ROUNDS:-3}

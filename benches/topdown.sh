@@ -17,12 +17,11 @@ samples=${1:-10000000}
 # PERFQ_PROFILE=release measures the release build instead of dist (fat
 # LTO), whose cold build with DataFusion takes much longer.
 profile=${PERFQ_PROFILE:-dist}
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
 mkdir -p "$dir"
 cd "$root"
-cargo build --profile "$profile" -q -p perfq -p perfq-testgen
-perfq="$CARGO_TARGET_DIR/$profile/perfq"
-gen="$CARGO_TARGET_DIR/$profile/perfq-gen"
+. "$root/benches/binaries.sh"
+perfq=${PERFQ:-$(built "$profile" perfq perfq)}
+gen=${PERFQ_GEN:-$(built "$profile" perfq-testgen perfq-gen)}
 file="$dir/topdown-spr-$samples.data"
 dataset="$dir/topdown-spr-$samples.dataset"
 [ -f "$file" ] || "$gen" --preset sapphirerapids --samples "$samples" --depth 12 -o "$file"
