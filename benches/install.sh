@@ -8,9 +8,9 @@
 # Prints "<seconds> s, <bytes> bytes, <bytes> bytes stripped". The crates are
 # fetched first, untimed: a download's speed is the network's, not the
 # build's. Run it on an otherwise idle machine. PERFQ_INSTALL_KEEP=FILE
-# keeps the installed binary. With cargo-bloat installed (`cargo install
-# cargo-bloat`), what makes the binary large follows: the machine code by
-# crate, and the largest functions (it reads the build just made).
+# keeps the installed binary. BLOAT=1 then shows what makes it large:
+# cargo-bloat's machine code by crate and largest functions (`cargo install
+# cargo-bloat`; it builds once more, untimed, as it never strips).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -23,7 +23,7 @@ bin="$tmp/root/bin/perfq"
 strip -o "$tmp/perfq.stripped" "$bin"
 [ -n "${PERFQ_INSTALL_KEEP:-}" ] && cp "$bin" "$PERFQ_INSTALL_KEEP"
 echo "$(tail -1 "$tmp/time") s, $(stat -c %s "$bin") bytes, $(stat -c %s "$tmp/perfq.stripped") bytes stripped"
-if command -v cargo-bloat >/dev/null 2>&1; then
+if [ -n "${BLOAT:-}" ]; then
     CARGO_TARGET_DIR="$tmp/target" cargo bloat -q --release -p perfq --bin perfq --crates -n 15
     CARGO_TARGET_DIR="$tmp/target" cargo bloat -q --release -p perfq --bin perfq -n 15
 fi
