@@ -49,9 +49,22 @@ pub enum Error {
         /// The error.
         err: String,
     },
-    /// Arrow could not build or write a batch.
-    #[error("writing a batch: {0}")]
-    Arrow(String),
+    /// A thread of the conversion could not start, or ended without
+    /// doing its part.
+    #[error("the {thread} thread {failure}")]
+    Thread {
+        /// Its name ("samples", "frames").
+        thread: &'static str,
+        /// What happened to it.
+        failure: ThreadFailure,
+    },
+    /// More frame lookups than 32-bit location ids can number: the
+    /// stacks written would be wrong.
+    #[error(
+        "more than {} location lookups: the capture is too large to convert whole",
+        u32::MAX
+    )]
+    TooManyLocations,
     /// The capture could not be read.
     #[error(transparent)]
     Read(#[from] perfq_reader::Error),
@@ -66,6 +79,21 @@ pub enum Error {
     /// The capture is already in the dataset.
     #[error("{0} exists; use --force to replace it")]
     Exists(PathBuf),
+}
+
+/// What happened to a thread of a conversion ([`Error::Thread`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ThreadFailure {
+    /// The system would not start it.
+    #[error("could not start: {0}")]
+    Start(std::io::Error),
+    /// It panicked.
+    #[error("panicked")]
+    Panicked,
+    /// It ended before its work was done, without an error of its own.
+    #[error("stopped early")]
+    StoppedEarly,
 }
 
 impl Error {

@@ -15,7 +15,7 @@ use perfq_symbolize::{
 use crate::convert::schema::FRAMES;
 use crate::dictionary::{Text, TextDictionary};
 use crate::table::ROWS_PER_GROUP;
-use crate::{CaptureWriter, Error, Table};
+use crate::{CaptureWriter, Error, Table, ThreadFailure};
 
 /// The `kind` column's word for a DSO kind.
 pub(crate) fn kind_name(kind: DsoKind) -> &'static str {
@@ -132,7 +132,7 @@ impl FramesThread {
                 }
                 Ok(frames)
             })
-            .map_err(|e| Error::Arrow(format!("starting the frames thread: {e}")))?;
+            .map_err(|e| frames_thread(ThreadFailure::Start(e)))?;
         self.tx = Some(tx);
         self.thread = Some(thread);
         Ok(())
@@ -171,9 +171,16 @@ impl FramesThread {
         self.tx = None;
         match self.thread.take().map(JoinHandle::join) {
             Some(Ok(r)) => r,
-            Some(Err(_)) => Err(Error::Arrow("the frames thread panicked".into())),
-            None => Err(Error::Arrow("the frames thread stopped early".into())),
+            Some(Err(_)) => Err(frames_thread(ThreadFailure::Panicked)),
+            None => Err(frames_thread(ThreadFailure::StoppedEarly)),
         }
+    }
+}
+
+fn frames_thread(failure: ThreadFailure) -> Error {
+    Error::Thread {
+        thread: "frames",
+        failure,
     }
 }
 

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use perfq_ids::TicketBook;
-use perfq_reader::{Capture, Events, Mode, RawRecord, RecordData, ReleaseBehind, SampleId};
+use perfq_reader::{Capture, Mode, RawRecord, RecordData, ReleaseBehind, SampleId};
 use perfq_stream::{Consumer, Notes, Read, SampleView, Stream, Tracker};
 use perfq_symbolize::{Config, FrameLookup, Location, LocationCache, RecentChains, Symbolizer};
 
@@ -157,8 +157,7 @@ fn start_symbolizer(
 
 /// The read's side of a conversion: each record into its tables, each
 /// sample's frames located and numbered by ticket.
-struct Reading<'c> {
-    events: &'c Events,
+struct Reading {
     frames_table: FramesThread,
     tables: SampleTables,
     sideband: Sideband,
@@ -176,11 +175,11 @@ struct Reading<'c> {
     branch_frames: Vec<(u32, u32)>,
 }
 
-impl<'c> Reading<'c> {
+impl Reading {
     /// The read of `capture` into `w`'s tables.
     fn new(
         w: &CaptureWriter,
-        capture: &'c Capture,
+        capture: &Capture,
         symbolizer: Option<Arc<Symbolizer>>,
         stack_memory: Option<u64>,
     ) -> Result<Self, Error> {
@@ -190,7 +189,6 @@ impl<'c> Reading<'c> {
             locations: capture.header().mode == Mode::File,
         });
         Ok(Reading {
-            events,
             frames_table: FramesThread::new(Frames::create(w, symbolizer.clone())?),
             tables: SampleTables::create(w, events, segments)?,
             sideband: Sideband::create(w)?,
@@ -253,7 +251,7 @@ impl<'c> Reading<'c> {
     }
 }
 
-impl Consumer for Reading<'_> {
+impl Consumer for Reading {
     type Error = Error;
 
     fn sideband(
@@ -341,8 +339,9 @@ impl Consumer for Reading<'_> {
             frames: &self.frames,
             leaf_frame,
             branch_frames: &self.branch_frames,
+            members: view.members(),
         };
-        self.tables.push(self.events, s, row, tickets)?;
+        self.tables.push(s, row, tickets)?;
         if self.segments {
             if let Some(segment) = self.tables.segment() {
                 self.frames_table

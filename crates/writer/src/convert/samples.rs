@@ -21,7 +21,7 @@ use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::thread::JoinHandle;
 
 use perfq_ids::{TicketBook, TicketIds};
-use perfq_reader::{BranchEntry, EventIndex, Events, MemberDelta, ReadDeltas, Sample};
+use perfq_reader::{BranchEntry, EventIndex, Events, MemberDelta, Sample};
 use perfq_symbolize::Location;
 use rustc_hash::FxHashSet;
 
@@ -29,7 +29,7 @@ use crate::convert::meta::members;
 use crate::convert::sample_columns::SampleColumns;
 use crate::convert::schema::{BRANCHES, MEMBER_COLUMNS, RAW, READ_VALUES, SAMPLES, STACKS};
 use crate::convert::stacks::Stacks;
-use crate::{CaptureWriter, Error, Table};
+use crate::{CaptureWriter, Error, Table, ThreadFailure};
 
 /// Samples a batch carries to the samples thread.
 const BATCH: usize = 4096;
@@ -67,8 +67,6 @@ pub(crate) struct SampleTables {
     rows: RowsThread,
     read_values: Table,
     raw: Table,
-    deltas: ReadDeltas,
-    members: Vec<MemberDelta>,
     /// Each event's position in its group's read (`events.member`).
     member_of: Vec<u32>,
     /// Distinct data_src values, for the data_src table.
@@ -91,6 +89,9 @@ pub(crate) struct SampleRow<'a> {
     pub(crate) leaf_frame: Option<u32>,
     /// The tickets of the branch entries' (from, to) addresses.
     pub(crate) branch_frames: &'a [(u32, u32)],
+    /// The group read's values with their deltas, as the stream computed
+    /// them (empty without a read).
+    pub(crate) members: &'a [MemberDelta],
 }
 
 impl SampleTables {
@@ -110,8 +111,6 @@ impl SampleTables {
             )?,
             read_values: w.table("read_values", READ_VALUES)?,
             raw: w.table("raw", RAW)?,
-            deltas: ReadDeltas::new(),
-            members: Vec::new(),
             member_of: members(events),
             data_src: FxHashSet::default(),
             count: 0,
@@ -131,7 +130,6 @@ impl SampleTables {
     /// Writes sample `s`, whose tickets were taken from `tickets`.
     pub(crate) fn push(
         &mut self,
-        events: &Events,
         s: &Sample<'_>,
         row: SampleRow<'_>,
         tickets: &mut TicketBook<Location>,
@@ -139,18 +137,11 @@ impl SampleTables {
         if tickets.exhausted() {
             // More frame lookups than tickets can number: the stacks
             // written would be wrong.
-            return Err(Error::Arrow(format!(
-                "more than {} location lookups: the capture is too large to convert whole",
-                u32::MAX
-            )));
+            return Err(Error::TooManyLocations);
         }
         let sample_id = self.count;
-        self.members.clear();
-        if s.read.is_some() {
-            self.deltas.apply(events, row.event, s, &mut self.members);
-        }
         let mut by_member = [None; MEMBER_COLUMNS];
-        let nr_members = self.member_deltas(&mut by_member);
+        let nr_members = self.member_deltas(row.members, &mut by_member);
         self.rows.push(
             Fields {
                 sample_id,
@@ -191,19 +182,24 @@ impl SampleTables {
             }),
             tickets,
         )?;
-        self.push_beside(s, sample_id)?;
+        self.push_beside(s, row.members, sample_id)?;
         self.count += 1;
         Ok(())
     }
 
     /// The rows sample `s` adds beside its own: its group read's values,
     /// its raw bytes, its data source.
-    fn push_beside(&mut self, s: &Sample<'_>, sample_id: u64) -> Result<(), Error> {
+    fn push_beside(
+        &mut self,
+        s: &Sample<'_>,
+        members: &[MemberDelta],
+        sample_id: u64,
+    ) -> Result<(), Error> {
         if let Some(v) = s.data_src {
             self.data_src.insert(v);
         }
         if s.read.is_some() {
-            for m in &self.members {
+            for m in members {
                 self.read_values
                     .row()
                     .u(sample_id)
@@ -221,13 +217,17 @@ impl SampleTables {
         Ok(())
     }
 
-    /// Places this sample's deltas (`self.members`) by their event's member
-    /// position; returns how many of `out`'s leading entries to write (the
-    /// rest are null). Unknown ids and positions past the columns are
-    /// left out: they are in read_values only.
-    fn member_deltas(&self, out: &mut [Option<u64>; MEMBER_COLUMNS]) -> usize {
+    /// Places a sample's deltas by their event's member position; returns
+    /// how many of `out`'s leading entries to write (the rest are null).
+    /// Unknown ids and positions past the columns are left out: they are
+    /// in read_values only.
+    fn member_deltas(
+        &self,
+        members: &[MemberDelta],
+        out: &mut [Option<u64>; MEMBER_COLUMNS],
+    ) -> usize {
         let mut n = 0;
-        for m in &self.members {
+        for m in members {
             let (Some(ev), Some(delta)) = (m.event, m.delta) else {
                 continue;
             };
@@ -365,9 +365,9 @@ impl Pending {
                 Ok(Located::Last(l)) => return each(l),
                 // The thread ended without them: its error says why.
                 Err(_) => {
-                    return Err(join(&mut self.thread).err().unwrap_or_else(|| {
-                        Error::Arrow("the samples thread stopped early".into())
-                    }))
+                    return Err(join(&mut self.thread)
+                        .err()
+                        .unwrap_or_else(|| samples_thread(ThreadFailure::StoppedEarly)))
                 }
             }
         }
@@ -387,10 +387,17 @@ impl Drop for Pending {
     }
 }
 
+fn samples_thread(failure: ThreadFailure) -> Error {
+    Error::Thread {
+        thread: "samples",
+        failure,
+    }
+}
+
 fn join(thread: &mut Option<JoinHandle<Result<(), Error>>>) -> Result<(), Error> {
     match thread.take().map(JoinHandle::join) {
         Some(Ok(r)) => r,
-        Some(Err(_)) => Err(Error::Arrow("the samples thread panicked".into())),
+        Some(Err(_)) => Err(samples_thread(ThreadFailure::Panicked)),
         None => Ok(()),
     }
 }
@@ -416,7 +423,7 @@ impl RowsThread {
         let thread = std::thread::Builder::new()
             .name("samples".into())
             .spawn(move || write_rows(rx, done_tx, located_tx, tables, segments))
-            .map_err(|e| Error::Arrow(format!("starting the samples thread: {e}")))?;
+            .map_err(|e| samples_thread(ThreadFailure::Start(e)))?;
         Ok(RowsThread {
             batch: Batch::new(),
             tx: Some(tx),
@@ -461,17 +468,16 @@ impl RowsThread {
         self.tx = None;
         Err(join(&mut self.thread)
             .err()
-            .unwrap_or_else(|| Error::Arrow("the samples thread stopped early".into())))
+            .unwrap_or_else(|| samples_thread(ThreadFailure::StoppedEarly)))
     }
 
     fn finish(mut self, tickets: &mut TicketBook<Location>) -> Result<Pending, Error> {
         // Sent even without rows: the last locations found must arrive.
         self.send(tickets)?;
         self.tx = None;
-        let locations = self
-            .locations
-            .take()
-            .ok_or_else(|| Error::Arrow("the samples thread's locations were taken".into()))?;
+        // An Option only so that `finish` can move it out of a type with
+        // a Drop: nothing else takes it.
+        let locations = self.locations.take().expect("taken only by finish");
         Ok(Pending {
             thread: self.thread.take(),
             locations,
