@@ -21,7 +21,6 @@ mod input;
 mod jsonw;
 mod manual;
 mod output;
-mod process_tree;
 mod progress;
 mod query;
 mod record;

@@ -184,7 +184,7 @@ impl RecordArgs {
         // Recorded on every CPU for the command's sake: its processes
         // are the ones perf started, and theirs.
         let pids = match planned.only_command {
-            true => Some(crate::process_tree::started_by(&output, perf_pid)?),
+            true => Some(started_by(&output, perf_pid)?),
             false => None,
         };
         let outcome = answer(&self, &output, pids, policy, out);
@@ -299,4 +299,12 @@ fn answer(
         conversion: crate::input::InputArgs::default().resolve(policy, &[capture])?,
     };
     topdown::run(&opt, out)
+}
+
+/// The processes `parent` started, and theirs, in the capture at `path`
+/// (`perfq_stream::process_tree`).
+fn started_by(path: &Path, parent: u32) -> anyhow::Result<Vec<u32>> {
+    let capture = perfq_reader::Capture::open(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(perfq_stream::process_tree::started_by(&capture, parent))
 }

@@ -40,6 +40,7 @@ println!("{} periods", total.0);
 #![deny(missing_docs)]
 
 mod damage;
+pub mod process_tree;
 
 pub use damage::{Count, Damage};
 

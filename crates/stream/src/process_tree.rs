@@ -1,0 +1,65 @@
+//! The processes a process started, as a capture's FORK records tell
+//! them: what `perfq record --all-threads` answers for when it recorded
+//! every CPU while perf's command ran.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::convert::Infallible;
+
+use perfq_reader::{Capture, RawRecord, RecordData, SampleId};
+
+use crate::{Consumer, SampleView, Stream, Tracker};
+
+/// Every process `parent` started and every process those started, in
+/// `capture` (sorted ids; `parent` itself left out). A thread is no
+/// process of its own: its FORK names its process as its parent.
+///
+/// A damaged capture ends the read where the stream ends it, and the
+/// processes found up to there are kept. Nothing is said of the damage:
+/// the caller's own read of the capture for its answer says it.
+pub fn started_by(capture: &Capture, parent: u32) -> Vec<u32> {
+    let mut forks = Forks::default();
+    let mut stream = Stream::new(capture);
+    match stream.run(&mut forks, &mut |_, _| {}) {
+        Ok(()) => {}
+        Err(never) => match never {},
+    }
+    let mut found = BTreeSet::new();
+    let mut next = vec![parent];
+    while let Some(p) = next.pop() {
+        for &c in forks.children.get(&p).into_iter().flatten() {
+            if c != parent && found.insert(c) {
+                next.push(c);
+            }
+        }
+    }
+    found.into_iter().collect()
+}
+
+/// The processes each process started, by parent.
+#[derive(Default)]
+struct Forks {
+    children: BTreeMap<u32, BTreeSet<u32>>,
+}
+
+impl Consumer for Forks {
+    type Error = Infallible;
+
+    fn sideband(
+        &mut self,
+        _: &Tracker,
+        _: &RawRecord<'_>,
+        data: &RecordData<'_>,
+        _: Option<SampleId>,
+    ) -> Result<(), Infallible> {
+        if let RecordData::Fork(f) = data {
+            if f.pid != f.ppid {
+                self.children.entry(f.ppid).or_default().insert(f.pid);
+            }
+        }
+        Ok(())
+    }
+
+    fn sample(&mut self, _: &mut SampleView<'_, '_>) -> Result<(), Infallible> {
+        Ok(())
+    }
+}
