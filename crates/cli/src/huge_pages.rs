@@ -1,19 +1,17 @@
 //! The global allocator: the system's, asking the kernel to back large
 //! blocks with transparent huge pages.
 //!
-//! On system-wide captures perfq's largest structures are tables of
-//! millions of entries read in random order: `convert`'s stack tree
-//! (16 M stacks, 260 MB on the 4× build capture), its location tables,
-//! `report --children`'s per-stack sums. With 4 KiB pages each of their
-//! pages costs a page fault when first written (190,000 faults converting
-//! the 4× capture) and most of their lookups a TLB miss. Where the kernel
+//! On system-wide captures perfq's largest structures are tables read in
+//! random order: `convert`'s stack tree (on long captures its largest
+//! allocation), its location tables, `report --children`'s per-stack
+//! sums. With 4 KiB pages each of their pages costs a page fault when
+//! first written and most of their lookups a TLB miss. Where the kernel
 //! gives huge pages only to memory that asks (`madvise` mode, the default
-//! of many distributions), blocks of [`LARGE`] and more ask: the 4×
-//! conversion then takes about a third of the page faults and a few
-//! per cent less CPU. The kernel zeroes 2 MiB pages, so the gain is in
-//! TLB misses, not in system time. glibc can do the same
-//! (`glibc.malloc.hugetlb=1`), but only as a tunable read when the
-//! process starts.
+//! of many distributions), blocks of [`LARGE`] and more ask: a conversion
+//! then takes far fewer page faults and somewhat less CPU. The kernel
+//! zeroes 2 MiB pages, so the gain is in TLB misses, not in system time.
+//! glibc can do the same (`glibc.malloc.hugetlb=1`), but only as a
+//! tunable read when the process starts.
 //!
 //! The advice covers every page the block touches, not only the huge
 //! pages inside it: advice on part of a mapping splits it in two, and

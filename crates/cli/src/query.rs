@@ -47,9 +47,9 @@ fn register_views(session: &Session, statement: &str) -> anyhow::Result<()> {
     if perfq_query::views::reads_stack_tables(statement) {
         perfq_query::views::keep_stack_tables_for(session, statement)?;
         // Computing them read every frame and stack and freed most of
-        // it, in blocks glibc keeps: 300 of the 650 MB held after the 4×
-        // build capture's stack tables, which the statement's own
-        // aggregations would not all reuse.
+        // it, in blocks glibc keeps: a large part of what the process
+        // holds after a long capture's stack tables, which the
+        // statement's own aggregations would not all reuse.
         crate::heap::release_free_pages();
     }
     perfq_query::views::register_read_by(session, statement)?;

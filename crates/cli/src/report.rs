@@ -95,9 +95,8 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
 
 /// Writes the text `line` makes of each row (given the row before it) in
 /// the rows' order. Lines are made on every core, a block of rows at a
-/// time (a system-wide capture has hundreds of thousands of rows: formatting
-/// them was a tenth of `report --children`), and each block is written
-/// whole.
+/// time (formatting a system-wide capture's rows was a noticeable part
+/// of `report --children`), and each block is written whole.
 fn write_lines(
     rows: &[Row],
     out: &mut dyn Write,
@@ -165,9 +164,9 @@ fn pct(v: u64, t: u64) -> f64 {
 
 fn json_rows(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Result<()> {
     // One array, written a row at a time as the other formats are (the
-    // whole array as one value took three times the memory of the report
-    // itself on a system-wide capture's million rows). Each object is
-    // serialized alone exactly as it would be inside the array.
+    // whole array as one value took far more memory than the report
+    // itself on a system-wide capture). Each object is serialized alone
+    // exactly as it would be inside the array.
     let shown = |r: &Row| r.period > 0 || r.total_period > 0;
     let first = report.rows.iter().find(|r| shown(r));
     out.write_all(b"[")?;
@@ -268,7 +267,7 @@ fn table(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Result
         let t = total_of(report, r);
         // The columns of `"  {:>7.2}% {:>7.2}% {:>9} {:>14}  {:<24} {}"`
         // (Children only with `--children`), padded here: the formatter
-        // pads a character at a time, a tenth of printing millions of rows.
+        // pads a character at a time, a noticeable cost over a long report.
         line.push_str("  ");
         if children {
             padded(line, 7, format_args!("{:.2}", pct(r.total_period, t)));

@@ -7,10 +7,10 @@
 //! The table is a flat array of such slots, probed linearly: a lookup
 //! reads one slot's cache line, and a found id then its key. (A
 //! `hashbrown` table of the same slots read its control bytes first, in
-//! another line: the lookups of a system-wide capture's hundreds of
-//! thousands of new locations waited for two cache misses each, one of
-//! the largest costs of reading it.) At most three slots in four are
-//! used: a probe then mostly stays within the line it starts in.
+//! another line: the lookups of a system-wide capture's many new
+//! locations waited for two cache misses each, one of the largest costs
+//! of reading it.) At most three slots in four are used: a probe then
+//! mostly stays within the line it starts in.
 
 use std::hash::{BuildHasher, Hash};
 

@@ -14,3 +14,21 @@ pub fn sampled_events(session: &Session) -> Result<Vec<String>, Error> {
     }
     Ok(out)
 }
+
+/// The event a command works on: the one `wanted` names, else the first
+/// sampled (`sampled`, as [`sampled_events`] gives them); `None` when
+/// nothing was sampled.
+pub(crate) fn chosen(wanted: Option<&str>, sampled: &[String]) -> Result<Option<String>, Error> {
+    match wanted {
+        Some(e) if sampled.iter().any(|s| s == e) => Ok(Some(e.to_string())),
+        Some(e) => Err(Error::NoSamples(format!(
+            "no samples of event {e}; the samples are of {}",
+            if sampled.is_empty() {
+                "no event".to_string()
+            } else {
+                sampled.join(", ")
+            }
+        ))),
+        None => Ok(sampled.first().cloned()),
+    }
+}

@@ -30,6 +30,7 @@ pub mod events;
 pub mod flamegraph;
 mod helpers;
 mod inclusive;
+mod named_samples;
 pub mod profile;
 mod session;
 mod stack_tables;

@@ -7,7 +7,7 @@
 //! The samples are the ones every other count is made of
 //! (`delivered_samples`: a group read once per member whose counter
 //! moved, its delta as period), named by their thread's comm when they
-//! were delivered, as the flame graph names them (`_named_delivered`).
+//! were delivered, as the flame graph names them (`named_samples`).
 //! A location is named as `perf report` names the function
 //! (`frame_functions`: the ELF or kallsyms symbol, an unresolved address
 //! by its hex), so that a viewer's per-function sums are `perf report`'s,
@@ -18,8 +18,8 @@ use std::collections::HashMap;
 
 use datafusion::arrow::array::RecordBatch;
 
-use crate::flamegraph::{self as fg, chosen_event, named_delivered, register_comms};
 use crate::helpers::{self, Param};
+use crate::named_samples;
 use crate::{columns, events, topdown, Error, Session};
 
 /// What to take.
@@ -219,20 +219,12 @@ const UNKNOWN: &str = "[unknown]";
 
 /// The session's samples (of one event, or all) as a profile.
 pub fn profile(session: &Session, opt: &Options) -> Result<Profile, Error> {
-    fg::require_tables(session)?;
+    named_samples::require_tables(session)?;
     crate::views::ensure(session, "frame_functions")?;
-    register_comms(session)?;
+    named_samples::register_comms(session)?;
     let sampled = events::sampled_events(session)?;
     let chosen: Vec<String> = match &opt.event {
-        Some(_) => chosen_event(
-            &fg::Options {
-                event: opt.event.clone(),
-                ..fg::Options::default()
-            },
-            &sampled,
-        )?
-        .into_iter()
-        .collect(),
+        Some(e) => events::chosen(Some(e), &sampled)?.into_iter().collect(),
         None => sampled,
     };
     let mut b = Builder {
@@ -247,7 +239,7 @@ pub fn profile(session: &Session, opt: &Options) -> Result<Profile, Error> {
         Some(e) => format!("name = {}", columns::quote(e)),
         None => "TRUE".to_string(),
     };
-    let named = named_delivered();
+    let named = named_samples::named_delivered();
     let rows = session.sql(&helpers::fill(
         helpers::PROFILE_SAMPLES,
         &[("named", Param::Sql(&named)), ("only", Param::Sql(&only))],

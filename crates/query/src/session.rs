@@ -151,8 +151,8 @@ impl Session {
         // opened). A view adding the id as a literal column instead made
         // DataFusion see every grouping by capture as ordered (the column
         // is constant), and a partial aggregation in that order is never
-        // skipped for too many groups: function_total over a system-wide
-        // capture took 1.4 s, not 1.0 s.
+        // skipped for too many groups, which made function_total over a
+        // system-wide capture markedly slower.
         let (name, schema) = match &self.only {
             None => (table.to_string(), None),
             Some(id) => {
@@ -305,7 +305,7 @@ impl Session {
         // In slices of a batch's size (zero-copy): an operator reading the
         // table (a repartition before a join copies rows into each
         // partition) then holds a slice's copy at a time, not the whole
-        // table's (100 MB of millions of `set_functions` rows).
+        // table's (`set_functions` of a system-wide capture is large).
         let rows = self.ctx.copied_config().batch_size().max(1);
         let batches = batches
             .iter()

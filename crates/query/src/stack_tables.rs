@@ -5,16 +5,13 @@
 //! the two equal — from one pass over each sampled stack's frame list.
 //!
 //! Why not the SQL: it pairs every sampled stack with every one of its
-//! frames (16.5 M pairs for 1.2 M stacks of depth 8–20), joins them to
-//! their functions, removes duplicates, aggregates each stack's functions
-//! into a sorted list and ranks the lists with one window over all of them.
-//! DataFusion spends seconds on that (13 s over 100 captures of 20 K
-//! samples each); here it is a lookup per frame, a sort of a few function
-//! ids per stack and an interner of the distinct sets: a few hundred
-//! where a program's million stacks differ only in call sites, but
-//! nearly one per stack on a system-wide capture, whose unresolved
-//! addresses are each a function of its own (203 K sets for the 350 K
-//! sampled stacks of `benches/build-capture.sh`'s capture).
+//! frames, joins them to their functions, removes duplicates, aggregates
+//! each stack's functions into a sorted list and ranks the lists with one
+//! window over all of them. DataFusion spends a long time on that; here
+//! it is a lookup per frame, a sort of a few function ids per stack and
+//! an interner of the distinct sets: few where a program's stacks differ
+//! only in call sites, but nearly one per stack on a system-wide capture,
+//! whose unresolved addresses are each a function of its own.
 //! `function_total` can be summed from those sets as well
 //! ([`function_total`]).
 
@@ -212,9 +209,9 @@ fn keep_stack_sets(
 /// Distinct sets of function ids (each sorted), numbered from 0 as met:
 /// stored end to end in one `Vec` and found through an [`IdTable`] of
 /// their numbers, not each in an allocation of its own keyed in a map (a
-/// system-wide capture's sampled stacks have hundreds of thousands of
-/// sets, nearly one per stack, and freeing them one by one was a tenth of
-/// the time the sets took).
+/// system-wide capture's sampled stacks have nearly a set each, and
+/// freeing them one by one was a noticeable part of the time the sets
+/// took).
 #[derive(Default)]
 struct Sets {
     list: SetList,
@@ -397,9 +394,9 @@ impl Name<'_> {
             Name::Symbol(s) => s,
             Name::Address(_) => {
                 buf.clear();
-                // (Written as with_text does: core::fmt was a tenth of
-                // the time `functions` took to make.) `0x` and hex
-                // digits are always UTF-8.
+                // (Written as with_text does: core::fmt was a noticeable
+                // part of the time `functions` took to make.) `0x` and
+                // hex digits are always UTF-8.
                 self.with_text(|t| buf.push_str(std::str::from_utf8(t).unwrap_or_default()));
                 buf
             }
@@ -460,8 +457,8 @@ fn symbol_cmp_address(symbol: &str, address: u64) -> std::cmp::Ordering {
 /// of every frame with its function by name: most frames of a
 /// system-wide capture are unresolved addresses, each a function of its
 /// own. With `standard_frames`, the names are made here from `frames`
-/// (the view's hex digits picked out one by one in SQL took a second for
-/// half a million unresolved frames).
+/// (the view's hex digits picked out one by one in SQL were slow over a
+/// system-wide capture's unresolved frames).
 fn native_functions(
     session: &Session,
     standard_frames: bool,
@@ -509,9 +506,9 @@ fn by_text((a, x): (&Name<'_>, &str), (b, y): (&Name<'_>, &str)) -> std::cmp::Or
 }
 
 /// What the frames that name functions hold, read a batch at a time: the
-/// frames of a system-wide capture, read whole, were 200 MB. What
-/// outlives a batch is numbers, and the distinct texts: captures, DSOs,
-/// symbols (a few thousand).
+/// frames of a system-wide capture, read whole, are large. What outlives
+/// a batch is numbers, and the distinct texts: captures, DSOs, symbols
+/// (far fewer than the frames).
 #[derive(Default)]
 struct FunctionFrames {
     captures: TextNumbers,
@@ -595,9 +592,9 @@ impl FunctionFrames {
 }
 
 /// Replaces each unnamed frame's DSO number by the DSO name's rank, so
-/// that they sort as `by_text` orders them, on integers (a few hundred
-/// DSO names for hundreds of thousands of frames, which compared as
-/// strings were a fifth of a system-wide capture's inclusive query);
+/// that they sort as `by_text` orders them, on integers (few DSO names
+/// for many frames, which compared as strings were a large part of a
+/// system-wide capture's inclusive query);
 /// returns the names in rank order.
 fn rank_dsos<'a>(dsos: &'a TextNumbers, unnamed: &mut [Unnamed]) -> Vec<&'a str> {
     let mut dso_names: Vec<(&str, u32)> = (0..dsos.len()).map(|n| (dsos.get(n), n)).collect();

@@ -79,9 +79,9 @@ pub fn keep_stack_tables(session: &Session) -> Result<(), Error> {
 
 /// [`keep_stack_tables`] for `statement`: when it names `function_total`,
 /// that view's rows are computed from the stack tables too and kept under
-/// its name (the rows of its SQL, which a test holds equal; summed over a
-/// system-wide capture's half-million functions without DataFusion's
-/// joins, a third of the query's time) — unless the session has a
+/// its name (the rows of its SQL, which a test holds equal; summed
+/// without DataFusion's joins, which took a large part of the query's
+/// time on a system-wide capture) — unless the session has a
 /// `function_total` or a `functions` of its own.
 pub fn keep_stack_tables_for(session: &Session, statement: &str) -> Result<(), Error> {
     keep(session, words(statement).any(|w| w == "function_total"))
@@ -159,8 +159,8 @@ pub fn register(session: &Session) -> Result<(), Error> {
 
 /// Registers, as [`register`] does, only the views `statement` reads:
 /// those it names and the views they read. Planning all of them took
-/// 150 ms, most of a simple query's time (each view's plan holds the
-/// plans of the views it reads). A statement that lists the catalog
+/// most of a simple query's time (each view's plan holds the plans of
+/// the views it reads). A statement that lists the catalog
 /// (`information_schema`, `SHOW`) gets every view, as it would see them.
 pub fn register_read_by(session: &Session, statement: &str) -> Result<(), Error> {
     for v in read_by(statement) {

@@ -265,9 +265,9 @@ pub struct ReleaseBehind {
 }
 
 impl ReleaseBehind {
-    /// Bytes read between two releases: at 64 MB the pages kept were up
-    /// to a fifth of convert's peak RSS on a system-wide capture; a call
-    /// costs microseconds.
+    /// Bytes read between two releases: with a much larger step the pages
+    /// kept were a noticeable part of convert's peak RSS on a system-wide
+    /// capture; a call is cheap next to reading this much.
     pub const EVERY: u64 = 8 << 20;
 
     /// The read has reached `offset` of `capture`.

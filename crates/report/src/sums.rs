@@ -368,9 +368,9 @@ impl<'o> Sums<'o> {
                 by_key.shrink_to_fit();
             }
         }
-        // Sorting runs on every core (a fifth of `--children` on a
-        // system-wide capture's 600 K rows). The key makes every
-        // comparison total: the order is the same however split.
+        // Sorting runs on every core (a large part of `--children` on a
+        // system-wide capture). The key makes every comparison total:
+        // the order is the same however split.
         let sort_period = |r: &Row| {
             if opt.children {
                 r.total_period

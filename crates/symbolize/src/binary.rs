@@ -341,7 +341,7 @@ impl Binary {
                     };
                     // A section stored as is is read from the mapped file
                     // (only the pages addr2line touches are ever read: a
-                    // debug build's 700 MB of DWARF is not copied whole);
+                    // large debug build's DWARF is not copied whole);
                     // a compressed one is inflated once.
                     let b = match section.compressed_file_range() {
                         Ok(r) if r.format == object::CompressionFormat::None => {

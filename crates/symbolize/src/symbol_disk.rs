@@ -1,7 +1,7 @@
 //! Symbol tables kept on disk between runs, by build id: the next
 //! conversion of a capture of the same program reads a binary's table
-//! back (a few ms) instead of parsing and sorting its ELF symbols again
-//! (~0.4 s for `librustc_driver`). DWARF is still read per run: what a
+//! back instead of parsing and sorting its ELF symbols again, which for
+//! a large library takes far longer. DWARF is still read per run: what a
 //! run needs of it depends on its addresses.
 //!
 //! One file per table, named by its key (the build id and the sizes of

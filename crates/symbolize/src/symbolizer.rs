@@ -218,8 +218,8 @@ const RELEASE_DWARF_EVERY: usize = 1024;
 /// Resolves locations of one capture.
 pub struct Symbolizer {
     locator: Locator,
-    /// Kernel symbols, read on a thread of their own from the start
-    /// (reading `/proc/kallsyms` takes ~0.1 s) and waited for on first use.
+    /// Kernel symbols, read on a thread of their own from the start (the
+    /// kernel formats `/proc/kallsyms` slowly) and waited for on first use.
     kallsyms: OnceLock<Option<Kallsyms>>,
     kallsyms_loading: Mutex<Option<JoinHandle<KallsymsLoad>>>,
     inline: bool,
@@ -544,7 +544,7 @@ impl Symbolizer {
         let ctx = if self.inline { bin.dwarf() } else { None };
         // Building the context reads every unit's root entry, address
         // ranges and line-program header, which for a large debug build
-        // faults in over a hundred MB of the DWARF file that addr2line has
+        // faults in a large part of the DWARF file that addr2line has
         // now parsed into its own tables: hand those pages back before the
         // lookups fault in their own.
         if ctx.is_some() {
@@ -743,10 +743,9 @@ fn load_kallsyms(
     if matches {
         // The copy a recording of this kernel saved (perf record keeps one
         // per kernel build id), when there is one, before /proc/kallsyms:
-        // the same kernel's symbols, read in a few milliseconds where the
-        // kernel spends a tenth of a second formatting /proc/kallsyms. A
-        // reboot in between moves the kernel: `ref_address` measures by
-        // how much.
+        // the same kernel's symbols, read far faster than the kernel
+        // formats /proc/kallsyms. A reboot in between moves the kernel:
+        // `ref_address` measures by how much.
         let k = kernel_build_id
             .and_then(|id| cached_kallsyms(buildid_dirs, id, disk))
             .or_else(|| {

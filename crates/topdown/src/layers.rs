@@ -5,8 +5,8 @@
 //! the standard errors, repeat the same subexpressions many times (Golden
 //! Cove's Machine_Clears holds `sum4` twenty times over). Written out as
 //! one SQL expression each, that is tens of kilobytes that a query
-//! planner hashes and rewrites again and again (DataFusion spent 0.3-0.6 s
-//! planning what runs in milliseconds). [`layer`] shares every repeated
+//! planner hashes and rewrites again and again (DataFusion spent far
+//! longer planning it than running it). [`layer`] shares every repeated
 //! subexpression instead: each becomes a column of its own, computed once
 //! in the first layer where all it names exists; what is used once stays
 //! inline in its single user. Any SQL engine runs the layers as a chain of

@@ -6,7 +6,7 @@
 //! most often made just after its caller (its parent is the row before),
 //! a depth is its parent's plus one, and a stack's frame often the one
 //! interned after its caller's. As plain 32-bit values the three columns
-//! were 35 MB of a system-wide capture's stacks for zstd to compress;
+//! were a large input for zstd to compress on a system-wide capture;
 //! Parquet's own delta encoder makes them small but costs as much time
 //! per value as compressing the plain values did (and as much again for
 //! the ids and times it already encoded). This one packs a block of

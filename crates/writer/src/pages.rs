@@ -252,8 +252,8 @@ const FAST_LEVELS: i32 = 2;
 /// encoding. At level 1 zstd takes a table of 2^14 entries and, for inputs
 /// over 256 KB, matches of 7 bytes or more (6 up to it). perfq writes a
 /// chunk as one page of up to 64 Ki rows, and its pages of random 64-bit
-/// values (addresses, ids) came out 3–10% larger than Parquet's pages of
-/// 20,000 rows. A 2^16-entry table made up for it; the shorter matches
+/// values (addresses, ids) came out larger than Parquet's pages of 20,000
+/// rows. A 2^16-entry table made up for it; the shorter matches
 /// ([`MIN_MATCH`]) do as well with the 2^14-entry table (64 KB, within a
 /// core's L2 cache), and compress faster though they take more
 /// instructions (fewer cache misses).

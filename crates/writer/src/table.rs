@@ -142,9 +142,8 @@ impl<'a> Column<'a> {
 /// Encodes `batch` as row group `index` of the file `groups` makes
 /// column writers for, the columns in parallel. The frames and stacks
 /// tables are written after the read, and their encoding (ten string
-/// columns interned into dictionaries, millions of stacks) is most of
-/// what a conversion then has left: on one thread it took 0.4 s of a
-/// system-wide capture's last 0.7 s. (On two cores, which symbolizing and
+/// columns interned into dictionaries, and the stacks) is most of what a
+/// conversion then has left. (On two cores, which symbolizing and
 /// writing keep busy then anyway, this gains nothing measurable; it is
 /// for machines with more.)
 fn encode_group(
@@ -296,7 +295,7 @@ impl Builder {
     /// before took): the buffers are made that large at once instead of
     /// doubling their way there, copying all they hold each time (the
     /// frames table's name columns, when they were filled this way,
-    /// copied ~140 MB so on a system-wide capture).
+    /// copied a great deal so on a system-wide capture).
     fn new(ty: ColumnType, values: usize) -> Builder {
         let n = ROWS_PER_GROUP;
         match ty {
@@ -417,8 +416,8 @@ impl Slot {
 /// once per process and type. A null array of its own per column and
 /// row group is a zeroed buffer of `n` values (0.5 MiB for u64) that the
 /// allocator clears page by page: with the samples table's usually empty
-/// columns (addr, weight, ..., m0..m15) that was 3,500 page faults and
-/// 9% of the CPU time of converting an 80,000-sample capture.
+/// columns (addr, weight, ..., m0..m15) that clearing and its page
+/// faults were a noticeable part of a conversion's CPU time.
 fn null_array(ty: ColumnType, data_type: &DataType, n: usize) -> ArrayRef {
     // One cell per `ColumnType` (`ListU32` is the last).
     static FULL: [OnceLock<ArrayRef>; ColumnType::ListU32 as usize + 1] =

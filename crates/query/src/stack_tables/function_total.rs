@@ -3,9 +3,9 @@
 //! summed here instead of by DataFusion's joins and groupings. Those pair
 //! every sample with its stack's set, then every (capture, event, set)
 //! group with each function of the set: on a system-wide capture a row
-//! per sample and over a million set–function rows grouped into half a
-//! million functions, a third of a second of the inclusive query. Here it
-//! is a lookup per sample and a sum per set–function pair.
+//! per sample and many set–function rows grouped into functions, a large
+//! part of the inclusive query's time. Here it is a lookup per sample and
+//! a sum per set–function pair.
 
 use std::sync::Arc;
 
@@ -49,8 +49,8 @@ impl Sum {
 /// capture: a bit per stack id (whether it is sampled), the sampled ones
 /// counted up to each 64 ids, and the sets of the sampled stacks in id
 /// order. A lookup reads three small arrays (a system-wide capture has
-/// 16 M stacks, one in twelve sampled: an array indexed by stack id took
-/// 65 MB).
+/// many stacks, most of them never sampled: an array indexed by stack id
+/// was far larger).
 #[derive(Default)]
 struct SetIndex {
     sampled: Vec<u64>,
@@ -141,9 +141,9 @@ struct ByPair {
 ///
 /// Sums go into arrays indexed by set and by function id rather than
 /// hash tables keyed by (capture, event, set or function): a sample's
-/// lookups are then one load each, where a probe of a table of hundreds
-/// of thousands of groups was a cache miss or two (slower than
-/// DataFusion's aggregation on two cores). One (capture, event) pair is
+/// lookups are then one load each, where a probe of a large table of
+/// groups was a cache miss or two (slower than DataFusion's own
+/// aggregation). One (capture, event) pair is
 /// summed at a time, in arrays reused for the next. The rows are kept by
 /// number and named as the table is read ([`Totals`]).
 pub(super) fn keep(
@@ -216,8 +216,8 @@ fn sum_by_function(by_pair: ByPair, sets: &SetList, last: u32) -> (Vec<Pair>, Ro
             }
         }
         // Room for exactly the first pair's rows: most datasets have no
-        // other (grown by doubling, a system-wide capture's 2.5 M rows
-        // had room for 4.2 M).
+        // other (grown by doubling, a system-wide capture's rows left
+        // much of their room unused).
         rows.reserve(functions_met.len());
         for f in functions_met.drain(..) {
             let sum = std::mem::take(&mut by_function[f as usize]);
@@ -425,8 +425,8 @@ impl Rows {
 
 /// `function_total` as kept: its rows by number, named a batch at a time
 /// as they are read. Made whole, the names of a system-wide capture's
-/// millions of rows (its capture's id, a function's symbol and DSO) took
-/// 150 MB more than the numbers.
+/// rows (its capture's id, a function's symbol and DSO) took far more
+/// memory than the numbers.
 #[derive(Debug)]
 struct Totals {
     schema: SchemaRef,

@@ -1,9 +1,9 @@
 //! Tables kept in perfq's own compact form and made into Arrow batches
 //! only as a statement reads them, a batch at a time: `functions`,
 //! `set_functions` and `function_total`. Held as Arrow columns, the
-//! strings of a system-wide capture's millions of functions, or the two
-//! 64-bit columns of its millions of set–function rows, took several times
-//! the memory of the numbers they are made from, for the whole session.
+//! strings of a system-wide capture's functions, or the two 64-bit
+//! columns of its set–function rows, took far more memory than the
+//! numbers they are made from, for the whole session.
 
 use std::fmt::Debug;
 use std::sync::Arc;

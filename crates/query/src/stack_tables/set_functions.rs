@@ -1,8 +1,8 @@
 //! `set_functions` as perfq keeps it: the interned sets themselves (4
 //! bytes a function of a set) and each set's id, its rows made as they
 //! are read. Made whole, the two 64-bit columns of a system-wide
-//! capture's 5.8 M set–function rows held 93 MB for the session's life,
-//! most of them for statements that never read the table.
+//! capture's set–function rows held a large block of memory for the
+//! session's life, mostly for statements that never read the table.
 
 use std::sync::Arc;
 

@@ -213,10 +213,10 @@ fn grouped(plan: &SetPlan, by: By, mode: Mode, interval_ns: u64, multi: bool) ->
 /// Total rows' `k`: a sample counts once for each function on its stack.
 /// What matters of a stack is its set of functions, and far fewer sets
 /// occur than stacks (call sites and return addresses differ where the
-/// functions do not: 33 sets for 94 K stacks in the benchmark capture).
-/// The pass over every sample sums per set (`stack_sets`, `crate::views`):
-/// a handful of groups whose sums stay in cache, where one group per
-/// stack made them miss it and took a third of the time on 10 M samples.
+/// functions do not). The pass over every sample sums per set
+/// (`stack_sets`, `crate::views`): few groups, whose sums stay in cache,
+/// where one group per stack made them miss it and the pass markedly
+/// slower.
 fn total(plan: &SetPlan) -> String {
     // With one capture, its rows of stack_sets joined by stack id alone.
     let one = match plan.captures.as_slice() {

@@ -352,10 +352,10 @@ impl Consumer for Reading {
     }
 }
 
-/// Drops `t` on a thread of its own: freeing a conversion's hundreds of
-/// thousands of symbols, frames and DWARF units one by one takes tens of
-/// milliseconds the caller need not wait for (a command-line run exits
-/// before the thread is done, which is as good).
+/// Drops `t` on a thread of its own: freeing a conversion's many
+/// symbols, frames and DWARF units one by one takes time the caller need
+/// not wait for (a command-line run exits before the thread is done,
+/// which is as good).
 fn drop_in_background<T: Send + 'static>(t: T) {
     // Without a thread (resources exhausted), the closure and `t` with
     // it are dropped here instead.

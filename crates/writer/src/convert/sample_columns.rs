@@ -1,9 +1,9 @@
 //! The samples table's row group as it fills: a typed vector per column,
 //! in [`SAMPLES`]' order.
 //!
-//! A system-wide capture has hundreds of thousands of samples of 35
-//! columns each; [`Table::row`]'s call per cell, which finds the column's
-//! builder and matches its kind, was a fifth of the samples thread's
+//! A system-wide capture has many samples of 35 columns each;
+//! [`Table::row`]'s call per cell, which finds the column's builder and
+//! matches its kind, was a large part of the samples thread's
 //! instructions. Columns the capture never fills (addr, weight, data_src,
 //! m0..m15 without group reads, ...) cost nothing per row.
 //!

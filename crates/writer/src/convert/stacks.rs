@@ -41,12 +41,11 @@ const LIST_LIMIT: u32 = 8;
 /// of millions of stacks per frame, a cache miss each, cost more than
 /// reading the samples.
 ///
-/// 16 bytes (millions of them on system-wide captures); an array rather
-/// than a struct so that writing can drop the two list words in place
-/// ([`Vec::into_flattened`]) and keep 8 bytes a stack: the 18.7 M stacks
-/// of a system-wide capture took 300 MB while the locations were being
-/// symbolized beside them. A stack's depth is not kept while interning,
-/// which never reads it.
+/// 16 bytes, one per stack; an array rather than a struct so that
+/// writing can drop the two list words in place ([`Vec::into_flattened`])
+/// and keep 8 bytes a stack: a system-wide capture's nodes are a large
+/// table, held while the locations are being symbolized beside them. A
+/// stack's depth is not kept while interning, which never reads it.
 type Node = [u32; 4];
 /// [`Node`]'s leaf frame (a location id).
 const FRAME: usize = 0;
@@ -86,14 +85,14 @@ pub(crate) struct Stacks {
     wide: FxHashMap<(u32, u32), u32>,
     nodes: Vec<Node>,
     /// By stack id: whether a sample has the stack (and so gets its
-    /// `frame_ids`); a bit each (a byte each was 19 MB on a system-wide
-    /// capture's 18 M stacks).
+    /// `frame_ids`); a bit each (a byte each made a sizable array on a
+    /// system-wide capture).
     sampled: BooleanBufferBuilder,
     /// The root stack of each leaf frame (a location id, dense), or
     /// [`NONE`]. A system-wide capture has as many roots as garbage
-    /// frames end its callchains, hundreds of thousands: found in a table
-    /// of their own by (frame, root) they cost two or three cache misses
-    /// each, a third of interning's time; here one.
+    /// frames end its callchains, a great many: found in a table of their
+    /// own by (frame, root) they cost two or three cache misses each, a
+    /// large part of interning's time; here one.
     roots: Vec<u32>,
     /// The location id `roots` starts at: the first of the segment's own
     /// locations (see [`Stacks::cut`]), so that the index stays as large
@@ -262,9 +261,9 @@ impl Stacks {
     /// depth and caller stack, and for the stacks samples have, all frames
     /// leaf first. (Listing them for every caller stack too would grow
     /// with the square of the depth.) The columns are built a row group at
-    /// a time straight from the tree's vectors: a system-wide capture has
-    /// millions of stacks, and a builder call per cell was a third of the
-    /// time of writing them.
+    /// a time straight from the tree's vectors: a builder call per cell
+    /// was a large part of the time of writing a system-wide capture's
+    /// stacks.
     pub(crate) fn write(self, mut t: Table) -> Result<(), Error> {
         // The tree is no longer looked up: its index goes before the
         // table's buffers grow.

@@ -6,8 +6,9 @@
 //! (a tar stream is decompressed to be read past), against two limits:
 //! [`MAX_EXPANDED`] in all, and [`MAX_RATIO`] times the archive's
 //! compressed bytes read so far (plus [`RATIO_SLACK`], so that small
-//! archives of well-compressing captures pass). Real archives stay far below both: `perf archive`'s
-//! binaries compress 3–8×, captures rarely past 30×.
+//! archives of well-compressing captures pass). Real archives stay far
+//! below both: neither `perf archive`'s binaries nor captures compress
+//! anywhere near [`MAX_RATIO`] times.
 
 use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,0 +1,203 @@
+//! Samples named as `perf script` names them, the way the flame graph
+//! and the profile export read them: each thread's name over time (an
+//! in-memory table of comm intervals from the `threads` table), and the
+//! delivered samples joined to the name their thread had at their time
+//! (`_named_delivered`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Int32Array, RecordBatch, StringArray, UInt64Array};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::datasource::MemTable;
+
+use crate::helpers::{self, Param};
+use crate::{columns, views, Error, Session};
+
+/// The name of the in-memory table of comm intervals.
+const COMMS: &str = "_perfq_flamegraph_comms";
+
+/// The delivered samples with their process names (`_named_delivered`),
+/// once [`register_comms`] has made the comm intervals' table.
+pub(crate) fn named_delivered() -> String {
+    helpers::fill(
+        helpers::NAMED_DELIVERED,
+        &[
+            (
+                "delivered",
+                Param::Sql(helpers::query(helpers::FLAMEGRAPH_DELIVERED)),
+            ),
+            ("comms", Param::Sql(COMMS)),
+        ],
+    )
+}
+
+/// Fails unless the session has every table the named samples' queries
+/// read (the comm intervals' `threads` aside: without it, every thread is
+/// named by its id).
+pub(crate) fn require_tables(session: &Session) -> Result<(), Error> {
+    let queries = [
+        helpers::FLAMEGRAPH_DELIVERED,
+        helpers::SAMPLED_EVENTS,
+        helpers::FLAMEGRAPH_STACKS,
+        helpers::FLAMEGRAPH_FRAMES,
+    ];
+    match views::tables_read_by(&queries)
+        .into_iter()
+        .find(|t| !session.has_table(t))
+    {
+        Some(t) => Err(Error::NotDataset {
+            path: session.dataset().into(),
+            why: format!("it has no {t} table"),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Puts the comm of every thread over time into an in-memory table
+/// (capture, tid, start_time, end_time, comm), one row per interval during
+/// which the thread had one name; a null comm is a thread forked from one
+/// perf had no name for (perf names it `:<tid>`).
+pub(crate) fn register_comms(session: &Session) -> Result<(), Error> {
+    let mut rows: Vec<ThreadRecord> = Vec::new();
+    if session.has_table("threads") {
+        for b in &session.sql(helpers::FLAMEGRAPH_THREADS)? {
+            let capture = columns::strings(b, "capture")?;
+            let time = columns::u64s(b, "time")?;
+            let kind = columns::strings(b, "kind")?;
+            let tid = columns::i64s(b, "tid")?;
+            let ptid = columns::i64s(b, "ptid")?;
+            let comm = columns::strings(b, "comm")?;
+            for i in 0..b.num_rows() {
+                let (Some(c), Some(k), Some(t)) = (&capture[i], &kind[i], tid[i]) else {
+                    continue;
+                };
+                let Ok(t) = i32::try_from(t) else { continue };
+                rows.push(ThreadRecord {
+                    capture: c.clone(),
+                    time: time[i].unwrap_or(0),
+                    kind: k.clone(),
+                    tid: t,
+                    ptid: ptid[i].and_then(|p| i32::try_from(p).ok()),
+                    comm: comm[i].clone(),
+                });
+            }
+        }
+    }
+    // The table is in time order per capture (the order perf delivers the
+    // records in); a stable sort keeps records of the same time in it
+    // when captures' rows arrive interleaved.
+    rows.sort_by(|a, b| (&a.capture, a.time).cmp(&(&b.capture, b.time)));
+    let intervals = comm_intervals(&rows);
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("capture", DataType::Utf8, false),
+        Field::new("tid", DataType::Int32, false),
+        Field::new("start_time", DataType::UInt64, false),
+        Field::new("end_time", DataType::UInt64, false),
+        Field::new("comm", DataType::Utf8, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(StringArray::from_iter_values(
+                intervals.iter().map(|r| r.0.as_str()),
+            )),
+            Arc::new(Int32Array::from_iter_values(intervals.iter().map(|r| r.1))),
+            Arc::new(UInt64Array::from_iter_values(intervals.iter().map(|r| r.2))),
+            Arc::new(UInt64Array::from_iter_values(intervals.iter().map(|r| r.3))),
+            Arc::new(StringArray::from_iter(
+                intervals.iter().map(|r| r.4.as_deref()),
+            )),
+        ],
+    )
+    .map_err(|e| Error::Shape(e.to_string()))?;
+    let table = MemTable::try_new(schema, vec![vec![batch]]).map_err(|e| Error::query(COMMS, e))?;
+    let ctx = session.context();
+    ctx.deregister_table(COMMS)
+        .map_err(|e| Error::query(COMMS, e))?;
+    ctx.register_table(COMMS, Arc::new(table))
+        .map_err(|e| Error::query(COMMS, e))?;
+    Ok(())
+}
+
+/// A COMM, exec, FORK or EXIT row of the `threads` table.
+#[derive(Clone, Debug)]
+struct ThreadRecord {
+    capture: String,
+    time: u64,
+    kind: String,
+    tid: i32,
+    ptid: Option<i32>,
+    comm: Option<String>,
+}
+
+/// One interval of a thread's name: capture, tid, from, until (exclusive),
+/// the name.
+type CommInterval = (String, i32, u64, u64, Option<String>);
+
+/// perf's thread names over time from COMM/exec, FORK and EXIT rows in
+/// delivery order: a COMM renames its thread; a FORK makes a new thread
+/// with its parent's name at that moment (perf's `thread__fork`, which
+/// copies it only when the parent has one); an EXIT changes nothing (perf
+/// keeps an exited thread's name).
+fn comm_intervals(rows: &[ThreadRecord]) -> Vec<CommInterval> {
+    let mut current: HashMap<(&str, i32), Option<String>> = HashMap::new();
+    let mut starts: Vec<(String, i32, u64, Option<String>)> = Vec::new();
+    for r in rows {
+        let name = match r.kind.as_str() {
+            "comm" | "exec" => r.comm.clone(),
+            "fork" => r
+                .ptid
+                .and_then(|p| current.get(&(r.capture.as_str(), p)).cloned())
+                .flatten(),
+            _ => continue,
+        };
+        current.insert((r.capture.as_str(), r.tid), name.clone());
+        starts.push((r.capture.clone(), r.tid, r.time, name));
+    }
+    // Each thread's intervals end where its next one starts.
+    starts.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    let mut out: Vec<CommInterval> = Vec::with_capacity(starts.len());
+    for (i, (capture, tid, start, name)) in starts.iter().enumerate() {
+        let end = match starts.get(i + 1) {
+            Some(next) if next.0 == *capture && next.1 == *tid => next.2,
+            _ => u64::MAX,
+        };
+        if end > *start {
+            out.push((capture.clone(), *tid, *start, end, name.clone()));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comms_follow_exec_and_fork() {
+        let r = |t: u64, k: &str, tid: i32, ptid: Option<i32>, c: Option<&str>| ThreadRecord {
+            capture: "x".to_string(),
+            time: t,
+            kind: k.to_string(),
+            tid,
+            ptid,
+            comm: c.map(str::to_string),
+        };
+        let rows = vec![
+            r(0, "comm", 10, None, Some("sh")),
+            r(5, "fork", 11, Some(10), None),
+            r(7, "exec", 11, None, Some("sort")),
+            r(8, "fork", 12, Some(99), None),
+            r(9, "exit", 11, Some(10), None),
+        ];
+        let got = comm_intervals(&rows);
+        let want: Vec<CommInterval> = vec![
+            ("x".into(), 10, 0, u64::MAX, Some("sh".into())),
+            ("x".into(), 11, 5, 7, Some("sh".into())),
+            ("x".into(), 11, 7, u64::MAX, Some("sort".into())),
+            ("x".into(), 12, 8, u64::MAX, None),
+        ];
+        assert_eq!(got, want);
+    }
+}
