@@ -19,10 +19,7 @@ use crate::{Consumer, SampleView, Stream, Tracker};
 pub fn started_by(capture: &Capture, parent: u32) -> Vec<u32> {
     let mut forks = Forks::default();
     let mut stream = Stream::new(capture);
-    match stream.run(&mut forks, &mut |_, _| {}) {
-        Ok(()) => {}
-        Err(never) => match never {},
-    }
+    let Ok(()) = stream.run(&mut forks, &mut |_, _| {});
     let mut found = BTreeSet::new();
     let mut next = vec![parent];
     while let Some(p) = next.pop() {

@@ -104,6 +104,10 @@ impl Error {
         }
     }
 
+    fn thread(thread: &'static str, failure: ThreadFailure) -> Error {
+        Error::Thread { thread, failure }
+    }
+
     fn parquet(path: &Path, err: impl std::fmt::Display) -> Error {
         Error::Parquet {
             path: path.into(),

@@ -132,7 +132,7 @@ impl FramesThread {
                 }
                 Ok(frames)
             })
-            .map_err(|e| frames_thread(ThreadFailure::Start(e)))?;
+            .map_err(|e| Error::thread("frames", ThreadFailure::Start(e)))?;
         self.tx = Some(tx);
         self.thread = Some(thread);
         Ok(())
@@ -171,16 +171,9 @@ impl FramesThread {
         self.tx = None;
         match self.thread.take().map(JoinHandle::join) {
             Some(Ok(r)) => r,
-            Some(Err(_)) => Err(frames_thread(ThreadFailure::Panicked)),
-            None => Err(frames_thread(ThreadFailure::StoppedEarly)),
+            Some(Err(_)) => Err(Error::thread("frames", ThreadFailure::Panicked)),
+            None => Err(Error::thread("frames", ThreadFailure::StoppedEarly)),
         }
-    }
-}
-
-fn frames_thread(failure: ThreadFailure) -> Error {
-    Error::Thread {
-        thread: "frames",
-        failure,
     }
 }
 

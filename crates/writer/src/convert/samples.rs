@@ -198,18 +198,17 @@ impl SampleTables {
         if let Some(v) = s.data_src {
             self.data_src.insert(v);
         }
-        if s.read.is_some() {
-            for m in members {
-                self.read_values
-                    .row()
-                    .u(sample_id)
-                    .opt_u(m.event.map(|e| e.0 as u64))
-                    .u(m.id)
-                    .u(m.value)
-                    .opt_u(m.delta)
-                    .opt_u(m.lost)
-                    .end()?;
-            }
+        // Empty without a group read.
+        for m in members {
+            self.read_values
+                .row()
+                .u(sample_id)
+                .opt_u(m.event.map(|e| e.0 as u64))
+                .u(m.id)
+                .u(m.value)
+                .opt_u(m.delta)
+                .opt_u(m.lost)
+                .end()?;
         }
         if let Some(raw) = s.raw {
             self.raw.row().u(sample_id).bytes(raw).end()?;
@@ -367,7 +366,7 @@ impl Pending {
                 Err(_) => {
                     return Err(join(&mut self.thread)
                         .err()
-                        .unwrap_or_else(|| samples_thread(ThreadFailure::StoppedEarly)))
+                        .unwrap_or_else(|| Error::thread("samples", ThreadFailure::StoppedEarly)))
                 }
             }
         }
@@ -387,17 +386,10 @@ impl Drop for Pending {
     }
 }
 
-fn samples_thread(failure: ThreadFailure) -> Error {
-    Error::Thread {
-        thread: "samples",
-        failure,
-    }
-}
-
 fn join(thread: &mut Option<JoinHandle<Result<(), Error>>>) -> Result<(), Error> {
     match thread.take().map(JoinHandle::join) {
         Some(Ok(r)) => r,
-        Some(Err(_)) => Err(samples_thread(ThreadFailure::Panicked)),
+        Some(Err(_)) => Err(Error::thread("samples", ThreadFailure::Panicked)),
         None => Ok(()),
     }
 }
@@ -423,7 +415,7 @@ impl RowsThread {
         let thread = std::thread::Builder::new()
             .name("samples".into())
             .spawn(move || write_rows(rx, done_tx, located_tx, tables, segments))
-            .map_err(|e| samples_thread(ThreadFailure::Start(e)))?;
+            .map_err(|e| Error::thread("samples", ThreadFailure::Start(e)))?;
         Ok(RowsThread {
             batch: Batch::new(),
             tx: Some(tx),
@@ -468,7 +460,7 @@ impl RowsThread {
         self.tx = None;
         Err(join(&mut self.thread)
             .err()
-            .unwrap_or_else(|| samples_thread(ThreadFailure::StoppedEarly)))
+            .unwrap_or_else(|| Error::thread("samples", ThreadFailure::StoppedEarly)))
     }
 
     fn finish(mut self, tickets: &mut TicketBook<Location>) -> Result<Pending, Error> {
