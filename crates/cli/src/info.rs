@@ -7,7 +7,9 @@ use perfq_reader::{
     features::feature_name, read_format_names, sample_type_names, Capture, Endian, Events, Mode,
     RawRecord, Stats,
 };
-use perfq_stream::{Consumer, Notes, Read, SampleView, Stream};
+use perfq_stream::{
+    Flow, Located, Locating, Location, Notes, Read, Sink, Stream, Take, Unnumbered,
+};
 use serde_json::{json, Map, Value};
 
 use crate::damage::Policy;
@@ -47,7 +49,12 @@ pub fn run(
 fn read_every_record(capture: &Capture) -> (Read, Undecodable) {
     let mut stream = Stream::new(capture);
     let mut undecodable = Undecodable::default();
-    let Ok(()) = stream.run(&mut undecodable, &mut |_, _| {});
+    let Ok(()) = stream.run(
+        &mut Locating::default(),
+        &mut Unnumbered,
+        &mut undecodable,
+        &mut |_, _| {},
+    );
     (stream.finish(), undecodable)
 }
 
@@ -153,7 +160,9 @@ fn record_counts(stats: &Stats) -> (Map<String, Value>, Map<String, Value>) {
 #[derive(Default)]
 struct Undecodable(std::collections::BTreeMap<String, u64>);
 
-impl Consumer for Undecodable {
+impl Sink for Undecodable {
+    type Key = Location;
+    type Numbers = Unnumbered;
     type Error = std::convert::Infallible;
 
     fn lost(&mut self, r: &RawRecord<'_>) -> Result<(), Self::Error> {
@@ -161,8 +170,12 @@ impl Consumer for Undecodable {
         Ok(())
     }
 
-    fn sample(&mut self, _: &mut SampleView<'_, '_>) -> Result<(), Self::Error> {
-        Ok(())
+    fn take(&mut self, _: &perfq_stream::SampleView<'_, '_>) -> Take {
+        Take::Skip
+    }
+
+    fn sample(&mut self, _: &Located<'_, '_, '_>, _: &mut Unnumbered) -> Result<Flow, Self::Error> {
+        Ok(Flow::Go)
     }
 }
 

@@ -42,7 +42,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use perfq_reader::Capture;
-use perfq_stream::{Notes, Stream};
+use perfq_stream::{Locating, Notes, Stream};
 use perfq_symbolize::{Config, Symbolizer, Unresolved};
 
 mod chain_tree;
@@ -237,8 +237,13 @@ pub fn run_with_progress(
     );
     let sums = Sums::new(opt, events.list());
     let ((read, pass, mut sums, mut symbolizer), last) = with_location_ids(|tickets| {
-        let mut reading = Reading::new(opt, sums, symbolizer, tickets);
-        let Ok(()) = stream.run(&mut reading, progress);
+        let mut reading = Reading::new(opt, sums, symbolizer);
+        let mut locating = Locating::new(reading::locate(opt));
+        let Ok(()) = stream.run(&mut locating, tickets, &mut reading, progress);
+        // The read's lookup maps are done with: their memory (a few
+        // hundred bytes per location on system-wide captures) goes before
+        // resolving and summing need theirs.
+        drop(locating);
         let (pass, sums, symbolizer) = reading.finish();
         (stream.finish(), pass, sums, symbolizer)
     });

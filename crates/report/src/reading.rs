@@ -1,47 +1,48 @@
 //! The read's side of a report: each sample's locations numbered by
 //! ticket and its deliveries kept, in passes of bounded memory.
 
-use perfq_ids::Numbering;
-use perfq_stream::{Consumer, SampleView, Tracker};
-use perfq_symbolize::{FrameLookup, RecentChains, Symbolizer};
+use perfq_stream::{Flow, Locate, Located, Own, Sink, Take, Tracker};
+use perfq_symbolize::Symbolizer;
 
 use crate::chain_tree::{ChainTree, NONE};
-use crate::numbering_thread::Tickets;
+use crate::numbering_thread::{LocKey, Tickets};
 use crate::sums::Sums;
 use crate::Options;
 
-/// In a frame's lookup flags (beside [`FrameLookup::lookup_bits`]): the
-/// frame counts each of its inlining levels.
-const EXPAND: u8 = 1 << 3;
+/// What a report locates of each sample: its own address, always a
+/// location of its own, and with `--children` its stack, every frame not
+/// shared with the thread's previous stack given a ticket of its own (the
+/// tree of tickets, [`ChainTree`], takes a ticket for a position), each
+/// DWARF-unwound user frame counting its inlining levels.
+pub(crate) fn locate(opt: &Options) -> Locate {
+    Locate {
+        stack: opt.children,
+        own: Own::First,
+        branches: false,
+        cache: false,
+        expand_unwound: true,
+    }
+}
 
 /// The read's side of a report: each sample's locations handed over by
 /// ticket, its deliveries kept, and a pass summed when it is full.
-pub(crate) struct Reading<'o, 't> {
-    children: bool,
+pub(crate) struct Reading<'o> {
     pids: Option<Vec<u32>>,
     pass_memory: u64,
     pass: Pass,
     sums: Sums<'o>,
     symbolizer: Symbolizer,
-    tickets: &'t mut Tickets,
 }
 
-impl<'o, 't> Reading<'o, 't> {
-    /// A read summing into `sums`, its locations numbered by `tickets`.
-    pub(crate) fn new(
-        opt: &Options,
-        sums: Sums<'o>,
-        symbolizer: Symbolizer,
-        tickets: &'t mut Tickets,
-    ) -> Self {
+impl<'o> Reading<'o> {
+    /// A read summing into `sums`.
+    pub(crate) fn new(opt: &Options, sums: Sums<'o>, symbolizer: Symbolizer) -> Self {
         Reading {
-            children: opt.children,
             pids: opt.pids.clone(),
             pass_memory: opt.pass_memory.unwrap_or(PASS_MEMORY),
             pass: Pass::default(),
             sums,
             symbolizer,
-            tickets,
         }
     }
 
@@ -52,53 +53,61 @@ impl<'o, 't> Reading<'o, 't> {
     }
 }
 
-impl Consumer for Reading<'_, '_> {
+impl Sink for Reading<'_> {
+    type Key = LocKey;
+    type Numbers = Tickets;
     type Error = std::convert::Infallible;
 
-    fn sample(&mut self, view: &mut SampleView<'_, '_>) -> Result<(), Self::Error> {
-        let reading = self;
-        let tickets = &mut *reading.tickets;
-        let s = view.sample();
-        let (Some(pid), Some(leaf_frame)) = (s.pid, view.leaf()) else {
-            return Ok(());
+    /// Samples with a pid and an address, of the processes asked for.
+    fn take(&mut self, view: &perfq_stream::SampleView<'_, '_>) -> Take {
+        let (Some(pid), Some(_)) = (view.sample().pid, view.leaf()) else {
+            return Take::Skip;
         };
-        if let Some(pids) = &reading.pids {
-            if pids.binary_search(&pid).is_err() {
-                return Ok(());
-            }
+        match &self.pids {
+            Some(pids) if pids.binary_search(&pid).is_err() => Take::Skip,
+            _ => Take::Locate,
         }
-        let tracker = view.tracker();
-        let leaf = tickets.number((
-            tracker.locate(pid, leaf_frame.lookup, leaf_frame.kernel),
-            None,
-            false,
-        ));
-        let tid = s.tid.unwrap_or(pid);
-        let chain = if reading.children {
-            let unwound = view.locate_frames(Some(&reading.symbolizer));
-            reading
-                .pass
-                .chain(view.tracker(), pid, tid, view.frames(), unwound, tickets)
-        } else {
-            NONE
+    }
+
+    fn symbolizer(&self) -> Option<&Symbolizer> {
+        Some(&self.symbolizer)
+    }
+
+    fn sample(
+        &mut self,
+        located: &Located<'_, '_, '_>,
+        tickets: &mut Tickets,
+    ) -> Result<Flow, Self::Error> {
+        let Some(leaf) = located.own() else {
+            return Ok(Flow::Go);
+        };
+        let pass = &mut self.pass;
+        pass.any_expanded |= located.expanded();
+        let chain = match located.stack() {
+            [] => NONE,
+            stack => pass.tree.chain(stack, located.new_in_stack()),
         };
         // perf splits a sample-read sample into one sample per member with
         // its delta as period, dropping zero deltas.
-        for (event, period) in view.delivered() {
-            reading.pass.samples.push(Sample {
+        for (event, period) in located.view().delivered() {
+            pass.samples.push(Sample {
                 event: event.0 as u32,
                 leaf,
                 chain,
                 period,
             });
         }
-        if reading.pass.bytes(tickets.len()) >= reading.pass_memory {
-            let ids = tickets.cut();
-            let pass = std::mem::take(&mut reading.pass);
-            reading
-                .sums
-                .add(pass, ids, &mut reading.symbolizer, view.tracker());
-        }
+        Ok(match pass.bytes(tickets.len()) >= self.pass_memory {
+            true => Flow::Restart,
+            false => Flow::Go,
+        })
+    }
+
+    /// The pass is full: its tickets become ids, and it is summed.
+    fn restarted(&mut self, tickets: &mut Tickets, tracker: &Tracker) -> Result<(), Self::Error> {
+        let ids = tickets.cut();
+        let pass = std::mem::take(&mut self.pass);
+        self.sums.add(pass, ids, &mut self.symbolizer, tracker);
         Ok(())
     }
 }
@@ -120,47 +129,11 @@ pub(crate) struct Pass {
     /// (`chain_tree`).
     pub(crate) samples: Vec<Sample>,
     pub(crate) tree: ChainTree,
-    /// By thread: its previous callchain, as this pass's tickets.
-    pub(crate) recent: RecentChains,
     /// Whether a frame's inlining levels count (DWARF-unwound frames).
     pub(crate) any_expanded: bool,
 }
 
 impl Pass {
-    /// The chain of `lookups` (leaf first) in the pass's tree: the
-    /// root-side frames shared with the thread's previous chain keep their
-    /// tickets, the others are located and handed over.
-    fn chain(
-        &mut self,
-        tracker: &Tracker,
-        pid: u32,
-        tid: u32,
-        lookups: &[FrameLookup],
-        unwound: bool,
-        tickets: &mut Tickets,
-    ) -> u32 {
-        // How a frame is looked up, with whether its inlining levels
-        // count (DWARF-unwound user frames).
-        let flags_of = |f: &FrameLookup| {
-            let expand = unwound && f.kernel == Some(false);
-            f.lookup_bits() | if expand { EXPAND } else { 0 }
-        };
-        let mut new = 0;
-        let any_expanded = &mut self.any_expanded;
-        let ids = self
-            .recent
-            .locate(tracker, pid, tid, lookups, flags_of, |f| {
-                // Looked up here, numbered on the interning thread: a
-                // cache of lookups was slower than the lookups it saved.
-                let expand = flags_of(f) & EXPAND != 0;
-                *any_expanded |= expand;
-                let l = tracker.locate(pid, f.lookup, f.kernel);
-                new += 1;
-                tickets.number((l, Some(f.addr), expand))
-            });
-        self.tree.chain(ids, new)
-    }
-
     /// What the pass holds, given its tickets: a location id and a caller
     /// for each ticket (4 bytes each), and its samples.
     fn bytes(&self, tickets: usize) -> u64 {

@@ -124,13 +124,8 @@ impl<'o> Sums<'o> {
         let Pass {
             mut samples,
             mut tree,
-            recent,
             any_expanded,
         } = pass;
-        // The read's lookup maps are done with: their memory (a few
-        // hundred bytes per location on system-wide captures) goes before
-        // resolving and summing need theirs.
-        drop(recent);
         let LocationIds {
             keys: locs,
             ids: ticket_ids,
@@ -214,7 +209,7 @@ impl<'o> Sums<'o> {
         // differ only in their address: their resolution is not made one
         // by one, only their key.
         let unmapped = resolved.unmapped(0);
-        for (i, (r, &(_, show, expand))) in resolved.iter_placed().zip(slice).enumerate() {
+        for (i, (r, &LocKey(_, show, expand))) in resolved.iter_placed().zip(slice).enumerate() {
             let r = match r {
                 Placed::Mapped(r) => r,
                 Placed::Unmapped(addr) => {

@@ -5,44 +5,57 @@ capture's records shares (`perfq convert`, `report`, `dump`).
 
 [`Stream`] reads the records by time and keeps a [`Tracker`] of the
 address spaces up to date with every record other than a sample. Each
-sample reaches the [`Consumer`] as a [`SampleView`]: the decoded sample,
-its event, its period by perf's rule, the deltas of its group read, and
-its frames to locate (the recorded callchain, or the user stack unwound
-with DWARF). What could not be read is counted in one [`Damage`], said in
-one line ([`Damage::summary`]): the read goes on past a record that does
-not decode, and stops at one whose framing is broken, keeping what came
+sample its [`Sink`] takes reaches it as [`Located`]: the decoded sample
+([`SampleView`]: its event, its period by perf's rule, the deltas of its
+group read), and what the sink asked to have located of it ([`Locate`]:
+the stack, from the recorded callchain or the user stack unwound with
+DWARF; the sample's own address; its branch endpoints), numbered by the
+numbering the sink lends. Locating is done here once, for every command
+that reads a capture: its order of numbering, its caches and the rule
+that gives self time to the sample's own address live in [`Locating`].
+
+What could not be read is counted in one [`Damage`], said in one line
+([`Damage::summary`]): the read goes on past a record that does not
+decode, and stops at one whose framing is broken, keeping what came
 before it.
 
 ```no_run
-use perfq_stream::{Consumer, SampleView, Stream};
+use perfq_stream::{Flow, Interner, Locate, Located, Locating, Location, Sink, Stream};
 
+/// Periods delivered, and the distinct stack frames met.
 struct Count(u64);
-impl Consumer for Count {
+impl Sink for Count {
+    type Key = Location;
+    type Numbers = Interner<Location>;
     type Error = std::convert::Infallible;
-    fn sample(&mut self, s: &mut SampleView<'_, '_>) -> Result<(), Self::Error> {
-        self.0 += s.delivered().map(|(_, period)| period).sum::<u64>();
-        Ok(())
+    fn sample(&mut self, s: &Located<'_, '_, '_>, _: &mut Interner<Location>) -> Result<Flow, Self::Error> {
+        self.0 += s.view().delivered().map(|(_, period)| period).sum::<u64>();
+        Ok(Flow::Go)
     }
 }
 
 let capture = perfq_reader::Capture::open("perf.data")?;
 let mut stream = Stream::new(&capture);
-let mut total = Count(0);
-stream.run(&mut total, &mut |_, _| {})?;
+let locate = Locate { stack: true, cache: true, ..Locate::default() };
+let (mut total, mut frames) = (Count(0), Interner::new());
+stream.run(&mut Locating::new(locate), &mut frames, &mut total, &mut |_, _| {})?;
 let read = stream.finish();
 if let Some(lost) = read.damage.summary() {
     eprintln!("perf.data: {lost}");
 }
-println!("{} periods", total.0);
+println!("{} periods, {} frames", total.0, frames.keys().len());
 # Ok::<(), Box<dyn std::error::Error>>(())
 ```
 */
 #![deny(missing_docs)]
 
 mod damage;
+mod located;
 pub mod process_tree;
 
 pub use damage::{Count, Damage};
+pub use located::{Locate, Located, Locating, LocationKey, Own, Role, Unnumbered};
+pub use perfq_ids::{Interner, Numbering};
 
 use perfq_reader::{
     Capture, EventIndex, MemberDelta, RawRecord, ReadDeltas, RecordData, RecordType, ReleaseBehind,
@@ -50,11 +63,19 @@ use perfq_reader::{
 };
 use perfq_symbolize::{leaf_lookup, push_chain_lookups, FrameLookup, StackUnwinder, Symbolizer};
 
+pub use perfq_symbolize::Location;
+
 pub use perfq_symbolize::Tracker;
 
-/// What a read hands its consumer. Every method but [`Consumer::sample`]
-/// does nothing unless implemented.
-pub trait Consumer {
+/// What a read hands its sink, as it goes. Every method but
+/// [`Sink::sample`] does nothing unless implemented.
+pub trait Sink {
+    /// What the sink numbers locations as ([`Location`] alone, or with
+    /// more that tells two numbers apart).
+    type Key: LocationKey;
+    /// What gives those numbers ([`Unnumbered`] for a sink that locates
+    /// nothing).
+    type Numbers: Numbering<Self::Key>;
     /// What stops the read (writing its output failed, ...).
     type Error;
 
@@ -82,8 +103,56 @@ pub trait Consumer {
         Ok(())
     }
 
-    /// A decoded sample of a known event.
-    fn sample(&mut self, sample: &mut SampleView<'_, '_>) -> Result<(), Self::Error>;
+    /// Whether a decoded sample is wanted, and located: asked before
+    /// anything of it is numbered.
+    fn take(&mut self, _sample: &SampleView<'_, '_>) -> Take {
+        Take::Locate
+    }
+
+    /// The symbolizer a `--call-graph dwarf` user stack is unwound with
+    /// (without one, the recorded callchain alone is the stack).
+    fn symbolizer(&self) -> Option<&Symbolizer> {
+        None
+    }
+
+    /// A decoded sample of a known event that the sink took, located as
+    /// its [`Locating`] asks, with the numbering that numbered it.
+    fn sample(
+        &mut self,
+        sample: &Located<'_, '_, '_>,
+        numbers: &mut Self::Numbers,
+    ) -> Result<Flow, Self::Error>;
+
+    /// After [`Flow::Restart`], once the [`Locating`] has forgotten every
+    /// number given.
+    fn restarted(
+        &mut self,
+        _numbers: &mut Self::Numbers,
+        _tracker: &Tracker,
+    ) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// What becomes of a decoded sample ([`Sink::take`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Take {
+    /// Not handed to the sink.
+    Skip,
+    /// Handed over with nothing located.
+    AsIs,
+    /// Located, then handed over.
+    Locate,
+}
+
+/// What the read does after a sample ([`Sink::sample`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// Goes on.
+    Go,
+    /// Goes on once every number given is forgotten: the sink's numbering
+    /// starts again (a report's pass of bounded memory ends).
+    Restart,
 }
 
 /// What a read of a capture has to say of it: its warnings, and what
@@ -160,15 +229,18 @@ impl<'c> Stream<'c> {
     }
 
     /// Reads the records to the end of the capture (or to an error in its
-    /// framing, counted in the damage), handing them to `consumer`, and
-    /// calls `progress` now and then with (bytes of the capture read, its
-    /// size), the last time with both equal. A consumer's error stops the
+    /// framing, counted in the damage), handing them to `sink`, each
+    /// sample it takes located by `locating` and numbered by `numbers`,
+    /// and calls `progress` now and then with (bytes of the capture read,
+    /// its size), the last time with both equal. A sink's error stops the
     /// read and is returned.
-    pub fn run<C: Consumer + ?Sized>(
+    pub fn run<S: Sink>(
         &mut self,
-        consumer: &mut C,
+        locating: &mut Locating,
+        numbers: &mut S::Numbers,
+        sink: &mut S,
         progress: &mut dyn FnMut(u64, u64),
-    ) -> Result<(), C::Error> {
+    ) -> Result<(), S::Error> {
         let capture = self.capture;
         let events = capture.events();
         loop {
@@ -185,24 +257,24 @@ impl<'c> Stream<'c> {
                 match capture.parse(&r) {
                     Ok((data, sample_id)) => {
                         self.tracker.observe(&data);
-                        consumer.sideband(&self.tracker, &r, &data, sample_id)?;
+                        sink.sideband(&self.tracker, &r, &data, sample_id)?;
                     }
                     Err(e) => {
                         self.damage.unparsed_records.add(&e);
-                        consumer.lost(&r)?;
+                        sink.lost(&r)?;
                     }
                 }
                 continue;
             }
             let Some(event) = r.event.index() else {
-                consumer.unknown_event(&r)?;
+                sink.unknown_event(&r)?;
                 continue;
             };
             let sample = match capture.sample(&r) {
                 Ok(s) => s,
                 Err(e) => {
                     self.damage.undecoded_samples.add(&e);
-                    consumer.lost(&r)?;
+                    sink.lost(&r)?;
                     continue;
                 }
             };
@@ -226,12 +298,32 @@ impl<'c> Stream<'c> {
                 unwinder: &mut self.unwinder,
                 lookups: &mut self.lookups,
             };
-            consumer.sample(&mut view)?;
+            Self::hand(&mut view, locating, numbers, sink)?;
         }
         progress(capture.file_len(), capture.file_len());
         if let Some(e) = self.damage.read_error.take() {
             self.damage.unread_bytes = capture.data_range().end.saturating_sub(e.offset.0);
             self.damage.read_error = Some(e.with_path(capture.path()));
+        }
+        Ok(())
+    }
+
+    /// Hands a decoded sample to `sink`, located if it asks.
+    fn hand<S: Sink>(
+        view: &mut SampleView<'_, '_>,
+        locating: &mut Locating,
+        numbers: &mut S::Numbers,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
+        match sink.take(view) {
+            Take::Skip => return Ok(()),
+            Take::AsIs => locating.clear(),
+            Take::Locate => locating.locate(view, sink.symbolizer(), numbers),
+        }
+        let tracker = view.tracker();
+        if sink.sample(&locating.located(view), numbers)? == Flow::Restart {
+            locating.restart();
+            sink.restarted(numbers, tracker)?;
         }
         Ok(())
     }
@@ -249,7 +341,7 @@ impl<'c> Stream<'c> {
     }
 }
 
-/// One decoded sample as a consumer sees it.
+/// One decoded sample as a sink sees it.
 pub struct SampleView<'s, 'r> {
     record: &'s RawRecord<'r>,
     event: EventIndex,
@@ -324,7 +416,7 @@ impl<'s, 'r> SampleView<'s, 'r> {
     /// with a symbolizer, a `--call-graph dwarf` user stack is unwound
     /// with the binaries' unwind tables; without one, the recorded
     /// callchain alone. Returns whether a user stack was unwound.
-    pub fn locate_frames(&mut self, symbolizer: Option<&Symbolizer>) -> bool {
+    pub(crate) fn locate_frames(&mut self, symbolizer: Option<&Symbolizer>) -> bool {
         match symbolizer {
             Some(sym) => self
                 .unwinder
@@ -337,8 +429,8 @@ impl<'s, 'r> SampleView<'s, 'r> {
         }
     }
 
-    /// The frames [`SampleView::locate_frames`] found (empty before it is
-    /// called).
+    /// The frames of its stack, leaf first, when the sink asked for the
+    /// stack ([`Locate::stack`]); empty otherwise.
     pub fn frames(&self) -> &[FrameLookup] {
         self.lookups
     }

@@ -7,7 +7,7 @@ use std::convert::Infallible;
 
 use perfq_reader::{Capture, RawRecord, RecordData, SampleId};
 
-use crate::{Consumer, SampleView, Stream, Tracker};
+use crate::{Flow, Located, Locating, Location, Sink, Stream, Take, Tracker, Unnumbered};
 
 /// Every process `parent` started and every process those started, in
 /// `capture` (sorted ids; `parent` itself left out). A thread is no
@@ -19,7 +19,12 @@ use crate::{Consumer, SampleView, Stream, Tracker};
 pub fn started_by(capture: &Capture, parent: u32) -> Vec<u32> {
     let mut forks = Forks::default();
     let mut stream = Stream::new(capture);
-    let Ok(()) = stream.run(&mut forks, &mut |_, _| {});
+    let Ok(()) = stream.run(
+        &mut Locating::default(),
+        &mut Unnumbered,
+        &mut forks,
+        &mut |_, _| {},
+    );
     let mut found = BTreeSet::new();
     let mut next = vec![parent];
     while let Some(p) = next.pop() {
@@ -38,7 +43,9 @@ struct Forks {
     children: BTreeMap<u32, BTreeSet<u32>>,
 }
 
-impl Consumer for Forks {
+impl Sink for Forks {
+    type Key = Location;
+    type Numbers = Unnumbered;
     type Error = Infallible;
 
     fn sideband(
@@ -56,7 +63,11 @@ impl Consumer for Forks {
         Ok(())
     }
 
-    fn sample(&mut self, _: &mut SampleView<'_, '_>) -> Result<(), Infallible> {
-        Ok(())
+    fn take(&mut self, _: &crate::SampleView<'_, '_>) -> Take {
+        Take::Skip
+    }
+
+    fn sample(&mut self, _: &Located<'_, '_, '_>, _: &mut Unnumbered) -> Result<Flow, Infallible> {
+        Ok(Flow::Go)
     }
 }

@@ -9,7 +9,7 @@ use std::io::Cursor;
 use std::path::PathBuf;
 
 use perfq_reader::{Capture, RawRecord, RecordData, SampleId};
-use perfq_stream::{Consumer, SampleView, Stream, Tracker};
+use perfq_stream::{Flow, Located, Locating, Location, Sink, Stream, Tracker, Unnumbered};
 use perfq_testgen::{presets, Binary, CallTree, Preset, Workload, Writer};
 
 const SAMPLES: u64 = 1500;
@@ -68,7 +68,9 @@ struct Seen {
     sideband: u64,
 }
 
-impl Consumer for Seen {
+impl Sink for Seen {
+    type Key = Location;
+    type Numbers = Unnumbered;
     type Error = Infallible;
 
     fn sideband(
@@ -82,7 +84,8 @@ impl Consumer for Seen {
         Ok(())
     }
 
-    fn sample(&mut self, v: &mut SampleView<'_, '_>) -> Result<(), Infallible> {
+    fn sample(&mut self, v: &Located<'_, '_, '_>, _: &mut Unnumbered) -> Result<Flow, Infallible> {
+        let v = v.view();
         let s = v.sample();
         self.samples.push(Written {
             time: s.time.expect("time"),
@@ -97,7 +100,7 @@ impl Consumer for Seen {
         });
         self.delivered
             .push(v.delivered().map(|(e, p)| (e.0, p)).collect());
-        Ok(())
+        Ok(Flow::Go)
     }
 }
 
@@ -107,7 +110,12 @@ fn read(bytes: Vec<u8>) -> (Seen, perfq_stream::Read) {
     let mut seen = Seen::default();
     let mut last = (0, 0);
     stream
-        .run(&mut seen, &mut |done, of| last = (done, of))
+        .run(
+            &mut Locating::default(),
+            &mut Unnumbered,
+            &mut seen,
+            &mut |done, of| last = (done, of),
+        )
         .expect("infallible");
     assert_eq!(last.0, last.1, "the last progress call says the end");
     (seen, stream.finish())

@@ -58,7 +58,7 @@ pub use crate::demangle::{demangle, display_name};
 pub use crate::dso::{Dso, DsoId, DsoKind, Dsos};
 pub use crate::kallsyms::{running_kernel_build_id, Kallsyms};
 pub use crate::locate::{same_build_id, LocateError, Locator};
-pub use crate::location_cache::{LocationCache, LocationInterner};
+pub use crate::location_cache::LocationCache;
 pub use crate::maps::{AddressSpaces, Mapping, Maps};
 pub use crate::recent_chains::{ChainStart, RecentChains};
 pub use crate::symbol_disk::SymbolDisk;

@@ -2,12 +2,12 @@
 //! depends on its process's mappings at the time, so finding it is an
 //! address-space search; [`LocationCache`] remembers recent (process,
 //! address) answers while the mappings stay the same. What a location's
-//! number is comes from the caller's [`Numbering`]: an [`Interner`] gives
-//! its id (as [`LocationInterner`] does), a ticket book a ticket that
+//! number is comes from the caller's [`Numbering`]: an interner gives
+//! its id (as `perfq dump --symbols` has it), a ticket book a ticket that
 //! becomes its id on another thread (as perfq's conversion does).
 
 use crate::tracker::{in_kernel_space, space_of, FrameLookup, Location, Tracker, KERNEL_SPACE};
-use perfq_ids::{prefetch_line, IdTable, Interner, Numbering};
+use perfq_ids::{prefetch_line, IdTable, Numbering};
 
 /// Sets of [`LocationCache`]: 2^17 sets of two entries, 8 MiB, a fixed
 /// size whatever the capture.
@@ -151,41 +151,29 @@ impl LocationCache {
     }
 }
 
-/// Gives each distinct [`Location`] of a capture's frames a dense id, in
-/// order of first appearance: an [`Interner`] behind a [`LocationCache`].
-#[derive(Debug, Default)]
-pub struct LocationInterner {
-    cache: LocationCache,
-    ids: Interner<Location>,
-}
-
-impl LocationInterner {
-    /// An empty interner.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The id of the location of frame `f` of a sample of process `pid`.
-    pub fn intern(&mut self, tracker: &Tracker, pid: u32, f: &FrameLookup) -> u32 {
-        self.cache.number(tracker, pid, f, &mut self.ids)
-    }
-
-    /// The id of location `l`, if it was interned.
-    pub fn get(&self, l: &Location) -> Option<u32> {
-        self.ids.get(l)
-    }
-
-    /// The locations, by id.
-    pub fn locations(&self) -> &[Location] {
-        self.ids.keys()
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use perfq_ids::Interner;
     use perfq_reader::{Mmap, RecordData};
 
     use super::*;
+
+    /// Ids in order of first appearance, through a cache.
+    #[derive(Default)]
+    struct LocationInterner {
+        cache: LocationCache,
+        ids: Interner<Location>,
+    }
+
+    impl LocationInterner {
+        fn intern(&mut self, tracker: &Tracker, pid: u32, f: &FrameLookup) -> u32 {
+            self.cache.number(tracker, pid, f, &mut self.ids)
+        }
+
+        fn locations(&self) -> &[Location] {
+            self.ids.keys()
+        }
+    }
 
     fn map(t: &mut Tracker, pid: u32, addr: u64, len: u64, path: &str) {
         t.observe(&RecordData::Mmap(Mmap {
@@ -219,7 +207,7 @@ mod tests {
     fn cached_lookups_match_fresh_ones() {
         let mut t = Tracker::default();
         map(&mut t, 7, 0x10_0000, 0x100_0000, "/usr/lib/liba.so");
-        let mut i = LocationInterner::new();
+        let mut i = LocationInterner::default();
         let n = 3 * 2 * CACHE_SETS as u64;
         let addrs = || (0..n).map(|k| 0x10_0000 + k * 5);
         let first: Vec<u32> = addrs().map(|a| i.intern(&t, 7, &user(a))).collect();

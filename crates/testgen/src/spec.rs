@@ -83,6 +83,32 @@ pub struct CaptureSpec {
 }
 
 impl CaptureSpec {
+    /// A capture of a small x86_64 machine (two cpus, perf 6.1) whose
+    /// only PMU is the software one, with `events` and no groups: for
+    /// tests that want a few records of software events.
+    pub fn software(events: Vec<EventSpec>) -> CaptureSpec {
+        CaptureSpec {
+            hostname: "h".into(),
+            os_release: "6.1.0".into(),
+            perf_version: "6.1.0".into(),
+            arch: "x86_64".into(),
+            cpu_desc: Some("a cpu".into()),
+            cpuid: "GenuineIntel,6,85,7".into(),
+            nr_cpus: (2, 2),
+            total_mem_kb: 1 << 20,
+            cmdline: vec!["perf".into(), "record".into()],
+            pmu_mappings: vec![(1, "software".into())],
+            cpu_pmu_caps: None,
+            pmu_caps: None,
+            hybrid_topology: None,
+            events,
+            groups: Vec::new(),
+            build_ids: Vec::new(),
+            attr_size: AttrSize::Ver7,
+            first_id: 7,
+        }
+    }
+
     /// The group `event` belongs to, if any.
     pub fn group_of(&self, event: usize) -> Option<&GroupSpec> {
         self.groups.iter().find(|g| g.members().contains(&event))

@@ -40,24 +40,8 @@ fn spec(size: AttrSize) -> CaptureSpec {
     let mut first = event("cpu-clock", 0, Sampling::Freq(4000));
     first.attr.flags |= flags::TRACKING;
     CaptureSpec {
-        hostname: "h".into(),
-        os_release: "6.1.0".into(),
-        perf_version: "6.1.0".into(),
-        arch: "x86_64".into(),
-        cpu_desc: Some("a cpu".into()),
-        cpuid: "GenuineIntel,6,85,7".into(),
-        nr_cpus: (2, 2),
-        total_mem_kb: 1 << 20,
-        cmdline: vec!["perf".into(), "record".into()],
-        pmu_mappings: vec![(1, "software".into())],
-        cpu_pmu_caps: None,
-        pmu_caps: None,
-        hybrid_topology: None,
-        events: vec![first, event("page-faults", 2, Sampling::Period(100))],
-        groups: Vec::new(),
-        build_ids: Vec::new(),
         attr_size: size,
-        first_id: 7,
+        ..CaptureSpec::software(vec![first, event("page-faults", 2, Sampling::Period(100))])
     }
 }
 

@@ -10,8 +10,10 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use perfq_reader::{Capture, EventRef, MemberDelta, RawRecord, RecordData, SampleId};
-use perfq_stream::{Consumer, SampleView, Stream, Tracker};
-use perfq_symbolize::{Config, FrameLookup};
+use perfq_stream::{
+    Flow, Interner, Located, Locating, Location, SampleView, Sink, Stream, Take, Tracker,
+};
+use perfq_symbolize::{Config, FrameLookup, Symbolizer};
 use serde_json::json;
 
 use crate::damage::Policy;
@@ -53,7 +55,16 @@ pub fn run(
         );
     }
     let capture = Capture::open(path)?;
-    let symbols = symbols.map(|config| Symbols::collect(&capture, &config));
+    let mut symbols = symbols.map(|config| Symbols::collect(&capture, &config));
+    // The output's read numbers the locations the first read met again,
+    // and finds the same numbers.
+    let (mut locations, locating) = match symbols.as_mut() {
+        Some(s) => (
+            std::mem::take(&mut s.interner),
+            Locating::new(symbolized::LOCATE),
+        ),
+        None => (Interner::new(), Locating::default()),
+    };
     if let DumpFormat::Csv = format {
         writeln!(out, "{CSV_HEADER}")?;
     }
@@ -74,7 +85,12 @@ pub fn run(
         line: Vec::with_capacity(4096),
         out,
     };
-    stream.run(&mut printing, &mut |done, total| bar.update(done, total))?;
+    stream.run(
+        &mut { locating },
+        &mut locations,
+        &mut printing,
+        &mut |done, total| bar.update(done, total),
+    )?;
     bar.finish();
     let problem = policy.say(&path.display().to_string(), &stream.finish().notes());
     Ok(Outcome::from_problems(problem))
@@ -91,8 +107,22 @@ struct Printing<'c, 'o> {
     out: &'o mut dyn Write,
 }
 
-impl Consumer for Printing<'_, '_> {
+impl Sink for Printing<'_, '_> {
+    type Key = Location;
+    type Numbers = Interner<Location>;
     type Error = anyhow::Error;
+
+    /// Samples with a pid have their stack located with `--symbols`.
+    fn take(&mut self, view: &SampleView<'_, '_>) -> Take {
+        match (&self.symbols, view.sample().pid) {
+            (Some(_), Some(_)) => Take::Locate,
+            _ => Take::AsIs,
+        }
+    }
+
+    fn symbolizer(&self) -> Option<&Symbolizer> {
+        self.symbols.as_ref().map(|s| &s.symbolizer)
+    }
 
     fn sideband(
         &mut self,
@@ -133,22 +163,21 @@ impl Consumer for Printing<'_, '_> {
         Ok(())
     }
 
-    fn sample(&mut self, view: &mut SampleView<'_, '_>) -> anyhow::Result<()> {
-        let capture = self.capture;
+    fn sample(
+        &mut self,
+        located: &Located<'_, '_, '_>,
+        _: &mut Interner<Location>,
+    ) -> anyhow::Result<Flow> {
+        let (capture, view) = (self.capture, located.view());
         let name = capture
             .events()
             .get(view.event())
             .map_or("", |e| e.name.as_str());
         self.frames.clear();
-        if let (Some(sym), Some(pid)) = (self.symbols.as_ref(), view.sample().pid) {
-            view.locate_frames(Some(&sym.symbolizer));
-            for &f in view.frames() {
-                let l = view.tracker().locate(pid, f.lookup, f.kernel);
-                if let Some(id) = sym.interner.get(&l) {
-                    self.frames.push((f, id));
-                }
-            }
-        }
+        // Frames leaf first, their numbers root first.
+        let numbers = located.stack().iter().rev();
+        self.frames
+            .extend(view.frames().iter().copied().zip(numbers.copied()));
         let offset = view.record().offset.0;
         let (sample, members) = (view.sample(), view.members());
         match self.format {
@@ -176,7 +205,7 @@ impl Consumer for Printing<'_, '_> {
                 capture,
             )?,
         }
-        Ok(())
+        Ok(Flow::Go)
     }
 }
 

@@ -2,17 +2,29 @@
 //! first read of the capture, so that the output's read only looks up.
 
 use perfq_reader::Capture;
-use perfq_stream::{Consumer, SampleView, Stream};
-use perfq_symbolize::{Config, FrameLookup, LocationInterner, Resolutions, Symbolizer};
+use perfq_stream::{
+    Flow, Interner, Locate, Located, Locating, Location, SampleView, Sink, Stream, Take,
+};
+use perfq_symbolize::{Config, FrameLookup, Resolutions, Symbolizer};
 
 /// The resolved locations and, per frame of one sample, its lookup and
 /// location index.
 pub(super) type SymbolizedFrames<'a> = (&'a Resolutions, &'a [(FrameLookup, u32)]);
 
+/// What both reads of `dump --symbols` locate of a sample: its stack.
+pub(super) const LOCATE: Locate = Locate {
+    stack: true,
+    own: perfq_stream::Own::Not,
+    branches: false,
+    cache: true,
+    expand_unwound: false,
+};
+
 /// Symbolization of `perfq dump --symbols`: every sample location resolved
 /// up front (one read of the capture), so the output's read only looks up.
 pub(super) struct Symbols {
-    pub(super) interner: LocationInterner,
+    /// The locations met, by number.
+    pub(super) interner: Interner<Location>,
     pub(super) resolved: Resolutions,
     pub(super) symbolizer: Symbolizer,
 }
@@ -25,41 +37,49 @@ impl Symbols {
             stream.tracker().kernel_build_id(),
             capture.meta().os_release.as_deref(),
         );
-        let mut interning = Interning {
-            symbolizer,
-            interner: LocationInterner::new(),
-        };
+        let mut interning = Interning(symbolizer);
+        let mut interner = Interner::new();
         // What could not be read is said by the output's read.
-        let Ok(()) = stream.run(&mut interning, &mut |_, _| {});
+        let Ok(()) = stream.run(
+            &mut Locating::new(LOCATE),
+            &mut interner,
+            &mut interning,
+            &mut |_, _| {},
+        );
         let tracker = stream.finish().tracker;
-        let resolved = interning
-            .symbolizer
-            .resolve_all(&tracker, interning.interner.locations());
+        let resolved = interning.0.resolve_all(&tracker, interner.keys());
         Symbols {
-            interner: interning.interner,
+            interner,
             resolved,
-            symbolizer: interning.symbolizer,
+            symbolizer: interning.0,
         }
     }
 }
 
 /// The first read of `dump --symbols`: every frame's location numbered.
-struct Interning {
-    symbolizer: Symbolizer,
-    interner: LocationInterner,
-}
+struct Interning(Symbolizer);
 
-impl Consumer for Interning {
+impl Sink for Interning {
+    type Key = Location;
+    type Numbers = Interner<Location>;
     type Error = std::convert::Infallible;
 
-    fn sample(&mut self, view: &mut SampleView<'_, '_>) -> Result<(), Self::Error> {
-        let Some(pid) = view.sample().pid else {
-            return Ok(());
-        };
-        view.locate_frames(Some(&self.symbolizer));
-        for f in view.frames() {
-            self.interner.intern(view.tracker(), pid, f);
+    fn take(&mut self, view: &SampleView<'_, '_>) -> Take {
+        match view.sample().pid {
+            Some(_) => Take::Locate,
+            None => Take::Skip,
         }
-        Ok(())
+    }
+
+    fn symbolizer(&self) -> Option<&Symbolizer> {
+        Some(&self.0)
+    }
+
+    fn sample(
+        &mut self,
+        _: &Located<'_, '_, '_>,
+        _: &mut Interner<Location>,
+    ) -> Result<Flow, Self::Error> {
+        Ok(Flow::Go)
     }
 }

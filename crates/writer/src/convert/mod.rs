@@ -26,8 +26,8 @@ use std::sync::Arc;
 
 use perfq_ids::TicketBook;
 use perfq_reader::{Capture, Mode, RawRecord, RecordData, ReleaseBehind, SampleId};
-use perfq_stream::{Consumer, Notes, Read, SampleView, Stream, Tracker};
-use perfq_symbolize::{Config, FrameLookup, Location, LocationCache, RecentChains, Symbolizer};
+use perfq_stream::{Flow, Locate, Located, Locating, Notes, Own, Read, Sink, Stream, Tracker};
+use perfq_symbolize::{Config, Location, Symbolizer};
 
 use crate::{CaptureWriter, Error};
 use frames::{Frames, FramesThread};
@@ -100,10 +100,13 @@ pub fn convert(
         w => w?,
     };
     let mut reading = Reading::new(&w, &capture, symbolizer.clone(), opt.stack_memory)?;
-    stream.run(&mut reading, progress)?;
+    let mut locating = Locating::new(LOCATE);
+    let mut tickets = TicketBook::default();
+    stream.run(&mut locating, &mut tickets, &mut reading, progress)?;
     let read = stream.finish();
     let samples = reading.tables.count;
-    let done_with = reading.finish(&w, &read, symbolizer.as_deref())?;
+    let done_with = reading.finish(&w, &read, tickets, symbolizer.as_deref())?;
+    drop_in_background(locating);
     meta::write_events(&w, &capture)?;
     meta::write_pmus(&w, &capture)?;
     let Notes { warnings, damage } = read.notes();
@@ -155,8 +158,20 @@ fn start_symbolizer(
     })
 }
 
+/// What a conversion locates of each sample: its stack, its own address
+/// (the stack's leaf when it is the same frame) and its branch endpoints,
+/// a location met before in the same mappings keeping its number.
+const LOCATE: Locate = Locate {
+    stack: true,
+    own: Own::AfterStack,
+    branches: true,
+    cache: true,
+    expand_unwound: false,
+};
+
 /// The read's side of a conversion: each record into its tables, each
-/// sample's frames located and numbered by ticket.
+/// sample's frames numbered by ticket (the samples thread gives the
+/// locations their ids, see `samples`).
 struct Reading {
     frames_table: FramesThread,
     tables: SampleTables,
@@ -166,13 +181,6 @@ struct Reading {
     /// Whether stacks and locations are written in segments
     /// ([`Options::stack_memory`]).
     segments: bool,
-    /// Frames are located here and numbered by ticket; the samples thread
-    /// gives the locations their ids (see `samples`).
-    cache: LocationCache,
-    tickets: TicketBook<Location>,
-    chains: RecentChains,
-    frames: Vec<u32>,
-    branch_frames: Vec<(u32, u32)>,
 }
 
 impl Reading {
@@ -195,11 +203,6 @@ impl Reading {
             warmer: symbolizer.clone().map(Warmer::start),
             symbolizer,
             segments: segments.is_some(),
-            cache: LocationCache::new(),
-            tickets: TicketBook::default(),
-            chains: RecentChains::default(),
-            frames: Vec::new(),
-            branch_frames: Vec::new(),
         })
     }
 
@@ -209,6 +212,7 @@ impl Reading {
         self,
         w: &CaptureWriter,
         read: &Read,
+        mut tickets: TicketBook<Location>,
         symbolizer: Option<&Symbolizer>,
     ) -> Result<impl Send + 'static, Error> {
         let tracker = &read.tracker;
@@ -217,9 +221,6 @@ impl Reading {
             mut tables,
             mut sideband,
             mut warmer,
-            cache,
-            mut tickets,
-            chains,
             ..
         } = self;
         let data_src_values = std::mem::take(&mut tables.data_src);
@@ -247,11 +248,13 @@ impl Reading {
         let mut values: Vec<u64> = data_src_values.into_iter().collect();
         values.sort_unstable();
         data_src::write(w, values.into_iter())?;
-        Ok((kept, chains, cache))
+        Ok(kept)
     }
 }
 
-impl Consumer for Reading {
+impl Sink for Reading {
+    type Key = Location;
+    type Numbers = TicketBook<Location>;
     type Error = Error;
 
     fn sideband(
@@ -273,82 +276,37 @@ impl Consumer for Reading {
         self.sideband.lost(r)
     }
 
-    fn sample(&mut self, view: &mut SampleView<'_, '_>) -> Result<(), Error> {
-        view.locate_frames(self.symbolizer.as_deref());
+    fn symbolizer(&self) -> Option<&Symbolizer> {
+        self.symbolizer.as_deref()
+    }
+
+    fn sample(
+        &mut self,
+        located: &Located<'_, '_, '_>,
+        tickets: &mut TicketBook<Location>,
+    ) -> Result<Flow, Error> {
+        let view = located.view();
         let tracker = view.tracker();
-        let s = view.sample();
-        let lookups = view.frames();
-        let (cache, tickets) = (&mut self.cache, &mut self.tickets);
-        self.frames.clear();
-        let tid = match s.pid {
-            Some(pid) => {
-                let tid = s.tid.unwrap_or(pid);
-                let chain = self
-                    .chains
-                    .start(tracker, pid, tid, lookups, FrameLookup::lookup_bits);
-                // Only the frames not shared with the thread's previous
-                // chain are looked up: deep stacks mostly share theirs.
-                cache.prefetch(pid, chain.unshared());
-                self.frames
-                    .extend_from_slice(chain.finish(FrameLookup::lookup_bits, |f| {
-                        cache.number(tracker, pid, f, tickets)
-                    }));
-                tid
-            }
-            None => 0,
-        };
-        // Self time goes to the sample's own address, as perf reports it;
-        // it is the stack's leaf except when a callchain does not start at
-        // the ip (seen on LBR call graphs).
-        let leaf_frame = match (s.pid, view.leaf()) {
-            // Looked up the same way as the stack's leaf: the same frame.
-            (Some(_), Some(f))
-                if lookups.first().is_some_and(|l| {
-                    l.addr == f.addr && l.lookup == f.lookup && l.kernel == f.kernel
-                }) =>
-            {
-                self.frames.last().copied()
-            }
-            (Some(pid), Some(f)) => Some(cache.number(tracker, pid, &f, tickets)),
-            _ => None,
-        };
-        self.branch_frames.clear();
-        if let Some(b) = &s.branch_stack {
-            let pid = s.pid.unwrap_or(u32::MAX);
-            // Branch endpoints are exact addresses, not return addresses.
-            let mut ticket = |addr| {
-                let f = FrameLookup {
-                    addr,
-                    lookup: addr,
-                    is_return: false,
-                    kernel: None,
-                    context: None,
-                };
-                cache.number(tracker, pid, &f, tickets)
-            };
-            self.branch_frames
-                .extend(b.entries().map(|e| (ticket(e.from), ticket(e.to))));
-        }
         if let Some(w) = self.warmer.as_mut() {
             w.located(tickets.fresh(), tracker.dsos());
         }
         let row = SampleRow {
             event: view.event(),
             period: view.period(),
-            tid,
-            frames: &self.frames,
-            leaf_frame,
-            branch_frames: &self.branch_frames,
+            tid: located.chain_tid(),
+            frames: located.stack(),
+            leaf_frame: located.own(),
+            branch_frames: located.branches(),
             members: view.members(),
         };
-        self.tables.push(s, row, tickets)?;
+        self.tables.push(view.sample(), row, tickets)?;
         if self.segments {
             if let Some(segment) = self.tables.segment() {
                 self.frames_table
                     .write(tracker.dsos(), tracker.kernel_ref(), segment)?;
             }
         }
-        Ok(())
+        Ok(Flow::Go)
     }
 }
 
