@@ -14,9 +14,7 @@ use perfq_stream::{
 };
 use perfq_symbolize::FrameLookup;
 use perfq_testgen::attr::sample_type as st;
-use perfq_testgen::{
-    Attr, AttrSize, Callchain, CaptureSpec, EventSpec, SampleSpec, Sampling, Writer,
-};
+use perfq_testgen::{Attr, Callchain, CaptureSpec, EventSpec, SampleSpec, Sampling, Writer};
 
 /// A sample: thread, ip, user callchain (innermost first).
 type Spec = (u32, u64, &'static [u64]);
