@@ -7,6 +7,8 @@
 #   perfq report                vs  perf report --stdio --no-children --sort dso,sym
 #   perfq report --children     vs  perf report --stdio --children --sort dso,sym -g none
 #   perfq query DATASET "top 20 of function_total"   (no perf equivalent)
+#   perfq html DATASET          vs  perfq report (the page within 2x of
+#                                   the report, in one run)
 # and, with STACK_MEMORY=SIZE (e.g. 16M), also
 #   perfq convert --stack-memory SIZE   vs  perf script > /dev/null
 # (memory bounded in capture length: docs/schema.md).
@@ -57,4 +59,11 @@ for f in build-fp build-dwarf build-fp-4x; do
     q=$(measure t "$PERFQ query $ds 'SELECT symbol, dso, samples FROM function_total ORDER BY samples DESC LIMIT 20' > /dev/null")
     set -- $q
     echo "| function_total top 20 over the dataset | | $1 s wall, $2 s CPU, $3 MiB | |"
+    h=$(measure h "$PERFQ html $ds -o $dir/$f.html")
+    r=$(measure r "$PERFQ report $data > /dev/null")
+    python3 - $h $r <<'PY'
+import sys
+hw, hc, hr, rw, rc, rr = map(float, sys.argv[1:])
+print(f"| html over the dataset vs perfq report | report {rw:.2f} s wall, {rc:.2f} s CPU, {rr:.0f} MiB | {hw:.2f} s wall, {hc:.2f} s CPU, {hr:.0f} MiB | {hw/rw:.2f}× the report's wall time |")
+PY
 done

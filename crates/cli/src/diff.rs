@@ -41,38 +41,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let b = Input::open(&opt.b, &opt.conversion)?;
     let sa = a.one_capture(&opt.a)?;
     let sb = b.one_capture(&opt.b)?;
-    let ea = events::sampled_events(&sa).with_context(|| opt.a.display().to_string())?;
-    let eb = events::sampled_events(&sb).with_context(|| opt.b.display().to_string())?;
-    let event = match &opt.event {
-        Some(e) => {
-            for (events, path) in [(&ea, &opt.a), (&eb, &opt.b)] {
-                if !events.contains(e) {
-                    anyhow::bail!(
-                        "{} has no samples of event {e} (it has samples of {})",
-                        path.display(),
-                        list(events)
-                    );
-                }
-            }
-            e.clone()
-        }
-        None => {
-            let common: Vec<&String> = ea.iter().filter(|e| eb.contains(e)).collect();
-            let Some(first) = common.first() else {
-                anyhow::bail!(
-                    "{} and {} sampled no event in common ({} against {})",
-                    opt.a.display(),
-                    opt.b.display(),
-                    list(&ea),
-                    list(&eb)
-                );
-            };
-            if ea.len() > 1 || eb.len() > 1 {
-                eprintln!("perfq: note: comparing samples of {first} (choose with --event)");
-            }
-            (*first).clone()
-        }
-    };
+    let event = compared_event(opt, &sa, &sb)?;
     let by = match opt.by {
         By::Function => diff::By::Function,
         By::Dso => diff::By::Dso,
@@ -115,6 +84,39 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     Ok(Outcome::from_problems(
         a.problem.into_iter().chain(b.problem),
     ))
+}
+
+/// The event compared: the one asked for, which both must have sampled,
+/// else the first both sampled (said when either sampled others).
+fn compared_event(opt: &Options, sa: &Session, sb: &Session) -> anyhow::Result<String> {
+    let ea = events::sampled_events(sa).with_context(|| opt.a.display().to_string())?;
+    let eb = events::sampled_events(sb).with_context(|| opt.b.display().to_string())?;
+    if let Some(e) = &opt.event {
+        for (events, path) in [(&ea, &opt.a), (&eb, &opt.b)] {
+            if !events.contains(e) {
+                anyhow::bail!(
+                    "{} has no samples of event {e} (it has samples of {})",
+                    path.display(),
+                    list(events)
+                );
+            }
+        }
+        return Ok(e.clone());
+    }
+    let common: Vec<&String> = ea.iter().filter(|e| eb.contains(e)).collect();
+    let Some(first) = common.first() else {
+        anyhow::bail!(
+            "{} and {} sampled no event in common ({} against {})",
+            opt.a.display(),
+            opt.b.display(),
+            list(&ea),
+            list(&eb)
+        );
+    };
+    if ea.len() > 1 || eb.len() > 1 {
+        eprintln!("perfq: note: comparing samples of {first} (choose with --event)");
+    }
+    Ok((*first).clone())
 }
 
 fn side(session: &Session, by: diff::By, event: &str, path: &Path) -> anyhow::Result<Counts> {

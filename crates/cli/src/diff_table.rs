@@ -86,33 +86,7 @@ pub fn write(sides: &Sides, batch: &RecordBatch, out: &mut dyn Write) -> anyhow:
                 .ok_or_else(|| anyhow::anyhow!("diff: no column {k}"))
         })
         .collect::<anyhow::Result<_>>()?;
-    for (side, path, n) in [
-        ("A", sides.a, sides.a_samples),
-        ("B", sides.b, sides.b_samples),
-    ] {
-        let title = format!("# {side}: {n} samples of {} in {path}", sides.event);
-        writeln!(out, "{}", cut(&title, WIDTH))?;
-    }
-    writeln!(
-        out,
-        "# % of samples; change B − A in points; *** p<0.001 ** p<0.01 * p<0.05{}",
-        if td.is_empty() {
-            ""
-        } else {
-            "; top-down: change in points of slots"
-        }
-    )?;
-    let mut header = format!(
-        "{:>6} {:>6} {:>6} {:>6} {:>6} {:<3}",
-        "A smp", "B smp", "A %", "B %", "change", ""
-    );
-    for (short, _) in &td {
-        header.push_str(&format!(" {:>6}", cut(short, 6)));
-    }
-    let room = WIDTH.saturating_sub(header.len() + 2).max(20);
-    header.push_str("  ");
-    header.push_str(&sides.keys.join(" "));
-    writeln!(out, "{}", cut(&header, WIDTH))?;
+    let room = write_header(sides, &td, out)?;
     let td_cols: Vec<&Float64Array> = td
         .iter()
         .map(|(_, col)| floats(batch, col))
@@ -135,21 +109,64 @@ pub fn write(sides: &Sides, batch: &RecordBatch, out: &mut dyn Write) -> anyhow:
             };
             line.push_str(&format!(" {cell:>6}"));
         }
-        let names: Vec<String> = keys
-            .iter()
-            .zip(sides.keys)
-            .map(|(k, name)| match *name {
-                "dso" if sides.keys.len() > 1 && !k.value(i).starts_with('[') => {
-                    format!("[{}]", k.value(i))
-                }
-                _ => k.value(i).to_string(),
-            })
-            .collect();
         line.push_str("  ");
-        line.push_str(&cut(&names.join(" "), room));
+        line.push_str(&cut(&key_names(sides, &keys, i), room));
         writeln!(out, "{line}")?;
     }
     Ok(())
+}
+
+/// The lines above the rows: both sides, the legend and the column
+/// heads. Returns the room left for a row's key.
+fn write_header(
+    sides: &Sides,
+    td: &[(&str, String)],
+    out: &mut dyn Write,
+) -> anyhow::Result<usize> {
+    for (side, path, n) in [
+        ("A", sides.a, sides.a_samples),
+        ("B", sides.b, sides.b_samples),
+    ] {
+        let title = format!("# {side}: {n} samples of {} in {path}", sides.event);
+        writeln!(out, "{}", cut(&title, WIDTH))?;
+    }
+    writeln!(
+        out,
+        "# % of samples; change B − A in points; *** p<0.001 ** p<0.01 * p<0.05{}",
+        if td.is_empty() {
+            ""
+        } else {
+            "; top-down: change in points of slots"
+        }
+    )?;
+    let mut header = format!(
+        "{:>6} {:>6} {:>6} {:>6} {:>6} {:<3}",
+        "A smp", "B smp", "A %", "B %", "change", ""
+    );
+    for (short, _) in td {
+        header.push_str(&format!(" {:>6}", cut(short, 6)));
+    }
+    let room = WIDTH.saturating_sub(header.len() + 2).max(20);
+    header.push_str("  ");
+    header.push_str(&sides.keys.join(" "));
+    writeln!(out, "{}", cut(&header, WIDTH))?;
+    Ok(room)
+}
+
+/// Row `i`'s key as the table shows it (a DSO beside a symbol in
+/// brackets).
+fn key_names(sides: &Sides, keys: &[&StringArray], i: usize) -> String {
+    let names: Vec<String> = keys
+        .iter()
+        .zip(sides.keys)
+        .map(|(k, name)| match *name {
+            "dso" if sides.keys.len() > 1 && !k.value(i).starts_with('[') => {
+                format!("[{}]", k.value(i))
+            }
+            _ => k.value(i).to_string(),
+        })
+        .collect();
+    names.join(" ")
 }
 
 #[cfg(test)]

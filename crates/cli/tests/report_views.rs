@@ -34,6 +34,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
+use perfq_testgen::{presets, Binary, CallTree, Workload};
 use serde_json::Value;
 
 /// (capture, event name, DSO, symbol): the key both sides are compared by.
@@ -232,8 +233,9 @@ fn report(file: &Path, capture: &str, sort: &str, children: bool) -> Sums {
     sums
 }
 
-/// The captures: every testdata capture, then every corpus capture that
-/// perf (6.1, installed) reads.
+/// The captures: every testdata capture, a generated one with stacks 30
+/// to 60 deep, then every corpus capture that perf (6.1, installed)
+/// reads.
 fn captures() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(common::root().join("testdata"))
         .expect("testdata")
@@ -241,6 +243,7 @@ fn captures() -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|x| x == "data"))
         .collect();
     files.sort();
+    files.push(deep_capture());
     match common::corpus() {
         Some(corpus) => files.extend(
             common::catalog(&corpus)
@@ -253,6 +256,24 @@ fn captures() -> Vec<PathBuf> {
         ),
     }
     files
+}
+
+/// A generated capture of deep stacks (random call paths 30 to 60 deep
+/// through `testdata/td-demo`, group reads of ten members).
+fn deep_capture() -> PathBuf {
+    let demo = common::testdata("td-demo");
+    let binary = Binary::open(&demo).expect("demo binary");
+    let names: Vec<String> = binary.functions().iter().map(|f| f.name.clone()).collect();
+    let file = common::scratch("report-views", "deep").join("deep.data");
+    Workload::new(&binary, &demo.to_string_lossy())
+        .write(
+            &file,
+            &presets::get("sapphirerapids").expect("preset"),
+            &CallTree::random(&names, (30, 60), 40, 7),
+            3000,
+        )
+        .expect("deep capture");
+    file
 }
 
 /// The rows of one capture.

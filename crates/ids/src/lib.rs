@@ -12,14 +12,22 @@
 //!   bottleneck of a read hands over the probing of a large table that
 //!   way.
 //!
-//! Both rest on [`IdTable`], a hash table of ids alone.
+//! A reading thread hands keys to a worker that way through a
+//! [`handoff`].
+//!
+//! Both rest on [`IdTable`], a hash table of ids alone, as does
+//! [`TextIds`], which numbers texts looked up by `&str` and stores each
+//! once, end to end.
 
 #![deny(missing_docs)]
 
+pub mod handoff;
 mod interner;
 mod table;
+mod texts;
 mod tickets;
 
 pub use interner::{Interner, Numbering};
 pub use table::{prefetch_line, IdTable, KeyHash};
+pub use texts::TextIds;
 pub use tickets::{Numbered, TicketBook, TicketIds};

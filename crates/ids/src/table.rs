@@ -17,7 +17,7 @@ use std::hash::{BuildHasher, Hash};
 use rustc_hash::FxBuildHasher;
 
 /// Ids of keys stored by the caller; see the module documentation.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct IdTable {
     /// [`EMPTY`], or a key's hash (high half) and its id (low half); a
     /// power of two long, or empty.

@@ -1,6 +1,7 @@
 -- _profile_samples (template): the delivered samples with their process
--- names, per thread in time order, for the profiles viewers read
--- (profile.rs: pprof, speedscope).
+-- names, per thread in time order (samples of the same time by stack and
+-- event, so that the order is always the same), for the profiles viewers
+-- read (profile.rs: pprof, speedscope, the HTML page).
 --
 --   {named}  _named_delivered's query
 --   {only}   a condition on the sample (`name = 'cycles'`), or TRUE
@@ -10,4 +11,4 @@
 SELECT capture, pid, tid, comm, time, stack_id, name, unwound, weight
 FROM ({named}) n
 WHERE {only}
-ORDER BY capture, tid, time
+ORDER BY capture, tid, time, stack_id, name

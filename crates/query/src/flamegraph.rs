@@ -47,6 +47,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use datafusion::arrow::array::RecordBatch;
+use perfq_ids::TextIds;
 
 use crate::helpers::{self, Param};
 use crate::{columns, events, named_samples};
@@ -144,8 +145,8 @@ pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
 /// Folded stacks as they are put together from the rows of
 /// `_flamegraph_stacks`.
 struct Lines<'a> {
-    capture_ids: &'a HashMap<String, usize>,
-    names: &'a HashMap<(usize, u32), FrameName>,
+    capture_ids: &'a TextIds,
+    names: &'a HashMap<(u32, u32), FrameName>,
     /// Each line's samples and weight.
     lines: BTreeMap<String, (u64, u64)>,
     functions: BTreeMap<String, BTreeSet<FunctionKey>>,
@@ -160,10 +161,7 @@ struct Lines<'a> {
 const UNKNOWN: &str = "[unknown]";
 
 impl<'a> Lines<'a> {
-    fn new(
-        capture_ids: &'a HashMap<String, usize>,
-        names: &'a HashMap<(usize, u32), FrameName>,
-    ) -> Self {
+    fn new(capture_ids: &'a TextIds, names: &'a HashMap<(u32, u32), FrameName>) -> Self {
         Lines {
             capture_ids,
             names,
@@ -189,7 +187,7 @@ impl<'a> Lines<'a> {
             let comm = comm[i].clone().unwrap_or_default();
             self.line.clear();
             self.line.push_str(&comm.replace(' ', "_"));
-            let cid = self.capture_ids.get(&capture).copied();
+            let cid = self.capture_ids.get(&capture);
             let frames = frame_ids[i].as_deref().unwrap_or_default();
             self.push_frames(cid, frames, unwound[i], comm.starts_with("java"));
             let n = samples[i].unwrap_or(0).max(0) as u64;
@@ -207,7 +205,7 @@ impl<'a> Lines<'a> {
     /// Writes a stack's frames (`frames`, leaf first, of capture number
     /// `cid`) onto the line, root first, and notes the functions each
     /// name stands for.
-    fn push_frames(&mut self, cid: Option<usize>, frames: &[u32], unwound: bool, java: bool) {
+    fn push_frames(&mut self, cid: Option<u32>, frames: &[u32], unwound: bool, java: bool) {
         let names = self.names;
         for id in frames.iter().rev() {
             let frame = cid.and_then(|c| names.get(&(c, *id)));
@@ -271,13 +269,13 @@ struct FrameName {
 
 /// Captures numbered, and every frame's names by (capture number,
 /// frame_id).
-type FrameNames = (HashMap<String, usize>, HashMap<(usize, u32), FrameName>);
+type FrameNames = (TextIds, HashMap<(u32, u32), FrameName>);
 
 /// Every frame's names.
 fn frame_names(session: &Session) -> Result<FrameNames, Error> {
     let rows = session.sql(helpers::FLAMEGRAPH_FRAMES)?;
-    let mut captures: HashMap<String, usize> = HashMap::new();
-    let mut out: HashMap<(usize, u32), FrameName> = HashMap::new();
+    let mut captures = TextIds::new();
+    let mut out: HashMap<(u32, u32), FrameName> = HashMap::new();
     for b in &rows {
         let capture = columns::strings(b, "capture")?;
         let frame_id = columns::u64s(b, "frame_id")?;
@@ -295,8 +293,9 @@ fn frame_names(session: &Session) -> Result<FrameNames, Error> {
             let Ok(id) = u32::try_from(id) else { continue };
             let symbol = symbol[i].as_deref();
             let level = function[i].as_deref().or(symbol).map(tidy);
-            let n = captures.len();
-            let c = *captures.entry(capture.clone()).or_insert(n);
+            let Some(c) = captures.id(capture) else {
+                return Err(Error::Shape("capture ids beyond 4 GiB".into()));
+            };
             let entry = out.entry((c, id)).or_insert_with(|| {
                 let module = dso_path[i]
                     .as_deref()

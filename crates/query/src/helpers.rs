@@ -56,6 +56,8 @@ helpers! {
     SAMPLED_EVENTS = "_sampled_events";
     /// One event's samples and periods per key.
     DIFF_COUNTS = "_diff_counts";
+    /// One event's samples with their interval (`crate::function_sums`).
+    INTERVAL_SAMPLES = "_interval_samples";
     /// Inclusive sums per function (`crate::inclusive`).
     INCLUSIVE_SUMS = "_inclusive_sums";
     /// One capture's rows of `stack_sets`.

@@ -28,6 +28,7 @@ pub mod diff;
 mod error;
 pub mod events;
 pub mod flamegraph;
+pub mod function_sums;
 mod helpers;
 mod inclusive;
 mod named_samples;

@@ -17,6 +17,8 @@
 use std::collections::HashMap;
 
 use datafusion::arrow::array::RecordBatch;
+use perfq_ids::{IdTable, Interner};
+use rustc_hash::FxHashMap;
 
 use crate::helpers::{self, Param};
 use crate::named_samples;
@@ -247,7 +249,7 @@ pub fn profile(session: &Session, opt: &Options) -> Result<Profile, Error> {
     for batch in &rows {
         b.samples(batch)?;
     }
-    let mut profile = b.profile;
+    let mut profile = b.finish();
     if opt.topdown {
         topdown_slots(session, &mut profile)?;
     }
@@ -289,44 +291,8 @@ pub fn topdown_slots(session: &Session, p: &mut Profile) -> Result<(), Error> {
             level: n.level,
         })
         .collect();
-    // Per (capture, symbol, dso): each node's slots, the rows of a
-    // hybrid part's core types added up.
-    let several = p.captures.len() > 1;
-    let mut by_function: HashMap<(String, String, String), Vec<f64>> = HashMap::new();
-    for r in &report.rows {
-        let key = |k: &str| r.key(k).to_string();
-        let capture = if several {
-            key("capture")
-        } else {
-            p.captures.first().cloned().unwrap_or_default()
-        };
-        let e = by_function
-            .entry((capture, key("symbol"), key("dso")))
-            .or_insert_with(|| vec![0.0; p.topdown.len()]);
-        for (i, n) in p.topdown.iter().enumerate() {
-            e[i] += r.slots_of(&n.name).unwrap_or(0.0);
-        }
-    }
-    // The runs of the first event per function of their leaf.
-    let mut runs_of: HashMap<(String, String, String), Vec<usize>> = HashMap::new();
-    for (i, r) in p.runs.iter().enumerate() {
-        let Some(leaf) = r.stack.and_then(|s| p.stacks[s].first()) else {
-            continue;
-        };
-        if r.event != 0 {
-            continue;
-        }
-        let loc = &p.locations[*leaf];
-        let f = &p.functions[loc.symbol.function];
-        let dso = f
-            .mapping
-            .map_or_else(|| UNKNOWN.to_string(), |m| p.mappings[m].name.clone());
-        let capture = p.captures[p.threads[r.thread].capture].clone();
-        runs_of
-            .entry((capture, f.name.clone(), dso))
-            .or_default()
-            .push(i);
-    }
+    let by_function = slots_by_function(&report, p);
+    let runs_of = runs_by_function(p);
     p.run_slots = vec![Vec::new(); p.runs.len()];
     for (key, values) in &by_function {
         let Some(runs) = runs_of.get(key) else {
@@ -345,6 +311,55 @@ pub fn topdown_slots(session: &Session, p: &mut Profile) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// A function of a capture: (capture, symbol, DSO).
+type FunctionKey = (String, String, String);
+
+/// Per function of a capture: each top-down node's self slots, the rows
+/// of a hybrid part's core types added up.
+fn slots_by_function(report: &topdown::Report, p: &Profile) -> HashMap<FunctionKey, Vec<f64>> {
+    let several = p.captures.len() > 1;
+    let mut by_function: HashMap<FunctionKey, Vec<f64>> = HashMap::new();
+    for r in &report.rows {
+        let key = |k: &str| r.key(k).to_string();
+        let capture = if several {
+            key("capture")
+        } else {
+            p.captures.first().cloned().unwrap_or_default()
+        };
+        let e = by_function
+            .entry((capture, key("symbol"), key("dso")))
+            .or_insert_with(|| vec![0.0; p.topdown.len()]);
+        for (i, n) in p.topdown.iter().enumerate() {
+            e[i] += r.slots_of(&n.name).unwrap_or(0.0);
+        }
+    }
+    by_function
+}
+
+/// The runs of the first event per function of their leaf.
+fn runs_by_function(p: &Profile) -> HashMap<FunctionKey, Vec<usize>> {
+    let mut runs_of: HashMap<FunctionKey, Vec<usize>> = HashMap::new();
+    for (i, r) in p.runs.iter().enumerate() {
+        let Some(leaf) = r.stack.and_then(|s| p.stacks[s].first()) else {
+            continue;
+        };
+        if r.event != 0 {
+            continue;
+        }
+        let loc = &p.locations[*leaf];
+        let f = &p.functions[loc.symbol.function];
+        let dso = f
+            .mapping
+            .map_or_else(|| UNKNOWN.to_string(), |m| p.mappings[m].name.clone());
+        let capture = p.captures[p.threads[r.thread].capture].clone();
+        runs_of
+            .entry((capture, f.name.clone(), dso))
+            .or_default()
+            .push(i);
+    }
+    runs_of
 }
 
 /// `total` cut into whole parts in proportion to `weights`, the
@@ -370,44 +385,105 @@ fn apportion(total: u64, weights: &[u64]) -> Vec<u64> {
     parts
 }
 
-/// A profile as it is put together.
+/// A profile as it is put together: the captures, mappings, functions
+/// and threads interned (looked up by borrowed text, each made once),
+/// moved into the profile at the end.
 #[derive(Default)]
 struct Builder {
     profile: Profile,
-    capture_ids: HashMap<String, usize>,
-    event_ids: HashMap<String, usize>,
-    mapping_ids: HashMap<Mapping, usize>,
-    function_ids: HashMap<Function, usize>,
+    captures: Interner<String>,
+    mappings: Interner<Mapping>,
+    functions: Interner<Function>,
+    threads: Interner<Thread>,
     /// (capture, frame_id) → location.
-    location_ids: HashMap<(usize, u32), usize>,
+    location_ids: FxHashMap<(usize, u32), usize>,
     /// (capture, stack_id) → stack.
-    stack_ids: HashMap<(usize, u32), usize>,
-    thread_ids: HashMap<Thread, usize>,
+    stack_ids: FxHashMap<(usize, u32), usize>,
     /// Runs do not cross intervals of this length (0: none).
     interval_ns: u64,
 }
 
+/// A frame row's texts, borrowed from its batch.
+struct FrameRow<'a> {
+    /// Its function as perf report names it (`frame_functions`).
+    key: &'a str,
+    /// The DWARF function of its level, and both as stored.
+    dwarf: &'a str,
+    raw_function: Option<&'a str>,
+    raw_symbol: Option<&'a str>,
+    file: Option<&'a str>,
+    line: Option<u32>,
+}
+
 impl Builder {
-    fn capture(&mut self, id: &str) -> usize {
-        if let Some(&c) = self.capture_ids.get(id) {
-            return c;
+    /// The profile, its interned parts in place.
+    fn finish(self) -> Profile {
+        Profile {
+            captures: self.captures.into_keys(),
+            mappings: self.mappings.into_keys(),
+            functions: self.functions.into_keys(),
+            threads: self.threads.into_keys(),
+            ..self.profile
         }
-        let c = self.profile.captures.len();
-        self.profile.captures.push(id.to_string());
-        self.profile.capture_starts.push(None);
-        self.capture_ids.insert(id.to_string(), c);
-        c
     }
 
-    fn intern<K: Clone + Eq + std::hash::Hash>(
-        ids: &mut HashMap<K, usize>,
-        list: &mut Vec<K>,
-        key: K,
+    fn capture(&mut self, id: &str) -> usize {
+        let c = self
+            .captures
+            .id_by(IdTable::hash(id), |k| k == id, || id.to_string());
+        if c as usize == self.profile.capture_starts.len() {
+            self.profile.capture_starts.push(None);
+        }
+        c as usize
+    }
+
+    fn mapping(&mut self, name: &str, path: Option<&str>, build_id: Option<&str>) -> usize {
+        let hash = IdTable::hash((name, path, build_id));
+        let same = |m: &Mapping| {
+            m.name == name && m.path.as_deref() == path && m.build_id.as_deref() == build_id
+        };
+        let make = || Mapping {
+            name: name.to_string(),
+            path: path.map(str::to_string),
+            build_id: build_id.map(str::to_string),
+        };
+        self.mappings.id_by(hash, same, make) as usize
+    }
+
+    fn function(
+        &mut self,
+        name: &str,
+        system_name: &str,
+        file: Option<&str>,
+        mapping: Option<usize>,
     ) -> usize {
-        *ids.entry(key).or_insert_with_key(|k| {
-            list.push(k.clone());
-            list.len() - 1
-        })
+        let hash = IdTable::hash((name, system_name, file, mapping));
+        let same = |f: &Function| {
+            f.name == name
+                && f.system_name == system_name
+                && f.file.as_deref() == file
+                && f.mapping == mapping
+        };
+        let make = || Function {
+            name: name.to_string(),
+            system_name: system_name.to_string(),
+            file: file.map(str::to_string),
+            mapping,
+        };
+        self.functions.id_by(hash, same, make) as usize
+    }
+
+    fn thread(&mut self, capture: usize, pid: i32, tid: i32, comm: &str) -> usize {
+        let hash = IdTable::hash((capture, pid, tid, comm));
+        let same =
+            |t: &Thread| t.capture == capture && t.pid == pid && t.tid == tid && t.comm == comm;
+        let make = || Thread {
+            capture,
+            pid,
+            tid,
+            comm: comm.to_string(),
+        };
+        self.threads.id_by(hash, same, make) as usize
     }
 
     /// Each capture's first sample time.
@@ -445,7 +521,6 @@ impl Builder {
             }
         }
         for n in names {
-            self.event_ids.insert(n.clone(), self.profile.events.len());
             self.profile.events.push(Event {
                 name: n.clone(),
                 unit: units.get(n).copied().unwrap_or(Unit::Count),
@@ -457,66 +532,44 @@ impl Builder {
     /// Every frame's location, its levels and their functions.
     fn frames(&mut self, session: &Session) -> Result<(), Error> {
         for b in &session.sql(helpers::FLAMEGRAPH_FRAMES)? {
-            let capture = columns::strings(b, "capture")?;
-            let frame_id = columns::u32s(b, "frame_id")?;
-            let function = columns::strings(b, "function")?;
-            let raw_function = columns::strings(b, "raw_function")?;
-            let file = columns::strings(b, "file")?;
-            let line = columns::u32s(b, "line")?;
-            let symbol = columns::strings(b, "symbol")?;
-            let raw_symbol = columns::strings(b, "raw_symbol")?;
-            let dso = columns::strings(b, "dso")?;
-            let dso_path = columns::strings(b, "dso_path")?;
-            let build_id = columns::strings(b, "build_id")?;
+            let text = |c: &str| columns::strings(b, c);
+            let (capture, frame_id) = (text("capture")?, columns::u32s(b, "frame_id")?);
+            let (function, raw_function) = (text("function")?, text("raw_function")?);
+            let (symbol, raw_symbol) = (text("symbol")?, text("raw_symbol")?);
+            let (file, line) = (text("file")?, columns::u32s(b, "line")?);
+            let (dso, dso_path, build_id) = (text("dso")?, text("dso_path")?, text("build_id")?);
             let address = columns::u64s(b, "address")?;
             let dso_offset = columns::u64s(b, "dso_offset")?;
-            let kind = columns::strings(b, "kind")?;
-            let key_symbol = columns::strings(b, "key_symbol")?;
+            let (kind, key_symbol) = (text("kind")?, text("key_symbol")?);
             for i in 0..b.num_rows() {
                 let (Some(c), Some(id)) = (&capture[i], frame_id[i]) else {
                     continue;
                 };
                 let c = self.capture(c);
-                let mapping = dso[i].as_ref().map(|name| Mapping {
-                    name: name.clone(),
-                    path: dso_path[i].clone(),
-                    build_id: build_id[i].clone(),
-                });
-                let mapping = mapping
-                    .map(|m| Self::intern(&mut self.mapping_ids, &mut self.profile.mappings, m));
-                let line = line[i].filter(|&l| l > 0);
-                let key = key_symbol[i].clone().unwrap_or_else(|| UNKNOWN.into());
-                let dwarf = function[i].clone().unwrap_or_else(|| key.clone());
-                let level = Level {
-                    function: Self::intern(
-                        &mut self.function_ids,
-                        &mut self.profile.functions,
-                        Function {
-                            system_name: raw_function[i].clone().unwrap_or_else(|| dwarf.clone()),
-                            name: dwarf,
-                            file: file[i].clone(),
-                            mapping,
-                        },
-                    ),
-                    line,
+                let mapping = dso[i]
+                    .as_deref()
+                    .map(|name| self.mapping(name, dso_path[i].as_deref(), build_id[i].as_deref()));
+                let key = key_symbol[i].as_deref().unwrap_or(UNKNOWN);
+                let row = FrameRow {
+                    key,
+                    dwarf: function[i].as_deref().unwrap_or(key),
+                    raw_function: raw_function[i].as_deref(),
+                    raw_symbol: raw_symbol[i].as_deref(),
+                    file: file[i].as_deref(),
+                    line: line[i].filter(|&l| l > 0),
                 };
+                let level = self.level(&row, mapping);
                 match self.location_ids.get(&(c, id)) {
                     Some(&l) => self.profile.locations[l].levels.push(level),
                     None => {
                         let symbol_level = Level {
-                            function: Self::intern(
-                                &mut self.function_ids,
-                                &mut self.profile.functions,
-                                Function {
-                                    system_name: raw_symbol[i]
-                                        .clone()
-                                        .unwrap_or_else(|| key.clone()),
-                                    name: key,
-                                    file: file[i].clone(),
-                                    mapping,
-                                },
+                            function: self.function(
+                                row.key,
+                                row.raw_symbol.unwrap_or(row.key),
+                                row.file,
+                                mapping,
                             ),
-                            line,
+                            line: row.line,
                         };
                         self.location_ids
                             .insert((c, id), self.profile.locations.len());
@@ -538,18 +591,18 @@ impl Builder {
         Ok(())
     }
 
+    /// A frame row's inlining level: its DWARF function.
+    fn level(&mut self, row: &FrameRow<'_>, mapping: Option<usize>) -> Level {
+        let system_name = row.raw_function.unwrap_or(row.dwarf);
+        Level {
+            function: self.function(row.dwarf, system_name, row.file, mapping),
+            line: row.line,
+        }
+    }
+
     /// A location the frames table lacks.
     fn unknown_location(&mut self, capture: usize, frame_id: u32) -> usize {
-        let f = Self::intern(
-            &mut self.function_ids,
-            &mut self.profile.functions,
-            Function {
-                name: UNKNOWN.into(),
-                system_name: UNKNOWN.into(),
-                file: None,
-                mapping: None,
-            },
-        );
+        let f = self.function(UNKNOWN, UNKNOWN, None, None);
         let l = self.profile.locations.len();
         let level = Level {
             function: f,
@@ -567,10 +620,14 @@ impl Builder {
         l
     }
 
-    /// Every sampled stack's frames.
+    /// Every sampled stack's frames, in the order of their ids: a
+    /// scan's batches come in any order, and the stacks' order is their
+    /// numbering in the profile (and the page's call tree).
     fn stacks(&mut self, session: &Session) -> Result<(), Error> {
-        let rows = session
-            .sql("SELECT capture, stack_id, frame_ids FROM stacks WHERE frame_ids IS NOT NULL")?;
+        let rows = session.sql(
+            "SELECT capture, stack_id, frame_ids FROM stacks WHERE frame_ids IS NOT NULL \
+                 ORDER BY capture, stack_id",
+        )?;
         for b in &rows {
             let capture = columns::strings(b, "capture")?;
             let stack_id = columns::u32s(b, "stack_id")?;
@@ -610,17 +667,13 @@ impl Builder {
             let (Some(c), Some(n)) = (&capture[i], &name[i]) else {
                 continue;
             };
-            let Some(&event) = self.event_ids.get(n) else {
+            let Some(event) = self.profile.events.iter().position(|e| e.name == *n) else {
                 continue;
             };
             let c = self.capture(c);
-            let thread = Thread {
-                capture: c,
-                pid: pid[i].and_then(|p| i32::try_from(p).ok()).unwrap_or(-1),
-                tid: tid[i].and_then(|t| i32::try_from(t).ok()).unwrap_or(-1),
-                comm: comm[i].clone().unwrap_or_default(),
-            };
-            let thread = Self::intern(&mut self.thread_ids, &mut self.profile.threads, thread);
+            let id = |v: Option<i64>| v.and_then(|v| i32::try_from(v).ok()).unwrap_or(-1);
+            let comm = comm[i].as_deref().unwrap_or_default();
+            let thread = self.thread(c, id(pid[i]), id(tid[i]), comm);
             let stack = stack_id[i].and_then(|s| self.stack_ids.get(&(c, s)).copied());
             let t = time[i].unwrap_or(0);
             let w = weight[i].unwrap_or(0);

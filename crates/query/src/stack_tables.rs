@@ -20,7 +20,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, UInt64Array};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type, SchemaRef, UInt32Type, UInt64Type};
-use perfq_ids::IdTable;
+use perfq_ids::{IdTable, Interner, Numbering, TextIds};
 use rayon::slice::ParallelSliceMut;
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -279,46 +279,12 @@ impl Sets {
     }
 }
 
-/// Distinct texts numbered from 0 as met, each stored once.
-#[derive(Default)]
-struct TextNumbers {
-    list: Vec<Arc<str>>,
-    numbers: FxHashMap<Arc<str>, u32>,
-    /// The last text looked up, and its number.
-    last: Option<u32>,
-}
-
-impl TextNumbers {
-    /// The number of `text`, stored if new.
-    fn number(&mut self, text: &str) -> u32 {
-        if let Some(n) = self.find(text) {
-            return n;
-        }
-        let n = self.list.len() as u32;
-        let text: Arc<str> = Arc::from(text);
-        self.list.push(text.clone());
-        self.numbers.insert(text, n);
-        self.last = Some(n);
-        n
-    }
-
-    /// The number of `text`, if it has one.
-    fn find(&mut self, text: &str) -> Option<u32> {
-        if let Some(n) = self.last.filter(|&n| &*self.list[n as usize] == text) {
-            return Some(n);
-        }
-        let n = *self.numbers.get(text)?;
-        self.last = Some(n);
-        Some(n)
-    }
-
-    fn get(&self, n: u32) -> &str {
-        &self.list[n as usize]
-    }
-
-    fn len(&self) -> u32 {
-        self.list.len() as u32
-    }
+/// The id of `text` among `texts`, stored if new: an error past the 4 GiB
+/// a block of texts holds.
+fn text_id(texts: &mut TextIds, text: &str) -> Result<u32, Error> {
+    texts
+        .id(text)
+        .ok_or_else(|| Error::Shape("texts of the frames beyond 4 GiB".into()))
 }
 
 /// An address as its hexadecimal text orders: its digits left-aligned,
@@ -473,8 +439,10 @@ fn native_functions(
         mut unnamed,
     } = FunctionFrames::read(session, standard_frames)?;
     let mut symbolic: Vec<((Name<'_>, &str), u32)> = met
+        .into_keys()
         .into_iter()
-        .map(|((s, dso), k)| ((Name::Symbol(symbols.get(s)), dsos.get(dso)), k))
+        .zip(0..)
+        .map(|((s, dso), k)| ((Name::Symbol(symbols.text(s)), dsos.text(dso)), k))
         .collect();
     symbolic.sort_unstable_by(|((a, x), _), ((b, y), _)| by_text((a, x), (b, y)));
     let dso_names = rank_dsos(&dsos, &mut unnamed);
@@ -488,8 +456,9 @@ fn native_functions(
     for (c, frame, k) in named {
         assign(&mut by_capture, c, frame, id_of[k as usize]);
     }
-    let by_capture: FxHashMap<String, Vec<u32>> = (0..captures.len())
-        .map(|c| captures.get(c).to_string())
+    let by_capture: FxHashMap<String, Vec<u32>> = captures
+        .iter()
+        .map(str::to_string)
         .zip(by_capture)
         .collect();
     // The table, rows in id order (the `[unknown]` row last, as the SQL's
@@ -511,12 +480,11 @@ fn by_text((a, x): (&Name<'_>, &str), (b, y): (&Name<'_>, &str)) -> std::cmp::Or
 /// (far fewer than the frames).
 #[derive(Default)]
 struct FunctionFrames {
-    captures: TextNumbers,
-    dsos: TextNumbers,
-    symbols: TextNumbers,
-    /// Each (symbol, DSO) of a frame with a symbol, interned, numbered
-    /// as met.
-    met: FxHashMap<(u32, u32), u32>,
+    captures: TextIds,
+    dsos: TextIds,
+    symbols: TextIds,
+    /// Each (symbol, DSO) of a frame with a symbol, numbered as met.
+    met: Interner<(u32, u32)>,
     /// (capture, frame, interned name) of each frame with a symbol.
     named: Vec<(u32, u32, u32)>,
     /// The frames named by their address (most frames of a system-wide
@@ -569,19 +537,18 @@ impl FunctionFrames {
                 continue;
             };
             // (A batch is mostly one capture's and a run of one DSO's
-            // rows: `TextNumbers` looks a text up only where it changes.)
-            let capture = self.captures.number(c.value(row));
+            // rows: `TextIds` looks a text up only where it changes.)
+            let capture = text_id(&mut self.captures, c.value(row))?;
             if sym.is_valid(row) {
-                let key = (self.symbols.number(sym.value(row)), self.dsos.number(dso));
-                let next = self.met.len() as u32;
-                let k = *self.met.entry(key).or_insert(next);
+                let symbol = text_id(&mut self.symbols, sym.value(row))?;
+                let k = self.met.number((symbol, text_id(&mut self.dsos, dso)?));
                 self.named.push((capture, frame, k));
             } else if a.is_valid(row) {
                 let (aligned, digits) = address_order(a.value(row));
                 self.unnamed.push(Unnamed {
                     aligned,
                     digits,
-                    dso: self.dsos.number(dso),
+                    dso: text_id(&mut self.dsos, dso)?,
                     capture,
                     frame,
                 });
@@ -596,8 +563,8 @@ impl FunctionFrames {
 /// for many frames, which compared as strings were a large part of a
 /// system-wide capture's inclusive query);
 /// returns the names in rank order.
-fn rank_dsos<'a>(dsos: &'a TextNumbers, unnamed: &mut [Unnamed]) -> Vec<&'a str> {
-    let mut dso_names: Vec<(&str, u32)> = (0..dsos.len()).map(|n| (dsos.get(n), n)).collect();
+fn rank_dsos<'a>(dsos: &'a TextIds, unnamed: &mut [Unnamed]) -> Vec<&'a str> {
+    let mut dso_names: Vec<(&str, u32)> = dsos.iter().zip(0..).collect();
     dso_names.sort_unstable();
     let mut rank = vec![0u32; dso_names.len()];
     for (r, &(_, number)) in dso_names.iter().enumerate() {
@@ -611,8 +578,8 @@ fn rank_dsos<'a>(dsos: &'a TextNumbers, unnamed: &mut [Unnamed]) -> Vec<&'a str>
 
 /// Functions numbered from names: the table of their names, each
 /// interned symbolic name's id, and each capture's frames' ids so far.
-struct Numbered<'a> {
-    table: function_names::Builder<'a>,
+struct Numbered {
+    table: function_names::Builder,
     /// By interned (symbol, DSO) number.
     id_of: Vec<u32>,
     /// By capture number, then frame id.
@@ -637,14 +604,14 @@ fn number_functions<'a>(
     symbolic: &[((Name<'a>, &'a str), u32)],
     unnamed: &[Unnamed],
     dso_names: &[&'a str],
-    captures: u32,
-) -> Result<Numbered<'a>, Error> {
+    captures: usize,
+) -> Result<Numbered, Error> {
     let name = |u: &Unnamed| Name::Address(u.address());
     let dso = |u: &Unnamed| dso_names[u.dso as usize];
     let mut out = Numbered {
         table: function_names::Builder::with_capacity(symbolic.len() + unnamed.len()),
         id_of: vec![0u32; symbolic.len()],
-        by_capture: vec![Vec::new(); captures as usize],
+        by_capture: vec![Vec::new(); captures],
     };
     let (mut s, mut u) = (symbolic.iter().peekable(), unnamed.iter().peekable());
     loop {

@@ -161,9 +161,10 @@ fn convert(files: &[PathBuf], dataset: &Path) {
 
 /// `stack_frames` as `views::keep_stack_tables` defines it for DataFusion
 /// (`stacks.frame_ids` unnested) and as the view other engines run (a
-/// walk up the stack tree) are the same rows, over three real captures
+/// walk up the stack tree) are the same rows, over every testdata capture
 /// and a generated one with stacks 30 to 60 deep; and so are the stack
-/// tables and `function_total` perfq computes itself and their SQL.
+/// tables and `function_total` perfq computes itself (the implementation
+/// perfq runs) and their SQL (the definition other engines run).
 #[test]
 fn stack_frames_unnested_as_walked() {
     let dir = std::env::temp_dir().join(format!("perfq-stack-frames-{}", std::process::id()));
@@ -183,10 +184,13 @@ fn stack_frames_unnested_as_walked() {
         )
         .unwrap();
     let dataset = dir.join("dataset");
-    let mut files: Vec<PathBuf> = ["fp.data", "multi.data", "dwarf.data"]
-        .iter()
-        .map(|f| root().join("testdata").join(f))
+    // Every testdata capture, and the deep one.
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("testdata"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "data"))
         .collect();
+    files.sort();
     files.push(deep);
     convert(&files, &dataset);
     let kept = Session::open(&dataset).unwrap();

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use perfq_topdown::{DetectError, Matcher, Method, Model, PmuClass, SetUse, TooFew};
 
-use crate::machine::Machine;
+use crate::machine::{Machine, Pmu};
 use crate::perf::Perf;
 use crate::privilege::Privilege;
 use crate::version::Version;
@@ -261,6 +261,172 @@ fn perf_version_ok(method: &Method, perf: Option<Version>) -> Result<(), String>
     }
 }
 
+/// The methods of a set (shallowest first) in the order they are tried.
+fn method_order(methods: &[&'static Method], level: u8) -> Vec<&'static Method> {
+    // The shallowest method that reaches the level asked for, then the
+    // deeper ones, then the shallower ones.
+    let mut order: Vec<&Method> = methods
+        .iter()
+        .copied()
+        .filter(|m| m.level >= level)
+        .collect();
+    order.extend(methods.iter().rev().copied().filter(|m| m.level < level));
+    order
+}
+
+/// Where a formula set's methods are tried: this machine and perf, the
+/// PMU the set's events go on, and what the user asked for.
+struct Trial<'a> {
+    machine: &'a Machine,
+    perf: Option<Version>,
+    /// The PMU the set's events go on, and its name.
+    pmu: &'a Pmu,
+    pmu_name: &'a str,
+    /// The set's name, for notes.
+    set_name: &'a str,
+    /// The level asked for.
+    level: u8,
+    /// The PMU is the only core PMU the model uses.
+    sole: bool,
+    /// SMT is on (or unknown).
+    smt: bool,
+    /// The NMI watchdog holds a counter.
+    watchdog: bool,
+}
+
+impl Trial<'_> {
+    /// The method `m` as chosen here, with its notes; else why it cannot
+    /// be recorded here.
+    fn choose(&self, m: &'static Method) -> Result<(Chosen, Vec<String>), String> {
+        perf_version_ok(m, self.perf)?;
+        self.kernel_offers(m)?;
+        let counters = self.counters(m);
+        let groups = match m.layout(counters, !self.watchdog) {
+            Ok(groups) => groups,
+            Err(TooFew { needed }) => return Err(self.too_few(m, needed, counters)),
+        };
+        let notes = self.notes(m, groups.len());
+        let spelled = spell_groups(m, &groups, self.pmu_name, self.sole);
+        let why = self.why(m, &groups, counters);
+        let groups = groups
+            .iter()
+            .map(|g| g.iter().map(|i| i.to_string()).collect())
+            .collect();
+        Ok((
+            Chosen {
+                method: m,
+                pmu: self.pmu_name.to_string(),
+                groups,
+                spelled,
+                why,
+            },
+            notes,
+        ))
+    }
+
+    /// Whether the PMU lists every kernel-named event `m` uses; else why
+    /// `m` cannot be recorded.
+    fn kernel_offers(&self, m: &Method) -> Result<(), String> {
+        let pmu_name = self.pmu_name;
+        let named = kernel_events(m);
+        let missing: Vec<&String> = named.iter().filter(|n| !self.pmu.has_event(n)).collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "{} needs the kernel's {} events on {pmu_name}, which this kernel{} does not offer",
+            m.name,
+            missing
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            self.machine
+                .kernel
+                .map(|k| format!(" ({k})"))
+                .unwrap_or_default()
+        ))
+    }
+
+    /// The general-purpose counters `m`'s groups have here: fewer with
+    /// SMT on, and one fewer when the NMI watchdog holds one that `m`
+    /// does not leave free.
+    fn counters(&self, m: &Method) -> u32 {
+        let cycles_free = m.budget.free.iter().any(|f| f == "cycles");
+        let mut counters = if self.smt {
+            m.budget.gp_smt
+        } else {
+            m.budget.gp
+        };
+        if self.watchdog && !cycles_free {
+            counters = counters.saturating_sub(1);
+        }
+        counters
+    }
+
+    /// Why `m`, which takes `needed` counters, does not fit on the
+    /// `counters` there are, with what holds counters back.
+    fn too_few(&self, m: &Method, needed: u32, counters: u32) -> String {
+        let pmu_name = self.pmu_name;
+        let cause = match (self.watchdog, self.smt && m.budget.gp_smt < m.budget.gp) {
+            (true, _) => " (the NMI watchdog holds a counter: `sudo sysctl kernel.nmi_watchdog=0`)",
+            (false, true) => " (SMT is on: the threads of a core share its counters)",
+            _ => "",
+        };
+        format!(
+            "{} takes {needed} general-purpose counters and {pmu_name} has {counters} here{cause}",
+            m.name
+        )
+    }
+
+    /// The caveats of recording `m` here as `group_count` groups: a level
+    /// below the one asked for, groups that take turns.
+    fn notes(&self, m: &Method, group_count: usize) -> Vec<String> {
+        let (level, pmu_name) = (self.level, self.pmu_name);
+        let mut notes = Vec::new();
+        if m.level < level {
+            notes.push(format!(
+                "{}: no method records level {level} here; recording level {}",
+                self.set_name, m.level
+            ));
+        }
+        if group_count > m.groups.len() {
+            notes.push(format!(
+                "{}: {} needs more counters than {pmu_name} has here, so it is recorded as {} \
+                 groups that take turns on the counters, each led by cycles, by which perfq \
+                 scales them to the whole run",
+                self.set_name, m.name, group_count
+            ));
+        }
+        notes
+    }
+
+    /// Why `m` was chosen: its level, the counters its groups take of the
+    /// `counters` there are, and the perf it needs.
+    fn why(&self, m: &Method, groups: &[Vec<&str>], counters: u32) -> String {
+        let needed = groups
+            .iter()
+            .map(|g| m.gp_of_group(g, !self.watchdog))
+            .max()
+            .unwrap_or(0);
+        format!(
+            "{}: level {}, {}{}",
+            m.name,
+            m.level,
+            match groups.len() {
+                1 => format!("{needed} of {counters} general-purpose counters"),
+                n => format!(
+                    "{n} groups, at most {needed} of {counters} general-purpose counters each"
+                ),
+            },
+            match m.perf_min {
+                Some((a, b)) => format!(", perf ≥ {a}.{b}"),
+                None => String::new(),
+            }
+        )
+    }
+}
+
 /// Chooses the method for one formula set.
 fn choose_for(
     machine: &Machine,
@@ -280,114 +446,23 @@ fn choose_for(
     };
     let methods = perfq_topdown::methods_for(&set.name)
         .map_err(|e| Refusal::Cpu(DetectError::Tables(e.to_string())))?;
-    // The shallowest method that reaches the level asked for, then the
-    // deeper ones, then the shallower ones.
-    let mut order: Vec<&Method> = methods
-        .iter()
-        .copied()
-        .filter(|m| m.level >= level)
-        .collect();
-    order.extend(methods.iter().rev().copied().filter(|m| m.level < level));
-    let smt = machine.smt.unwrap_or(true);
-    let watchdog = machine.nmi_watchdog.unwrap_or(false);
+    let trial = Trial {
+        machine,
+        perf,
+        pmu,
+        pmu_name: &pmu_name,
+        set_name: &set.name,
+        level,
+        sole,
+        smt: machine.smt.unwrap_or(true),
+        watchdog: machine.nmi_watchdog.unwrap_or(false),
+    };
     let mut reasons = Vec::new();
-    for m in order {
-        if let Err(why) = perf_version_ok(m, perf) {
-            reasons.push(why);
-            continue;
+    for m in method_order(&methods, level) {
+        match trial.choose(m) {
+            Ok(chosen) => return Ok(chosen),
+            Err(why) => reasons.push(why),
         }
-        let named = kernel_events(m);
-        let missing: Vec<&String> = named.iter().filter(|n| !pmu.has_event(n)).collect();
-        if !missing.is_empty() {
-            reasons.push(format!(
-                "{} needs the kernel's {} events on {pmu_name}, which this kernel{} does not offer",
-                m.name,
-                missing
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                machine
-                    .kernel
-                    .map(|k| format!(" ({k})"))
-                    .unwrap_or_default()
-            ));
-            continue;
-        }
-        let cycles_free = m.budget.free.iter().any(|f| f == "cycles");
-        let mut counters = if smt { m.budget.gp_smt } else { m.budget.gp };
-        if watchdog && !cycles_free {
-            counters = counters.saturating_sub(1);
-        }
-        let groups = match m.layout(counters, !watchdog) {
-            Ok(groups) => groups,
-            Err(TooFew { needed }) => {
-                let cause = match (watchdog, smt && m.budget.gp_smt < m.budget.gp) {
-                    (true, _) => {
-                        " (the NMI watchdog holds a counter: `sudo sysctl kernel.nmi_watchdog=0`)"
-                    }
-                    (false, true) => " (SMT is on: the threads of a core share its counters)",
-                    _ => "",
-                };
-                reasons.push(format!(
-                    "{} takes {needed} general-purpose counters and {pmu_name} has {counters} here{cause}",
-                    m.name
-                ));
-                continue;
-            }
-        };
-        let mut notes = Vec::new();
-        if m.level < level {
-            notes.push(format!(
-                "{}: no method records level {level} here; recording level {}",
-                set.name, m.level
-            ));
-        }
-        if groups.len() > m.groups.len() {
-            notes.push(format!(
-                "{}: {} needs more counters than {pmu_name} has here, so it is recorded as {} \
-                 groups that take turns on the counters, each led by cycles, by which perfq \
-                 scales them to the whole run",
-                set.name,
-                m.name,
-                groups.len()
-            ));
-        }
-        let spelled = spell_groups(m, &groups, &pmu_name, sole);
-        let needed = groups
-            .iter()
-            .map(|g| m.gp_of_group(g, !watchdog))
-            .max()
-            .unwrap_or(0);
-        let why = format!(
-            "{}: level {}, {}{}",
-            m.name,
-            m.level,
-            match groups.len() {
-                1 => format!("{needed} of {counters} general-purpose counters"),
-                n => format!(
-                    "{n} groups, at most {needed} of {counters} general-purpose counters each"
-                ),
-            },
-            match m.perf_min {
-                Some((a, b)) => format!(", perf ≥ {a}.{b}"),
-                None => String::new(),
-            }
-        );
-        let groups = groups
-            .iter()
-            .map(|g| g.iter().map(|i| i.to_string()).collect())
-            .collect();
-        return Ok((
-            Chosen {
-                method: m,
-                pmu: pmu_name,
-                groups,
-                spelled,
-                why,
-            },
-            notes,
-        ));
     }
     Err(Refusal::NoMethod {
         set: set.name.clone(),
@@ -487,6 +562,43 @@ pub fn plan(
         }
         _ => request,
     };
+    check_paranoid(machine, privilege, request, only_command)?;
+    let mut notes = Vec::new();
+    let (model, chosen, groups) = match &request.events {
+        Some(group) => (None, Vec::new(), vec![group.clone()]),
+        None => {
+            let (model, chosen) = choose_topdown(machine, perf.version, request, &mut notes)?;
+            let groups = chosen.iter().map(|c| c.spelled.clone()).collect();
+            (Some(model), chosen, groups)
+        }
+    };
+    if let Some(note) = inherit_note(&request.target, perf.version, only_command, no_inherit) {
+        notes.push(note);
+    }
+    if machine.paranoid == Some(2) && !privilege.bypasses_paranoid() {
+        notes.push(
+            "kernel.perf_event_paranoid is 2: perf records user space only (no kernel frames)"
+                .into(),
+        );
+    }
+    let argv = command_line(&groups, request);
+    Ok(Plan {
+        model,
+        chosen,
+        notes,
+        argv,
+        only_command,
+    })
+}
+
+/// Refuses when kernel.perf_event_paranoid is higher than what is
+/// recorded needs, unless the privilege perfq runs with bypasses it.
+fn check_paranoid(
+    machine: &Machine,
+    privilege: Privilege,
+    request: &Request,
+    only_command: bool,
+) -> Result<(), Refusal> {
     if let (Some(value), false) = (machine.paranoid, privilege.bypasses_paranoid()) {
         let (needed, what) = match request.target {
             _ if only_command => (
@@ -506,50 +618,70 @@ pub fn plan(
             });
         }
     }
-    let mut notes = Vec::new();
-    let (model, chosen, groups) = match &request.events {
-        Some(group) => (None, Vec::new(), vec![group.clone()]),
-        None => {
-            if machine.core_pmus().next().is_none() {
-                return Err(Refusal::NoPmu {
-                    found: pmu_list(machine),
-                });
-            }
-            let model = match &request.cpu_model {
-                Some(name) => perfq_topdown::by_name(name, &machine.cpu_info()),
-                None => perfq_topdown::detect(&machine.cpu_info()),
-            }
-            .map_err(Refusal::Cpu)?;
-            if model.sets.is_empty() {
-                return Err(Refusal::NoSets {
-                    model: model.name.clone(),
-                    note: model.note.clone(),
-                    known: perfq_topdown::known_models(),
-                });
-            }
-            // A model's sets on one PMU are alternatives, the first
-            // preferred (cpus.td); each PMU (core type) gets a group.
-            let mut classes: Vec<(PmuClass, Vec<&SetUse>)> = Vec::new();
-            for u in &model.sets {
-                match classes.iter_mut().find(|(c, _)| *c == u.pmu) {
-                    Some((_, sets)) => sets.push(u),
-                    None => classes.push((u.pmu, vec![u])),
-                }
-            }
-            let sole = classes.len() == 1;
-            let mut chosen = Vec::new();
-            for (_, alternatives) in &classes {
-                let (c, mut n) =
-                    first_that_fits(machine, perf.version, alternatives, request.level, sole)?;
-                notes.append(&mut n);
-                chosen.push(c);
-            }
-            let groups = chosen.iter().map(|c| c.spelled.clone()).collect();
-            (Some(model), chosen, groups)
+    Ok(())
+}
+
+/// The CPU model (named with `--cpu-model`, else detected) and, for each
+/// of its core types, the method chosen; their caveats go to `notes`.
+fn choose_topdown(
+    machine: &Machine,
+    perf: Option<Version>,
+    request: &Request,
+    notes: &mut Vec<String>,
+) -> Result<(Model, Vec<Chosen>), Refusal> {
+    if machine.core_pmus().next().is_none() {
+        return Err(Refusal::NoPmu {
+            found: pmu_list(machine),
+        });
+    }
+    let model = match &request.cpu_model {
+        Some(name) => perfq_topdown::by_name(name, &machine.cpu_info()),
+        None => perfq_topdown::detect(&machine.cpu_info()),
+    }
+    .map_err(Refusal::Cpu)?;
+    if model.sets.is_empty() {
+        return Err(Refusal::NoSets {
+            model: model.name.clone(),
+            note: model.note.clone(),
+            known: perfq_topdown::known_models(),
+        });
+    }
+    // A model's sets on one PMU are alternatives, the first
+    // preferred (cpus.td); each PMU (core type) gets a group.
+    let classes = sets_by_pmu(&model);
+    let sole = classes.len() == 1;
+    let mut chosen = Vec::new();
+    for (_, alternatives) in &classes {
+        let (c, mut n) = first_that_fits(machine, perf, alternatives, request.level, sole)?;
+        notes.append(&mut n);
+        chosen.push(c);
+    }
+    Ok((model, chosen))
+}
+
+/// A model's sets by the PMU they are on, in the model's order.
+fn sets_by_pmu(model: &Model) -> Vec<(PmuClass, Vec<&SetUse>)> {
+    let mut classes: Vec<(PmuClass, Vec<&SetUse>)> = Vec::new();
+    for u in &model.sets {
+        match classes.iter_mut().find(|(c, _)| *c == u.pmu) {
+            Some((_, sets)) => sets.push(u),
+            None => classes.push((u.pmu, vec![u])),
         }
-    };
-    match (&request.target, perf.version) {
-        (_, Some(v)) if only_command => notes.push(format!(
+    }
+    classes
+}
+
+/// What the user should know when this perf turns `inherit` off for a
+/// sampled read group: that every CPU is recorded for the command, or
+/// that only its first thread is sampled.
+fn inherit_note(
+    target: &Target,
+    perf: Option<Version>,
+    only_command: bool,
+    no_inherit: bool,
+) -> Option<String> {
+    match (target, perf) {
+        (_, Some(v)) if only_command => Some(format!(
             "perf {v} turns `inherit` off for a sampled read group, so every CPU is recorded \
              while the command runs (-a) and the answer keeps the processes it started"
         )),
@@ -558,28 +690,14 @@ pub fn plan(
                 all_cpus: false, ..
             },
             Some(v),
-        ) if no_inherit => notes.push(format!(
+        ) if no_inherit => Some(format!(
             "perf {v} turns `inherit` off for a sampled read group: only the command's first \
              thread is sampled, not the threads and processes it starts; --all-threads samples \
              them all (it records every CPU while the command runs: as root or with \
              kernel.perf_event_paranoid ≤ 0)"
         )),
-        _ => {}
+        _ => None,
     }
-    if machine.paranoid == Some(2) && !privilege.bypasses_paranoid() {
-        notes.push(
-            "kernel.perf_event_paranoid is 2: perf records user space only (no kernel frames)"
-                .into(),
-        );
-    }
-    let argv = command_line(&groups, request);
-    Ok(Plan {
-        model,
-        chosen,
-        notes,
-        argv,
-        only_command,
-    })
 }
 
 /// `perf record` with the groups and the request's options.

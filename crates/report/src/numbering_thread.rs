@@ -13,6 +13,7 @@
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread;
 
+use perfq_ids::handoff::{handoff, Down, Handoff, Inbox};
 use perfq_ids::{Numbered, Numbering, TicketBook, TicketIds};
 use perfq_stream::{LocationKey, Role};
 use perfq_symbolize::{FrameLookup, Location};
@@ -47,22 +48,17 @@ const IN_FLIGHT: usize = 4;
 /// hands over every sample's own location, and most recur soon.
 const RECENT: usize = 1 << 17;
 
-/// What the reading thread hands the interning thread.
-enum Handed {
-    /// The next keys, in ticket order.
-    Keys(Vec<LocKey>),
-    /// The end of a pass: the ids so far are sent back, and numbering
-    /// starts again from ticket 0 and id 0.
-    Cut,
-}
+/// The end of a pass, as the reading thread marks it between batches of
+/// keys: the ids so far are sent back, and numbering starts again from
+/// ticket 0 and id 0.
+struct Cut;
 
 /// The reading side: numbers keys by ticket and hands them to the
 /// interning thread.
 pub(super) struct Tickets {
     book: TicketBook<LocKey>,
-    to_ids: SyncSender<Handed>,
-    /// Batches the interning thread emptied, to fill again.
-    spare: Receiver<Vec<LocKey>>,
+    /// The keys, in ticket order, to the interning thread.
+    to_ids: Handoff<Vec<LocKey>, Cut>,
     /// Each pass's ids, when it is cut.
     passes: Receiver<LocationIds>,
 }
@@ -92,9 +88,9 @@ impl Tickets {
     pub(super) fn cut(&mut self) -> LocationIds {
         self.hand_over();
         self.book.restart();
-        let ids = match self.to_ids.send(Handed::Cut) {
-            Ok(()) => self.passes.recv().ok(),
-            Err(_) => None,
+        let ids = match self.to_ids.mark(Cut) {
+            true => self.passes.recv().ok(),
+            false => None,
         };
         // Only a panic ends the interning thread early; it is raised
         // again when the thread is joined.
@@ -106,13 +102,13 @@ impl Tickets {
             return;
         }
         let mut batch = self
-            .spare
-            .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+            .to_ids
+            .spare()
+            .unwrap_or_else(|| Vec::with_capacity(BATCH));
         self.book.hand_over(&mut batch);
         // The receiver lives until the senders are gone unless its thread
         // panicked, which `with_location_ids` reports when joining it.
-        let _ = self.to_ids.send(Handed::Keys(batch));
+        let _ = self.to_ids.send(batch);
     }
 }
 
@@ -120,15 +116,13 @@ impl Tickets {
 /// another; returns what `read` returned and the ids of the last pass
 /// (of all keys, if `read` never cuts).
 pub(super) fn with_location_ids<R>(read: impl FnOnce(&mut Tickets) -> R) -> (R, LocationIds) {
-    let (to_ids, batches) = sync_channel::<Handed>(IN_FLIGHT);
-    let (give_back, spare) = sync_channel::<Vec<LocKey>>(IN_FLIGHT);
+    let (to_ids, batches) = handoff::<Vec<LocKey>, Cut>(IN_FLIGHT);
     let (pass_done, passes) = sync_channel::<LocationIds>(1);
     thread::scope(|s| {
-        let interner = s.spawn(move || intern(batches, give_back, pass_done));
+        let interner = s.spawn(move || intern(batches, pass_done));
         let mut tickets = Tickets {
             book: TicketBook::default(),
             to_ids,
-            spare,
             passes,
         };
         let r = read(&mut tickets);
@@ -144,21 +138,17 @@ pub(super) fn with_location_ids<R>(read: impl FnOnce(&mut Tickets) -> R) -> (R, 
 
 /// The interning thread: every key of every batch, in order, each pass's
 /// ids sent back at its cut.
-fn intern(
-    batches: Receiver<Handed>,
-    give_back: SyncSender<Vec<LocKey>>,
-    pass_done: SyncSender<LocationIds>,
-) -> LocationIds {
+fn intern(batches: Inbox<Vec<LocKey>, Cut>, pass_done: SyncSender<LocationIds>) -> LocationIds {
     let mut ids = TicketIds::with_recent(RECENT);
-    for handed in batches {
+    while let Some(handed) = batches.recv() {
         match handed {
-            Handed::Keys(batch) => {
+            Down::Batch(mut batch) => {
                 ids.add(&batch);
-                // Refilled by the reader rather than allocated again;
-                // dropped if enough are waiting.
-                let _ = give_back.try_send(batch);
+                batch.clear();
+                // Refilled by the reader rather than allocated again.
+                batches.give_back(batch);
             }
-            Handed::Cut => {
+            Down::Mark(Cut) => {
                 if pass_done.send(ids.restart()).is_err() {
                     break;
                 }

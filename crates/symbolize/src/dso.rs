@@ -1,7 +1,7 @@
 //! DSOs (binaries, the kernel, pseudo-files like `[vdso]`) interned once per
 //! capture, and how perf names them.
 
-use rustc_hash::FxHashMap;
+use perfq_ids::{IdTable, Interner};
 
 /// Index of a DSO in a [`Dsos`] table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -84,34 +84,30 @@ pub fn kind_of(path: &str, pid_is_kernel: bool) -> DsoKind {
     }
 }
 
-/// All DSOs of a capture, each once.
+/// All DSOs of a capture, each once: one per path and build id (a DSO
+/// seen again under another kind is the one met first).
 #[derive(Clone, Debug, Default)]
 pub struct Dsos {
-    list: Vec<Dso>,
-    by_key: FxHashMap<(String, Option<Vec<u8>>), DsoId>,
+    ids: Interner<Dso>,
 }
 
 impl Dsos {
     /// The id of `dso`, adding it if new.
     pub fn intern(&mut self, dso: Dso) -> DsoId {
-        let key = (dso.path.clone(), dso.build_id.clone());
-        if let Some(id) = self.by_key.get(&key) {
-            return *id;
-        }
-        let id = DsoId(self.list.len() as u32);
-        self.list.push(dso);
-        self.by_key.insert(key, id);
-        id
+        let hash = IdTable::hash((&dso.path, &dso.build_id));
+        let same = |d: &Dso| d.path == dso.path && d.build_id == dso.build_id;
+        DsoId(self.ids.id_by(hash, same, || dso.clone()))
     }
 
     /// The DSO with id `id`.
     pub fn get(&self, id: DsoId) -> &Dso {
-        &self.list[id.0 as usize]
+        &self.ids.keys()[id.0 as usize]
     }
 
     /// All DSOs with their ids.
     pub fn iter(&self) -> impl Iterator<Item = (DsoId, &Dso)> {
-        self.list
+        self.ids
+            .keys()
             .iter()
             .enumerate()
             .map(|(i, d)| (DsoId(i as u32), d))
@@ -119,11 +115,11 @@ impl Dsos {
 
     /// Number of DSOs.
     pub fn len(&self) -> usize {
-        self.list.len()
+        self.ids.len()
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
+        self.ids.is_empty()
     }
 }

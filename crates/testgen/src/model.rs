@@ -529,12 +529,14 @@ mod tests {
         out
     }
 
-    #[test]
-    fn every_family_gives_its_mix_back() {
-        use Quantity::*;
-        let mix = Mix::l1(0.3, 0.1, 0.25, 0.35).with_l2(0.2, 0.8, 0.6, 0.5);
-        let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-3, "{a} vs {b}");
+    /// Asserts that `a` and `b` agree to within 1e-3.
+    fn close(a: f64, b: f64) {
+        assert!((a - b).abs() < 1e-3, "{a} vs {b}");
+    }
 
+    /// Skylake's counts give back `mix`'s level 1 (0.3, 0.1, 0.25, 0.35).
+    fn skylake_gives(mix: &Mix) {
+        use Quantity::*;
         let v = l1_of(
             Family::IntelSkylake,
             4,
@@ -545,13 +547,17 @@ mod tests {
                 RetiredSlots,
                 RecoveryCycles,
             ],
-            &mix,
+            mix,
         );
         let slots = 4.0 * v[0] as f64;
         close(v[1] as f64 / slots, 0.25);
         close(v[3] as f64 / slots, 0.3);
         close((v[2] as f64 - v[3] as f64 + 4.0 * v[4] as f64) / slots, 0.1);
+    }
 
+    /// Zen's counts give back `mix`'s level 1 (0.3, 0.1, 0.25, 0.35).
+    fn zen_gives(mix: &Mix) {
+        use Quantity::*;
         let v = l1_of(
             Family::AmdZen,
             6,
@@ -562,13 +568,17 @@ mod tests {
                 DispatchedOps,
                 RetiredSlots,
             ],
-            &mix,
+            mix,
         );
         let slots = 6.0 * v[0] as f64;
         close(v[1] as f64 / slots, 0.25);
         close(v[2] as f64 / slots, 0.35);
         close((v[3] - v[4]) as f64 / slots, 0.1);
+    }
 
+    /// Neoverse's counts give back `mix`'s level 1 (0.3, 0.1, 0.25, 0.35).
+    fn neoverse_gives(mix: &Mix) {
+        use Quantity::*;
         let v = l1_of(
             Family::ArmNeoverse,
             8,
@@ -581,7 +591,7 @@ mod tests {
                 SpecOps,
                 BranchMisses,
             ],
-            &mix,
+            mix,
         );
         let (c, slots) = (v[0] as f64, 8.0 * v[0] as f64);
         let m = v[6] as f64 / c;
@@ -593,16 +603,25 @@ mod tests {
             (1.0 - v[4] as f64 / v[5] as f64) * not_stalled + 4.0 * m,
             0.1,
         );
+    }
 
+    /// The Atom cores' counts give back `mix`'s bad speculation (0.1).
+    fn atom_gives(mix: &Mix) {
+        use Quantity::*;
         let v = l1_of(
             Family::IntelAtom,
             5,
             &[Cycles, FrontendSlots, BackendSlots, RetiredSlots],
-            &mix,
+            mix,
         );
         let slots = 5.0 * v[0] as f64;
         close(1.0 - (v[1] + v[2] + v[3]) as f64 / slots, 0.1);
+    }
 
+    /// Ice Lake's general-purpose counts give back `mix`'s frontend,
+    /// backend and retiring (0.25, 0.35, 0.3).
+    fn intel_general_gives(mix: &Mix) {
+        use Quantity::*;
         // Ice Lake on general-purpose counters, corrections included.
         let v = l1_of(
             Family::IntelGeneral,
@@ -615,13 +634,23 @@ mod tests {
                 UopDropping,
                 ClearsCount,
             ],
-            &mix,
+            mix,
         );
         let slots = v[0] as f64;
         assert!(v[4] > 0 && v[5] > 0);
         close((v[1] - v[4]) as f64 / slots, 0.25);
         close((v[2] + 5 * v[5]) as f64 / slots, 0.35);
         close(v[3] as f64 / slots, 0.3);
+    }
+
+    #[test]
+    fn every_family_gives_its_mix_back() {
+        let mix = Mix::l1(0.3, 0.1, 0.25, 0.35).with_l2(0.2, 0.8, 0.6, 0.5);
+        skylake_gives(&mix);
+        zen_gives(&mix);
+        neoverse_gives(&mix);
+        atom_gives(&mix);
+        intel_general_gives(&mix);
     }
 
     #[test]

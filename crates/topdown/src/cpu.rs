@@ -373,96 +373,90 @@ mod tests {
         assert_eq!(cpuid_key("x,y,z,w"), None);
     }
 
-    // Longer than a step: a table of one row per x86 model detected.
+    /// One row per x86 model detected: the cpuid, the model perf names,
+    /// and its formula sets as `set@pmu`.
+    const X86_MODELS: &[(&str, &str, &[&str])] = &[
+        (
+            "GenuineIntel,6,143,8",
+            "sapphirerapids",
+            &["intel-glc@Core", "intel-glc-gp@Core"],
+        ),
+        (
+            "GenuineIntel,6,207,2",
+            "emeraldrapids",
+            &["intel-glc@Core", "intel-glc-gp@Core"],
+        ),
+        (
+            "GenuineIntel,6,173,1",
+            "graniterapids",
+            &["intel-glc@Core", "intel-glc-gp@Core"],
+        ),
+        (
+            "GenuineIntel,6,126,5",
+            "icelake",
+            &["intel-icl@Core", "intel-icl-gp@Core"],
+        ),
+        (
+            "GenuineIntel,6,106,6",
+            "icelakex",
+            &["intel-icl@Core", "intel-icl-gp@Core"],
+        ),
+        (
+            "GenuineIntel,6,140,1",
+            "tigerlake",
+            &["intel-icl@Core", "intel-icl-gp@Core"],
+        ),
+        ("GenuineIntel,6,165,5", "skylake", &["intel-skl@Core"]),
+        ("GenuineIntel,6,94,3", "skylake", &["intel-skl@Core"]),
+        ("GenuineIntel,6,85,4", "skylakex", &["intel-skl@Core"]),
+        ("GenuineIntel,6,85,7", "cascadelakex", &["intel-skl@Core"]),
+        ("GenuineIntel,6,60,3", "haswell", &["intel-hsw@Core"]),
+        (
+            "GenuineIntel,6,151,2",
+            "alderlake",
+            &["intel-glc@Core", "intel-grt@Atom", "intel-glc-gp@Core"],
+        ),
+        (
+            "GenuineIntel,6,183,1",
+            "alderlake",
+            &["intel-glc@Core", "intel-grt@Atom", "intel-glc-gp@Core"],
+        ),
+        (
+            "GenuineIntel,6,170,4",
+            "meteorlake",
+            &["intel-glc@Core", "intel-cmt@Atom", "intel-glc-gp@Core"],
+        ),
+        (
+            "GenuineIntel,6,189,1",
+            "lunarlake",
+            &["intel-lnc@Core", "intel-skt@Atom", "intel-lnc-gp@Core"],
+        ),
+        (
+            "GenuineIntel,6,197,2",
+            "arrowlake",
+            &["intel-lnc@Core", "intel-skt@Atom", "intel-lnc-gp@Core"],
+        ),
+        ("GenuineIntel,6,190,0", "alderlaken", &["intel-grt@Core"]),
+        ("GenuineIntel,6,175,3", "sierraforest", &["intel-cmt@Core"]),
+        (
+            "GenuineIntel,6,134,7",
+            "snowridgex",
+            &["intel-tremont@Core"],
+        ),
+        ("GenuineIntel,6,92,9", "goldmont", &[]),
+        ("AuthenticAMD,25,17,1", "amdzen4", &["amd-zen4@Core"]),
+        ("AuthenticAMD,25,97,2", "amdzen4", &["amd-zen4@Core"]),
+        ("AuthenticAMD,25,33,0", "amdzen3", &[]),
+        ("AuthenticAMD,25,1,1", "amdzen3", &[]),
+        ("AuthenticAMD,23,49,0", "amdzen2", &[]),
+        ("AuthenticAMD,23,1,2", "amdzen1", &[]),
+        ("AuthenticAMD,26,2,0", "amdzen5", &["amd-zen5@Core"]),
+        ("AuthenticAMD,26,68,0", "amdzen5", &["amd-zen5@Core"]),
+    ];
+
     #[test]
     fn x86_models() {
-        let cases = [
-            (
-                "GenuineIntel,6,143,8",
-                "sapphirerapids",
-                vec!["intel-glc@Core", "intel-glc-gp@Core"],
-            ),
-            (
-                "GenuineIntel,6,207,2",
-                "emeraldrapids",
-                vec!["intel-glc@Core", "intel-glc-gp@Core"],
-            ),
-            (
-                "GenuineIntel,6,173,1",
-                "graniterapids",
-                vec!["intel-glc@Core", "intel-glc-gp@Core"],
-            ),
-            (
-                "GenuineIntel,6,126,5",
-                "icelake",
-                vec!["intel-icl@Core", "intel-icl-gp@Core"],
-            ),
-            (
-                "GenuineIntel,6,106,6",
-                "icelakex",
-                vec!["intel-icl@Core", "intel-icl-gp@Core"],
-            ),
-            (
-                "GenuineIntel,6,140,1",
-                "tigerlake",
-                vec!["intel-icl@Core", "intel-icl-gp@Core"],
-            ),
-            ("GenuineIntel,6,165,5", "skylake", vec!["intel-skl@Core"]),
-            ("GenuineIntel,6,94,3", "skylake", vec!["intel-skl@Core"]),
-            ("GenuineIntel,6,85,4", "skylakex", vec!["intel-skl@Core"]),
-            (
-                "GenuineIntel,6,85,7",
-                "cascadelakex",
-                vec!["intel-skl@Core"],
-            ),
-            ("GenuineIntel,6,60,3", "haswell", vec!["intel-hsw@Core"]),
-            (
-                "GenuineIntel,6,151,2",
-                "alderlake",
-                vec!["intel-glc@Core", "intel-grt@Atom", "intel-glc-gp@Core"],
-            ),
-            (
-                "GenuineIntel,6,183,1",
-                "alderlake",
-                vec!["intel-glc@Core", "intel-grt@Atom", "intel-glc-gp@Core"],
-            ),
-            (
-                "GenuineIntel,6,170,4",
-                "meteorlake",
-                vec!["intel-glc@Core", "intel-cmt@Atom", "intel-glc-gp@Core"],
-            ),
-            (
-                "GenuineIntel,6,189,1",
-                "lunarlake",
-                vec!["intel-lnc@Core", "intel-skt@Atom", "intel-lnc-gp@Core"],
-            ),
-            (
-                "GenuineIntel,6,197,2",
-                "arrowlake",
-                vec!["intel-lnc@Core", "intel-skt@Atom", "intel-lnc-gp@Core"],
-            ),
-            ("GenuineIntel,6,190,0", "alderlaken", vec!["intel-grt@Core"]),
-            (
-                "GenuineIntel,6,175,3",
-                "sierraforest",
-                vec!["intel-cmt@Core"],
-            ),
-            (
-                "GenuineIntel,6,134,7",
-                "snowridgex",
-                vec!["intel-tremont@Core"],
-            ),
-            ("GenuineIntel,6,92,9", "goldmont", vec![]),
-            ("AuthenticAMD,25,17,1", "amdzen4", vec!["amd-zen4@Core"]),
-            ("AuthenticAMD,25,97,2", "amdzen4", vec!["amd-zen4@Core"]),
-            ("AuthenticAMD,25,33,0", "amdzen3", vec![]),
-            ("AuthenticAMD,25,1,1", "amdzen3", vec![]),
-            ("AuthenticAMD,23,49,0", "amdzen2", vec![]),
-            ("AuthenticAMD,23,1,2", "amdzen1", vec![]),
-            ("AuthenticAMD,26,2,0", "amdzen5", vec!["amd-zen5@Core"]),
-            ("AuthenticAMD,26,68,0", "amdzen5", vec!["amd-zen5@Core"]),
-        ];
-        for (cpuid, name, sets) in cases {
+        for &(cpuid, name, sets) in X86_MODELS {
             let m = detect(&x86(cpuid)).unwrap_or_else(|e| panic!("{cpuid}: {e}"));
             assert_eq!(m.name, name, "{cpuid}");
             assert_eq!(sets_of(&m), sets, "{cpuid}");

@@ -162,79 +162,127 @@ fn parse(text: &str) -> Result<Tables, SetError> {
             continue;
         }
         let f = fields(line);
-        let number = |s: &str| {
-            s.parse::<u32>()
-                .map_err(|_| err(format!("`{s}` is not a number")))
-        };
         match f.as_slice() {
             ["budget", name, gp, gp_smt, free] => {
-                set(name).ok_or_else(|| err(format!("no set `{name}`")))?;
-                let free = match *free {
-                    "-" => Vec::new(),
-                    list => list.split_whitespace().map(str::to_string).collect(),
-                };
-                let budget = Budget {
-                    gp: number(gp)?,
-                    gp_smt: number(gp_smt)?,
-                    free,
-                };
+                let budget = budget_row(name, gp, gp_smt, free, &err)?;
                 t.budgets
                     .push((name.to_string(), Box::leak(Box::new(budget))));
             }
             ["method", name, set_name, level, perf, group] => {
-                let s = set(set_name).ok_or_else(|| err(format!("no set `{set_name}`")))?;
-                let budget = t
-                    .budgets
-                    .iter()
-                    .find(|(b, _)| b == set_name)
-                    .map(|(_, b)| *b)
-                    .ok_or_else(|| err(format!("no budget row for `{set_name}` before it")))?;
-                let level = match *level {
-                    "1" => 1,
-                    "2" => 2,
-                    l => return Err(err(format!("level `{l}` is not 1 or 2"))),
-                };
-                let perf_min = match *perf {
-                    "any" => None,
-                    p => {
-                        let v = p.strip_prefix(">=").and_then(|v| v.split_once('.'));
-                        let v = v.and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
-                        Some(v.ok_or_else(|| err(format!("perf `{p}`: want `any` or `>=N.N`")))?)
-                    }
-                };
-                let groups: Vec<Vec<String>> = group
-                    .split(';')
-                    .map(|g| g.split_whitespace().map(str::to_string).collect())
-                    .collect();
-                for item in groups.iter().flatten() {
-                    if s.role(item).is_none() && !GENERIC.contains(&item.as_str()) {
-                        return Err(err(format!("`{item}` is no event of `{set_name}`")));
-                    }
-                }
-                if groups.iter().any(Vec::is_empty) {
-                    return Err(err("an empty group".into()));
-                }
-                let m = Method {
-                    name: name.to_string(),
-                    set: s,
+                let row = MethodRow {
+                    name,
+                    set_name,
                     level,
-                    perf_min,
-                    groups,
-                    budget,
+                    perf,
+                    group,
                 };
-                if m.gp_needed(true) > budget.gp {
-                    return Err(err(format!(
-                        "a group takes {} general-purpose counters; the set has {}",
-                        m.gp_needed(true),
-                        budget.gp
-                    )));
-                }
+                let m = row.read(&t.budgets, &err)?;
                 t.methods.push(m);
             }
             _ => return Err(err(format!("not a budget or method row: `{line}`"))),
         }
     }
     Ok(t)
+}
+
+/// The budget a `budget` row gives, for the set `name` (which must
+/// exist); `err` places an error on the row's line.
+fn budget_row(
+    name: &str,
+    gp: &str,
+    gp_smt: &str,
+    free: &str,
+    err: &impl Fn(String) -> SetError,
+) -> Result<Budget, SetError> {
+    let number = |s: &str| {
+        s.parse::<u32>()
+            .map_err(|_| err(format!("`{s}` is not a number")))
+    };
+    set(name).ok_or_else(|| err(format!("no set `{name}`")))?;
+    let free = match free {
+        "-" => Vec::new(),
+        list => list.split_whitespace().map(str::to_string).collect(),
+    };
+    Ok(Budget {
+        gp: number(gp)?,
+        gp_smt: number(gp_smt)?,
+        free,
+    })
+}
+
+/// The fields of a `method` row, as written.
+struct MethodRow<'a> {
+    name: &'a str,
+    set_name: &'a str,
+    level: &'a str,
+    perf: &'a str,
+    group: &'a str,
+}
+
+impl MethodRow<'_> {
+    /// The method the row gives, checked against its set and against the
+    /// budget row read before it (in `budgets`); `err` places an error on
+    /// the row's line.
+    fn read(
+        &self,
+        budgets: &[(String, &'static Budget)],
+        err: &impl Fn(String) -> SetError,
+    ) -> Result<Method, SetError> {
+        let set_name = self.set_name;
+        let s = set(set_name).ok_or_else(|| err(format!("no set `{set_name}`")))?;
+        let budget = budgets
+            .iter()
+            .find(|(b, _)| b == set_name)
+            .map(|(_, b)| *b)
+            .ok_or_else(|| err(format!("no budget row for `{set_name}` before it")))?;
+        let level = match self.level {
+            "1" => 1,
+            "2" => 2,
+            l => return Err(err(format!("level `{l}` is not 1 or 2"))),
+        };
+        let perf_min = self.perf_min(err)?;
+        let groups: Vec<Vec<String>> = self
+            .group
+            .split(';')
+            .map(|g| g.split_whitespace().map(str::to_string).collect())
+            .collect();
+        for item in groups.iter().flatten() {
+            if s.role(item).is_none() && !GENERIC.contains(&item.as_str()) {
+                return Err(err(format!("`{item}` is no event of `{set_name}`")));
+            }
+        }
+        if groups.iter().any(Vec::is_empty) {
+            return Err(err("an empty group".into()));
+        }
+        let m = Method {
+            name: self.name.to_string(),
+            set: s,
+            level,
+            perf_min,
+            groups,
+            budget,
+        };
+        if m.gp_needed(true) > budget.gp {
+            return Err(err(format!(
+                "a group takes {} general-purpose counters; the set has {}",
+                m.gp_needed(true),
+                budget.gp
+            )));
+        }
+        Ok(m)
+    }
+
+    /// The oldest perf the row names: `any` is none, `>=N.N` that version.
+    fn perf_min(&self, err: &impl Fn(String) -> SetError) -> Result<Option<(u32, u32)>, SetError> {
+        Ok(match self.perf {
+            "any" => None,
+            p => {
+                let v = p.strip_prefix(">=").and_then(|v| v.split_once('.'));
+                let v = v.and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
+                Some(v.ok_or_else(|| err(format!("perf `{p}`: want `any` or `>=N.N`")))?)
+            }
+        })
+    }
 }
 
 #[cfg(test)]

@@ -34,6 +34,9 @@ pub enum Error {
     /// Nothing was sampled.
     #[error("no samples to write")]
     Empty,
+    /// Texts beyond what 32-bit offsets reach.
+    #[error("{0} take more than 4 GiB")]
+    TooLarge(String),
     /// The dataset's answer.
     #[error(transparent)]
     Query(#[from] perfq_query::Error),

@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 
+use perfq_ids::Interner;
 use perfq_query::profile::Profile;
 use serde::Serialize;
 
@@ -36,7 +37,7 @@ struct Shared {
     frames: Vec<Frame>,
 }
 
-#[derive(Serialize, Clone, PartialEq, Eq, Hash)]
+#[derive(Serialize, Clone, Debug, PartialEq, Eq, Hash)]
 struct Frame {
     name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -76,12 +77,78 @@ pub fn write(p: &Profile, opt: &Options, out: &mut dyn Write) -> Result<(), Erro
     let Some(event) = p.events.first() else {
         return Err(Error::Empty);
     };
-    let mut frames: Vec<Frame> = Vec::new();
-    let mut frame_ids: HashMap<Frame, usize> = HashMap::new();
-    // (location, expanded) → its frames, outermost first.
-    let mut location_frames: HashMap<(usize, bool), Vec<usize>> = HashMap::new();
-    // Threads by (capture, pid, tid): a thread renamed by exec is one
-    // profile, named by its last name.
+    let mut frames = Frames::default();
+    let profiles = profiles(p, event, threads(p, &mut frames));
+    // speedscope opens on the thread with the most weight.
+    let heaviest = profiles
+        .iter()
+        .enumerate()
+        .max_by_key(|(i, p): &(usize, &SampledProfile)| (p.end_value, std::cmp::Reverse(*i)))
+        .map_or(0, |(i, _)| i);
+    let file = File {
+        schema: SCHEMA,
+        shared: Shared {
+            frames: frames.ids.into_keys(),
+        },
+        profiles,
+        name: format!("{} ({})", opt.name, event.name),
+        active_profile_index: heaviest,
+        exporter: format!("perfq {}", env!("CARGO_PKG_VERSION")),
+    };
+    let mut w = std::io::BufWriter::new(out);
+    serde_json::to_writer(&mut w, &file)?;
+    w.flush()?;
+    Ok(())
+}
+
+/// The frames, shared by every profile, numbered as met.
+#[derive(Default)]
+struct Frames {
+    ids: Interner<Frame>,
+    /// (location, expanded) → its frames, outermost first.
+    of_location: HashMap<(usize, bool), Vec<usize>>,
+}
+
+impl Frames {
+    /// Location `l`'s frames, outermost first: perf's names, the symbol,
+    /// or for an unwound user frame (`expanded`) one frame per DWARF
+    /// level, each not the symbol marked `(inlined)`.
+    fn of(&mut self, p: &Profile, l: usize, expanded: bool) -> &[usize] {
+        let ids = &mut self.ids;
+        self.of_location.entry((l, expanded)).or_insert_with(|| {
+            let loc = &p.locations[l];
+            let symbol = &p.functions[loc.symbol.function].name;
+            let levels = match expanded {
+                true => &loc.levels[..],
+                false => std::slice::from_ref(&loc.symbol),
+            };
+            let frame = |level: &perfq_query::profile::Level| {
+                let f = &p.functions[level.function];
+                let mapping = f.mapping.map(|m| &p.mappings[m]);
+                Frame {
+                    name: if expanded && f.name != *symbol {
+                        format!("{} (inlined)", f.name)
+                    } else {
+                        f.name.clone()
+                    },
+                    file: f
+                        .file
+                        .clone()
+                        .or_else(|| mapping.map(|m| m.path.clone().unwrap_or(m.name.clone()))),
+                    line: level.line.filter(|_| f.file.is_some()),
+                }
+            };
+            levels
+                .iter()
+                .map(|level| ids.id_owned(frame(level)) as usize)
+                .collect()
+        })
+    }
+}
+
+/// The first event's samples per thread: threads by (capture, pid, tid),
+/// a thread renamed by exec one profile, named by its last name.
+fn threads(p: &Profile, frames: &mut Frames) -> BTreeMap<(usize, i32, i32), ThreadSamples> {
     let mut threads: BTreeMap<(usize, i32, i32), ThreadSamples> = BTreeMap::new();
     for r in p.runs.iter().filter(|r| r.event == 0) {
         let t = &p.threads[r.thread];
@@ -89,41 +156,7 @@ pub fn write(p: &Profile, opt: &Options, out: &mut dyn Write) -> Result<(), Erro
         if let Some(s) = r.stack {
             for &l in p.stacks[s].iter().rev() {
                 let expanded = r.unwound && p.locations[l].expands;
-                let ids = location_frames.entry((l, expanded)).or_insert_with(|| {
-                    let loc = &p.locations[l];
-                    // perf's names: the symbol, or for an unwound user
-                    // frame one frame per DWARF level, outermost first,
-                    // each not the symbol marked `(inlined)`.
-                    let symbol = &p.functions[loc.symbol.function].name;
-                    let levels = if expanded {
-                        &loc.levels[..]
-                    } else {
-                        std::slice::from_ref(&loc.symbol)
-                    };
-                    levels
-                        .iter()
-                        .map(|level| {
-                            let f = &p.functions[level.function];
-                            let mapping = f.mapping.map(|m| &p.mappings[m]);
-                            let frame = Frame {
-                                name: if expanded && f.name != *symbol {
-                                    format!("{} (inlined)", f.name)
-                                } else {
-                                    f.name.clone()
-                                },
-                                file: f.file.clone().or_else(|| {
-                                    mapping.map(|m| m.path.clone().unwrap_or(m.name.clone()))
-                                }),
-                                line: level.line.filter(|_| f.file.is_some()),
-                            };
-                            *frame_ids.entry(frame).or_insert_with_key(|fr| {
-                                frames.push(fr.clone());
-                                frames.len() - 1
-                            })
-                        })
-                        .collect()
-                });
-                stack.extend_from_slice(ids);
+                stack.extend_from_slice(frames.of(p, l, expanded));
             }
         }
         let entry = threads
@@ -133,8 +166,21 @@ pub fn write(p: &Profile, opt: &Options, out: &mut dyn Write) -> Result<(), Erro
         entry.1.push(stack);
         entry.2.push(r.period);
     }
+    threads
+}
+
+/// Each thread's profile.
+fn profiles<'a>(
+    p: &Profile,
+    event: &'a perfq_query::profile::Event,
+    threads: BTreeMap<(usize, i32, i32), ThreadSamples>,
+) -> Vec<SampledProfile<'a>> {
     let several = p.captures.len() > 1;
-    let profiles: Vec<SampledProfile> = threads
+    let unit = match event.unit {
+        perfq_query::profile::Unit::Nanoseconds => "nanoseconds",
+        perfq_query::profile::Unit::Count => "none",
+    };
+    threads
         .into_iter()
         .map(|((capture, pid, tid), (comm, samples, weights))| {
             let total = weights.iter().fold(0u64, |a, w| a.wrapping_add(*w));
@@ -145,33 +191,12 @@ pub fn write(p: &Profile, opt: &Options, out: &mut dyn Write) -> Result<(), Erro
                 } else {
                     format!("{comm} {pid}/{tid}")
                 },
-                unit: match event.unit {
-                    perfq_query::profile::Unit::Nanoseconds => "nanoseconds",
-                    perfq_query::profile::Unit::Count => "none",
-                },
+                unit,
                 start_value: 0,
                 end_value: total,
                 samples,
                 weights,
             }
         })
-        .collect();
-    // speedscope opens on the thread with the most weight.
-    let heaviest = profiles
-        .iter()
-        .enumerate()
-        .max_by_key(|(i, p): &(usize, &SampledProfile)| (p.end_value, std::cmp::Reverse(*i)))
-        .map_or(0, |(i, _)| i);
-    let file = File {
-        schema: SCHEMA,
-        shared: Shared { frames },
-        profiles,
-        name: format!("{} ({})", opt.name, event.name),
-        active_profile_index: heaviest,
-        exporter: format!("perfq {}", env!("CARGO_PKG_VERSION")),
-    };
-    let mut w = std::io::BufWriter::new(out);
-    serde_json::to_writer(&mut w, &file)?;
-    w.flush()?;
-    Ok(())
+        .collect()
 }

@@ -12,7 +12,7 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::buffer::Buffer;
 use datafusion::arrow::datatypes::SchemaRef;
-use rustc_hash::FxHashMap;
+use perfq_ids::TextIds;
 
 use super::on_read::OnRead;
 use super::{typed, Name};
@@ -39,8 +39,28 @@ pub(super) struct FunctionNames {
 #[derive(Debug)]
 struct Texts {
     block: Buffer,
-    /// Each string's offset and length in `block`.
-    at: Vec<(u32, u32)>,
+    /// Where each string ends in `block`.
+    ends: Vec<u32>,
+}
+
+impl Texts {
+    fn new(texts: TextIds) -> Self {
+        let (bytes, ends) = texts.into_parts();
+        Texts {
+            block: Buffer::from_vec(bytes),
+            ends,
+        }
+    }
+
+    /// String `n`'s offset and length in `block`.
+    fn at(&self, n: u32) -> (u32, u32) {
+        let end = self.ends.get(n as usize).copied().unwrap_or(0);
+        let start = match n.checked_sub(1) {
+            Some(before) => self.ends.get(before as usize).copied().unwrap_or(0),
+            None => 0,
+        };
+        (start, end.saturating_sub(start))
+    }
 }
 
 impl FunctionNames {
@@ -70,7 +90,7 @@ impl FunctionNames {
         for row in rows {
             let name = self.names[row];
             if self.symbolic[row / 64] & (1 << (row % 64)) != 0 {
-                let (offset, len) = self.symbols.at[name as usize];
+                let (offset, len) = self.symbols.at(name as u32);
                 symbols
                     .try_append_view(symbol_block, offset, len)
                     .map_err(shape)?;
@@ -80,7 +100,7 @@ impl FunctionNames {
                     symbols.append_value(std::str::from_utf8(t).unwrap_or_default())
                 });
             }
-            let (offset, len) = self.dsos.at[self.dso_of[row] as usize];
+            let (offset, len) = self.dsos.at(self.dso_of[row]);
             dsos.try_append_view(dso_block, offset, len)
                 .map_err(shape)?;
         }
@@ -112,60 +132,23 @@ impl OnRead for FunctionNames {
 
 /// [`FunctionNames`] made a row at a time, in id order.
 #[derive(Default)]
-pub(super) struct Builder<'a> {
+pub(super) struct Builder {
     names: Vec<u64>,
     symbolic: Vec<u64>,
-    symbols: TextsBuilder<'a>,
+    symbols: TextIds,
     dso_of: Vec<u32>,
-    dsos: TextsBuilder<'a>,
+    dsos: TextIds,
 }
 
-/// [`Texts`] as they are added; each distinct string stored once.
-#[derive(Default)]
-struct TextsBuilder<'a> {
-    block: Vec<u8>,
-    at: Vec<(u32, u32)>,
-    numbers: FxHashMap<&'a str, u32>,
-    /// The last string added (a run of rows often has the same DSO).
-    last: Option<(&'a str, u32)>,
+/// The number of `text` among `texts`, stored if new.
+fn number(texts: &mut TextIds, text: &str) -> Result<u32, Error> {
+    // Arrow's view blocks are at most u32::MAX bytes.
+    texts
+        .id(text)
+        .ok_or_else(|| Error::Shape("function names beyond 4 GiB".into()))
 }
 
-impl<'a> TextsBuilder<'a> {
-    /// The number of `text`, stored if new.
-    fn number(&mut self, text: &'a str) -> Result<u32, Error> {
-        if let Some((_, n)) = self.last.filter(|(t, _)| *t == text) {
-            return Ok(n);
-        }
-        let n = match self.numbers.get(text) {
-            Some(&n) => n,
-            None => {
-                let too_large = || Error::Shape("function names beyond 4 GiB".into());
-                let offset = u32::try_from(self.block.len()).map_err(|_| too_large())?;
-                let len = u32::try_from(text.len()).map_err(|_| too_large())?;
-                // Arrow's view blocks are at most u32::MAX bytes.
-                if u64::from(offset) + u64::from(len) >= u64::from(u32::MAX) {
-                    return Err(too_large());
-                }
-                self.block.extend_from_slice(text.as_bytes());
-                let n = self.at.len() as u32;
-                self.at.push((offset, len));
-                self.numbers.insert(text, n);
-                n
-            }
-        };
-        self.last = Some((text, n));
-        Ok(n)
-    }
-
-    fn finish(self) -> Texts {
-        Texts {
-            block: Buffer::from_vec(self.block),
-            at: self.at,
-        }
-    }
-}
-
-impl<'a> Builder<'a> {
+impl Builder {
     /// A builder with room for `rows` rows (without `[unknown]`'s).
     pub(super) fn with_capacity(rows: usize) -> Self {
         Builder {
@@ -177,7 +160,7 @@ impl<'a> Builder<'a> {
     }
 
     /// Adds the next row: `name` in `dso`.
-    pub(super) fn push(&mut self, name: Name<'a>, dso: &'a str) -> Result<(), Error> {
+    pub(super) fn push(&mut self, name: Name<'_>, dso: &str) -> Result<(), Error> {
         let row = self.names.len();
         if row.is_multiple_of(64) {
             self.symbolic.push(0);
@@ -185,12 +168,12 @@ impl<'a> Builder<'a> {
         match name {
             Name::Address(a) => self.names.push(a),
             Name::Symbol(s) => {
-                let n = self.symbols.number(s)?;
+                let n = number(&mut self.symbols, s)?;
                 self.names.push(u64::from(n));
                 self.symbolic[row / 64] |= 1 << (row % 64);
             }
         }
-        let dso = self.dsos.number(dso)?;
+        let dso = number(&mut self.dsos, dso)?;
         self.dso_of.push(dso);
         Ok(())
     }
@@ -216,9 +199,9 @@ impl<'a> Builder<'a> {
             schema,
             names: self.names,
             symbolic: self.symbolic,
-            symbols: self.symbols.finish(),
+            symbols: Texts::new(self.symbols),
             dso_of: self.dso_of,
-            dsos: self.dsos.finish(),
+            dsos: Texts::new(self.dsos),
         })
     }
 }

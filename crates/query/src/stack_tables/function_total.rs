@@ -15,10 +15,10 @@ use datafusion::arrow::array::{
 use datafusion::arrow::buffer::{BooleanBuffer, NullBuffer};
 use datafusion::arrow::compute::take;
 use datafusion::arrow::datatypes::{DataType, SchemaRef, UInt32Type, UInt64Type};
-use rustc_hash::FxHashMap;
+use perfq_ids::{Interner, Numbering, TextIds};
 
 use super::on_read::{self, OnRead};
-use super::{typed, FunctionNames, SetList, TextNumbers};
+use super::{text_id, typed, FunctionNames, SetList};
 use crate::{columns, helpers, views, Error, Session};
 
 /// The sampled stacks' sets, as the stack tables found them.
@@ -153,7 +153,7 @@ pub(super) fn keep(
     sql: &str,
 ) -> Result<(), Error> {
     // Captures numbered as met (a batch is mostly one capture's rows).
-    let mut captures = TextNumbers::default();
+    let mut captures = TextIds::new();
     let Some(index) = set_index(&stacks, &mut captures)? else {
         return Ok(());
     };
@@ -169,7 +169,7 @@ pub(super) fn keep(
     let (pair_captures, events): (Vec<u32>, Vec<Option<u64>>) = pairs.into_iter().unzip();
     let totals = Totals {
         schema,
-        captures: StringArray::from_iter_values((0..captures.len()).map(|c| captures.get(c))),
+        captures: StringArray::from_iter_values(captures.iter()),
         pair_captures: UInt32Array::from(pair_captures),
         pair_events: UInt64Array::from(events),
         functions,
@@ -240,7 +240,7 @@ fn sum_by_function(by_pair: ByPair, sets: &SetList, last: u32) -> (Vec<Pair>, Ro
 /// empty words).
 fn set_index(
     stacks: &StackSets<'_>,
-    captures: &mut TextNumbers,
+    captures: &mut TextIds,
 ) -> Result<Option<Vec<SetIndex>>, Error> {
     let largest = ID_SPREAD
         .saturating_mul(stacks.set_of_stack.len())
@@ -269,7 +269,7 @@ fn set_index(
                 }
                 let name = capture.value(row);
                 let c = if pass == 0 {
-                    Some(captures.number(name))
+                    Some(text_id(captures, name)?)
                 } else {
                     captures.find(name)
                 };
@@ -303,10 +303,10 @@ fn set_index(
 fn samples_by_pair(
     session: &Session,
     index: &[SetIndex],
-    captures: &mut TextNumbers,
+    captures: &mut TextIds,
     sets: usize,
 ) -> Result<Option<ByPair>, Error> {
-    let mut numbers: FxHashMap<Pair, usize> = FxHashMap::default();
+    let mut numbers: Interner<Pair> = Interner::new();
     let mut by_pair = ByPair {
         pairs: Vec::new(),
         first: vec![Sum::default(); sets],
@@ -343,7 +343,7 @@ fn samples_by_pair(
                 Some((k, p)) if k == key => p,
                 _ => {
                     let next = by_pair.pairs.len();
-                    let p = *numbers.entry(key).or_insert(next);
+                    let p = numbers.number(key) as usize;
                     if p == next {
                         by_pair.pairs.push(key);
                         if p > 0 {
@@ -486,7 +486,7 @@ mod tests {
 
     use super::{set_index, Rows, SetIndex, StackSets};
     use crate::stack_tables::SetList;
-    use crate::stack_tables::TextNumbers;
+    use perfq_ids::TextIds;
 
     /// The index of stacks given as (capture, stack id, set) rows.
     fn index_of(rows: &[(&str, u64, u32)]) -> Option<Vec<SetIndex>> {
@@ -499,7 +499,7 @@ mod tests {
             set_of_stack: &sets,
             sets: &SetList::default(),
         };
-        set_index(&stacks, &mut TextNumbers::default()).unwrap()
+        set_index(&stacks, &mut TextIds::new()).unwrap()
     }
 
     /// Each capture's stacks found by id; a stack id listed twice, or one

@@ -12,7 +12,7 @@ mod sql;
 
 use std::collections::HashMap;
 
-use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type};
 use datafusion::arrow::record_batch::RecordBatch;
@@ -403,71 +403,23 @@ fn read_rows(
     core: Option<&str>,
     out: &mut Vec<Row>,
 ) -> Result<(), Error> {
-    let shape = |e: datafusion::arrow::error::ArrowError| Error::Shape(e.to_string());
-    let key_cols = keys
-        .iter()
-        .map(|k| cast(column(b, k)?, &DataType::Utf8).map_err(shape))
-        .collect::<Result<Vec<_>, _>>()?;
-    let n = cast(column(b, "n")?, &DataType::Int64).map_err(shape)?;
-    let n = n.as_primitive::<Int64Type>();
+    let c = RowColumns::of(b, keys, nodes, roles)?;
+    let n = c.n.as_primitive::<Int64Type>();
     let low = column(b, "low_samples")?.as_boolean();
-    let issues = cast(column(b, "issues")?, &DataType::Utf8).map_err(shape)?;
-    let issues = issues.as_string::<i32>();
-    let mut node_cols = Vec::new();
-    for node in nodes {
-        let v = cast(column(b, &node.name)?, &DataType::Float64).map_err(shape)?;
-        let se =
-            cast(column(b, &format!("se_{}", node.name))?, &DataType::Float64).map_err(shape)?;
-        let flag = column(b, &format!("flag_{}", node.name))?.clone();
-        node_cols.push((node.name.clone(), v, se, flag));
-    }
-    let mut sum_cols = Vec::new();
-    for r in roles {
-        let v = cast(column(b, &format!("s_{r}"))?, &DataType::Float64).map_err(shape)?;
-        sum_cols.push((r.clone(), v));
-    }
+    let issues = c.issues.as_string::<i32>();
     for i in 0..b.num_rows() {
-        let counts: Vec<(String, f64)> = sum_cols
+        let counts: Vec<(String, f64)> = c
+            .sums
             .iter()
-            .map(|(r, v)| {
-                let v = v.as_primitive::<Float64Type>();
-                (r.clone(), if v.is_valid(i) { v.value(i) } else { 0.0 })
-            })
+            .map(|(r, v)| (r.clone(), float(v, i).unwrap_or(0.0)))
             .collect();
         let slots =
             slots.and_then(|e| e.eval(&|r| counts.iter().find(|(n, _)| n == r).map(|(_, v)| *v)));
-        let keys = keys
-            .iter()
-            .zip(&key_cols)
-            .map(|(k, a)| {
-                let a = a.as_string::<i32>();
-                let v = if a.is_valid(i) {
-                    a.value(i).to_string()
-                } else {
-                    String::new()
-                };
-                (k.to_string(), v)
-            })
-            .collect();
-        let nodes = node_cols
-            .iter()
-            .map(|(name, v, se, flag)| {
-                let v = v.as_primitive::<Float64Type>();
-                let se = se.as_primitive::<Float64Type>();
-                let flag = flag.as_boolean();
-                NodeValue {
-                    name: name.clone(),
-                    value: v.is_valid(i).then(|| v.value(i)),
-                    se: se.is_valid(i).then(|| se.value(i)),
-                    flagged: flag.is_valid(i) && flag.value(i),
-                }
-            })
-            .collect();
         out.push(Row {
-            keys,
+            keys: c.keys(keys, i),
             samples: n.value(i).max(0) as u64,
             low_samples: low.is_valid(i) && low.value(i),
-            nodes,
+            nodes: c.nodes(i),
             issues: (issues.is_valid(i) && !issues.value(i).is_empty())
                 .then(|| issues.value(i).to_string()),
             core: core.map(str::to_string),
@@ -476,4 +428,87 @@ fn read_rows(
         });
     }
     Ok(())
+}
+
+/// Value `i` of a Float64 array, if it is not null.
+fn float(a: &ArrayRef, i: usize) -> Option<f64> {
+    let a = a.as_primitive::<Float64Type>();
+    a.is_valid(i).then(|| a.value(i))
+}
+
+/// The columns of a batch of topdown rows, cast to the types they are
+/// read as.
+struct RowColumns {
+    keys: Vec<ArrayRef>,
+    n: ArrayRef,
+    issues: ArrayRef,
+    /// Per node: its name, value, standard error and flag.
+    nodes: Vec<(String, ArrayRef, ArrayRef, ArrayRef)>,
+    /// Per role: its name and sum.
+    sums: Vec<(String, ArrayRef)>,
+}
+
+impl RowColumns {
+    fn of(
+        b: &RecordBatch,
+        keys: &[&str],
+        nodes: &[NodeInfo],
+        roles: &std::collections::BTreeSet<String>,
+    ) -> Result<Self, Error> {
+        let shape = |e: datafusion::arrow::error::ArrowError| Error::Shape(e.to_string());
+        let typed = |name: &str, t: &DataType| cast(column(b, name)?, t).map_err(shape);
+        let mut c = RowColumns {
+            keys: keys
+                .iter()
+                .map(|k| typed(k, &DataType::Utf8))
+                .collect::<Result<Vec<_>, _>>()?,
+            n: typed("n", &DataType::Int64)?,
+            issues: typed("issues", &DataType::Utf8)?,
+            nodes: Vec::new(),
+            sums: Vec::new(),
+        };
+        for node in nodes {
+            let v = typed(&node.name, &DataType::Float64)?;
+            let se = typed(&format!("se_{}", node.name), &DataType::Float64)?;
+            let flag = column(b, &format!("flag_{}", node.name))?.clone();
+            c.nodes.push((node.name.clone(), v, se, flag));
+        }
+        for r in roles {
+            c.sums
+                .push((r.clone(), typed(&format!("s_{r}"), &DataType::Float64)?));
+        }
+        Ok(c)
+    }
+
+    /// Row `i`'s keys, by name (empty where null).
+    fn keys(&self, names: &[&str], i: usize) -> Vec<(String, String)> {
+        names
+            .iter()
+            .zip(&self.keys)
+            .map(|(k, a)| {
+                let a = a.as_string::<i32>();
+                let v = match a.is_valid(i) {
+                    true => a.value(i).to_string(),
+                    false => String::new(),
+                };
+                (k.to_string(), v)
+            })
+            .collect()
+    }
+
+    /// Row `i`'s node values.
+    fn nodes(&self, i: usize) -> Vec<NodeValue> {
+        self.nodes
+            .iter()
+            .map(|(name, v, se, flag)| {
+                let flag = flag.as_boolean();
+                NodeValue {
+                    name: name.clone(),
+                    value: float(v, i),
+                    se: float(se, i),
+                    flagged: flag.is_valid(i) && flag.value(i),
+                }
+            })
+            .collect()
+    }
 }

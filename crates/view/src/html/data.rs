@@ -10,6 +10,8 @@ use perfq_query::topdown::{self, Report};
 use perfq_query::Session;
 use serde_json::{json, Value};
 
+use super::call_tree::{CallTree, Counts, Pruned};
+use super::functions::{self, Shown};
 use crate::Error;
 
 /// What to show.
@@ -79,54 +81,6 @@ fn color(node: &str, parent: Option<&str>, nth_child: usize) -> String {
     }
 }
 
-/// The call tree of the profile's stacks: nodes (parent, function),
-/// functions named as `perf report` names them.
-#[derive(Default)]
-struct Tree {
-    parent: Vec<usize>,
-    function: Vec<usize>,
-    ids: HashMap<(usize, usize), usize>,
-    functions: Vec<(String, String)>,
-    function_ids: HashMap<(String, String), usize>,
-}
-
-impl Tree {
-    fn new() -> Self {
-        Tree {
-            parent: vec![0],
-            function: vec![usize::MAX],
-            ..Tree::default()
-        }
-    }
-
-    fn function(&mut self, name: &str, dso: &str) -> usize {
-        let key = (name.to_string(), dso.to_string());
-        if let Some(&f) = self.function_ids.get(&key) {
-            return f;
-        }
-        self.functions.push(key.clone());
-        self.function_ids.insert(key, self.functions.len() - 1);
-        self.functions.len() - 1
-    }
-
-    fn child(&mut self, parent: usize, function: usize) -> usize {
-        *self.ids.entry((parent, function)).or_insert_with(|| {
-            self.parent.push(parent);
-            self.function.push(function);
-            self.parent.len() - 1
-        })
-    }
-}
-
-/// The function a location counts for: `perf report`'s (symbol, DSO).
-fn location_key(p: &Profile, l: usize) -> (String, String) {
-    let f = &p.functions[p.locations[l].symbol.function];
-    let dso = f
-        .mapping
-        .map_or_else(|| "[unknown]".to_string(), |m| p.mappings[m].name.clone());
-    (f.name.clone(), dso)
-}
-
 /// Builds the page's contents.
 pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
     // The event shown, and the captures' span, which gives the intervals'
@@ -136,17 +90,7 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
     let Some(event) = opt.event.clone().or_else(|| sampled.first().cloned()) else {
         return Err(Error::Empty);
     };
-    let span = session.sql("SELECT MIN(time_first) AS a, MAX(time_last) AS z FROM capture")?;
-    let bound = |c: &str| -> Result<Option<u64>, Error> {
-        Ok(match span.first() {
-            Some(b) => columns::u64s(b, c)?.first().copied().flatten(),
-            None => None,
-        })
-    };
-    let duration_ns = match (bound("a")?, bound("z")?) {
-        (Some(a), Some(z)) => z.saturating_sub(a),
-        _ => 0,
-    };
+    let duration_ns = duration(session)?;
     let width_ms = (duration_ns / 1_000_000 / opt.intervals.max(1)).max(1) + 1;
     let interval_ns = width_ms * 1_000_000;
     let p = profile::profile(
@@ -168,185 +112,19 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
             sampled[1..].join(", ")
         ));
     }
-
-    // The call tree, each stack's leaf node, and the samples per
-    // (interval, thread, node).
-    let mut tree = Tree::new();
-    let mut leaf_of: Vec<usize> = Vec::with_capacity(p.stacks.len());
-    for stack in &p.stacks {
-        let mut node = 0;
-        for &l in stack.iter().rev() {
-            let (name, dso) = location_key(&p, l);
-            let f = tree.function(&name, &dso);
-            node = tree.child(node, f);
-        }
-        leaf_of.push(node);
-    }
-    // Each stack's function (of its leaf) and distinct functions.
-    let stack_functions: Vec<(usize, Vec<usize>)> = leaf_of
-        .iter()
-        .map(|&leaf| {
-            let mut fns = Vec::new();
-            let mut n = leaf;
-            while n != 0 {
-                fns.push(tree.function[n]);
-                n = tree.parent[n];
-            }
-            let own = fns.first().copied().unwrap_or(usize::MAX);
-            fns.sort_unstable();
-            fns.dedup();
-            (own, fns)
-        })
-        .collect();
-    let mut cells: HashMap<(u64, usize, usize), (u64, u64)> = HashMap::new();
-    // Per (interval, function): self and total samples and periods, exact
-    // (the top functions), whatever the call tree keeps.
-    let mut sums: HashMap<(u64, usize), [u64; 4]> = HashMap::new();
-    let (mut resolved, mut all) = (0u64, 0u64);
-    let mut buckets = 0;
-    for r in &p.runs {
-        let node = r.stack.map_or(0, |s| leaf_of[s]);
-        let b = p.interval(r, interval_ns);
-        buckets = buckets.max(b + 1);
-        let e = cells.entry((b, r.thread, node)).or_default();
-        e.0 += r.samples;
-        e.1 = e.1.wrapping_add(r.period);
-        all += r.samples;
-        if let Some(s) = r.stack {
-            let (own, fns) = &stack_functions[s];
-            for &f in fns {
-                let e = sums.entry((b, f)).or_default();
-                e[1] += r.samples;
-                e[3] = e[3].wrapping_add(r.period);
-                if f == *own {
-                    e[0] += r.samples;
-                    e[2] = e[2].wrapping_add(r.period);
-                }
-            }
-        }
-        if r.stack
-            .and_then(|s| p.stacks[s].first())
-            .is_some_and(|&l| p.locations[l].resolved)
-        {
-            resolved += r.samples;
-        }
-    }
-
-    // Nodes below the threshold are cut: their samples count in their
-    // nearest kept caller.
-    let n = tree.parent.len();
-    let mut tot = vec![0u64; n];
-    for ((_, _, node), (c, _)) in &cells {
-        tot[*node] += c;
-    }
-    for i in (1..n).rev() {
-        tot[tree.parent[i]] += tot[i];
-    }
-    let threshold = (opt.prune * all as f64).ceil() as u64;
-    let mut kept = vec![0usize; n];
-    let (mut parent, mut function) = (vec![0usize], vec![usize::MAX]);
-    let mut cut = 0usize;
-    for i in 1..n {
-        if tot[i] >= threshold.max(1) {
-            kept[i] = parent.len();
-            parent.push(kept[tree.parent[i]]);
-            function.push(tree.function[i]);
-        } else {
-            kept[i] = kept[tree.parent[i]];
-            cut += usize::from(tot[i] > 0);
-        }
-    }
-    if cut > 0 {
-        notes.push(format!(
-            "{cut} call-tree nodes with fewer than {:.2}% of the samples each are left out of the flame graph and of callers and callees; their samples count in their callers",
-            opt.prune * 100.0
-        ));
-    }
-    // Functions below the threshold (total samples) are left out of the
-    // top functions too; the ones kept are numbered anew.
-    let mut function_total = vec![0u64; tree.functions.len()];
-    for ((_, f), v) in &sums {
-        function_total[*f] += v[1];
-    }
-    let mut renumber = vec![usize::MAX; tree.functions.len()];
-    let mut functions: Vec<(String, String)> = Vec::new();
-    for &f in function.iter().skip(1) {
-        if renumber[f] == usize::MAX {
-            renumber[f] = functions.len();
-            functions.push(tree.functions[f].clone());
-        }
-    }
-    let mut dropped = 0usize;
-    for (f, &t) in function_total.iter().enumerate() {
-        if renumber[f] == usize::MAX {
-            if t >= threshold.max(1) {
-                renumber[f] = functions.len();
-                functions.push(tree.functions[f].clone());
-            } else if t > 0 {
-                dropped += 1;
-            }
-        }
-    }
-    if dropped > 0 {
-        notes.push(format!(
-            "{dropped} functions with fewer than {:.2}% of the samples each are left out of the top functions",
-            opt.prune * 100.0
-        ));
-    }
-    let function: Vec<usize> = function
-        .iter()
-        .map(|&f| if f == usize::MAX { f } else { renumber[f] })
-        .collect();
-    let mut sums: Vec<_> = sums
-        .into_iter()
-        .filter(|((_, f), _)| renumber[*f] != usize::MAX)
-        .map(|((b, f), v)| ((b, renumber[f]), v))
-        .collect();
-    sums.sort_unstable();
-    let function_sums = json!({
-        "bucket": sums.iter().map(|c| c.0 .0).collect::<Vec<_>>(),
-        "fn": sums.iter().map(|c| c.0 .1).collect::<Vec<_>>(),
-        "self": sums.iter().map(|c| c.1[0]).collect::<Vec<_>>(),
-        "total": sums.iter().map(|c| c.1[1]).collect::<Vec<_>>(),
-        "self_period": sums.iter().map(|c| c.1[2]).collect::<Vec<_>>(),
-        "total_period": sums.iter().map(|c| c.1[3]).collect::<Vec<_>>(),
-    });
-    let ids: HashMap<(String, String), usize> = functions
-        .iter()
-        .enumerate()
-        .map(|(i, k)| (k.clone(), i))
-        .collect();
-    let mut merged: HashMap<(u64, usize, usize), (u64, u64)> = HashMap::new();
-    for ((b, t, node), (c, w)) in cells {
-        let e = merged.entry((b, t, kept[node])).or_default();
-        e.0 += c;
-        e.1 = e.1.wrapping_add(w);
-    }
-    let mut cells: Vec<_> = merged.into_iter().collect();
-    cells.sort_unstable();
-    let samples = json!({
-        "bucket": cells.iter().map(|c| c.0 .0).collect::<Vec<_>>(),
-        "thread": cells.iter().map(|c| c.0 .1).collect::<Vec<_>>(),
-        "node": cells.iter().map(|c| c.0 .2).collect::<Vec<_>>(),
-        "count": cells.iter().map(|c| c.1 .0).collect::<Vec<_>>(),
-        "period": cells.iter().map(|c| c.1 .1).collect::<Vec<_>>(),
-    });
-
-    // Top-down: per function (self and total) and per interval.
-    let td = topdown_data(session, &ids, width_ms, &mut notes)?;
+    let mut tree = CallTree::of(&p)?;
+    let counts = Counts::of(&p, &tree, interval_ns);
+    let sums = functions::sums(session, &event.name, interval_ns, &mut tree)?;
+    // Nodes and functions with fewer samples than this are left out.
+    let threshold = ((opt.prune * counts.all as f64).ceil() as u64).max(1);
+    let pruned = Pruned::new(&tree, &counts, threshold);
+    let shown = Shown::choose(&tree, &pruned, &sums, threshold);
+    notes.extend(left_out(pruned.cut, shown.dropped, opt.prune));
+    let td = topdown_data(session, &shown.ids(), width_ms, &mut notes)?;
     let level2 = td
         .as_ref()
         .is_some_and(|(_, nodes, _)| nodes.iter().any(|n| n.2 == 2));
-
-    let meta = meta(
-        session,
-        &p,
-        &event.name,
-        resolved,
-        all,
-        duration_ns,
-        td.as_ref(),
-    )?;
+    let meta = meta(session, &p, &event.name, &counts, duration_ns, td.as_ref())?;
     let diff = match &opt.base {
         Some((base, name)) => Some(diff_data(base, name, session, &event.name)?),
         None => None,
@@ -355,12 +133,12 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
         "meta": meta,
         "notes": notes,
         "event": { "name": event.name, "unit": event.unit.name() },
-        "functions": functions,
-        "function_sums": function_sums,
-        "nodes": { "parent": parent, "fn": function.iter().map(|&f| if f == usize::MAX { -1 } else { f as i64 }).collect::<Vec<_>>() },
+        "functions": shown.functions,
+        "function_sums": shown.sums(sums),
+        "nodes": { "parent": pruned.parent, "fn": shown.nodes(&pruned) },
         "threads": p.threads.iter().map(|t| json!([t.pid, t.tid, t.comm])).collect::<Vec<_>>(),
-        "buckets": { "count": buckets.max(1), "width_ms": width_ms },
-        "samples": samples,
+        "buckets": { "count": counts.buckets.max(1), "width_ms": width_ms },
+        "samples": pruned.samples(counts.cells),
         "topdown": td.as_ref().map(|(v, _, _)| v.clone()),
         "diff": diff,
     });
@@ -371,6 +149,39 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
         level2,
         notes,
     })
+}
+
+/// The captures' span: from the first sample of the earliest to the last
+/// of the latest (ns; 0 without samples).
+fn duration(session: &Session) -> Result<u64, Error> {
+    let span = session.sql("SELECT MIN(time_first) AS a, MAX(time_last) AS z FROM capture")?;
+    let bound = |c: &str| -> Result<Option<u64>, Error> {
+        Ok(match span.first() {
+            Some(b) => columns::u64s(b, c)?.first().copied().flatten(),
+            None => None,
+        })
+    };
+    Ok(match (bound("a")?, bound("z")?) {
+        (Some(a), Some(z)) => z.saturating_sub(a),
+        _ => 0,
+    })
+}
+
+/// What the page says of the nodes and functions left out.
+fn left_out(cut: usize, dropped: usize, prune: f64) -> Vec<String> {
+    let pct = prune * 100.0;
+    let mut notes = Vec::new();
+    if cut > 0 {
+        notes.push(format!(
+            "{cut} call-tree nodes with fewer than {pct:.2}% of the samples each are left out of the flame graph and of callers and callees; their samples count in their callers",
+        ));
+    }
+    if dropped > 0 {
+        notes.push(format!(
+            "{dropped} functions with fewer than {pct:.2}% of the samples each are left out of the top functions",
+        ));
+    }
+    notes
 }
 
 /// Node (name, label, level, colour, parent) of a top-down answer.
@@ -531,106 +342,129 @@ fn meta(
     session: &Session,
     p: &Profile,
     event: &str,
-    resolved: u64,
-    all: u64,
+    counts: &Counts,
     duration_ns: u64,
     td: Option<&Topdown>,
 ) -> Result<Vec<(String, String)>, Error> {
-    let rows = session.sql(
-        "SELECT capture, source_path, hostname, cpudesc, cpuid, perf_version, cmdline, \
-         samples, lost_records, lost_samples, decode_errors, read_error FROM capture ORDER BY capture",
-    )?;
-    let mut fields: Vec<(String, Vec<String>)> = Vec::new();
-    let mut add = |k: &str, v: String| match fields.iter_mut().find(|f| f.0 == k) {
-        Some(f) => {
-            if !f.1.contains(&v) {
-                f.1.push(v)
-            }
-        }
-        None => fields.push((k.to_string(), vec![v])),
-    };
-    let mut lost = (0u64, 0u64, 0u64);
-    let mut samples = 0u64;
-    let mut damaged = Vec::new();
-    for b in &rows {
-        let text = |c: &str| columns::strings(b, c);
-        let cols = [
-            "capture",
-            "source_path",
-            "hostname",
-            "cpudesc",
-            "cpuid",
-            "perf_version",
-            "cmdline",
-            "samples",
-            "lost_records",
-            "lost_samples",
-            "decode_errors",
-            "read_error",
-        ];
-        let mut c: HashMap<&str, Vec<Option<String>>> = HashMap::new();
-        for k in cols {
-            c.insert(k, text(k)?);
-        }
-        for i in 0..b.num_rows() {
-            let cell = |k: &str| c.get(k).and_then(|v| v.get(i)).cloned().flatten();
-            let get = |k: &str| cell(k).unwrap_or_default();
-            let num = |k: &str| get(k).parse::<u64>().unwrap_or(0);
-            add(
-                "capture",
-                format!("{} ({})", shown_path(&get("source_path")), get("capture")),
-            );
-            add("host", get("hostname"));
-            add("CPU", format!("{} ({})", get("cpudesc"), get("cpuid")));
-            add("perf", get("perf_version"));
-            add("command", get("cmdline"));
-            samples += num("samples");
-            lost.0 += num("lost_records");
-            lost.1 += num("lost_samples");
-            lost.2 += num("decode_errors");
-            if let Some(e) = cell("read_error") {
-                damaged.push(e);
-            }
-        }
-    }
-    let mut out: Vec<(String, String)> =
-        fields.into_iter().map(|(k, v)| (k, v.join("; "))).collect();
+    let (resolved, all) = (counts.resolved, counts.all);
+    let c = Captures::read(session)?;
+    let mut out: Vec<(String, String)> = c
+        .fields
+        .into_iter()
+        .map(|(k, v)| (k, v.join("; ")))
+        .collect();
     if let Some((_, _, models)) = td {
         out.push(("top-down".into(), models.join("; ")));
     }
-    let mut events: Vec<String> = Vec::new();
-    for e in &p.events {
-        events.push(e.name.clone());
-    }
+    let events: Vec<&str> = p.events.iter().map(|e| e.name.as_str()).collect();
     out.push(("event shown".into(), events.join(", ")));
     out.push((
         "duration".into(),
         format!("{:.3} s", duration_ns as f64 / 1e9),
     ));
-    out.push(("sample records".into(), samples.to_string()));
+    out.push(("sample records".into(), c.samples.to_string()));
     out.push((format!("{event} samples"), all.to_string()));
+    let (records, samples, undecoded) = c.lost;
     out.push((
         "lost".into(),
-        format!("{} records, {} samples", lost.0, lost.1),
+        format!("{records} records, {samples} samples"),
     ));
     out.push((
         "damaged".into(),
-        if damaged.is_empty() && lost.2 == 0 {
+        if c.damaged.is_empty() && undecoded == 0 {
             "none".into()
         } else {
-            format!("{} undecoded samples; {}", lost.2, damaged.join("; "))
+            format!("{undecoded} undecoded samples; {}", c.damaged.join("; "))
         },
     ));
+    let coverage = match all {
+        0 => 0.0,
+        _ => 100.0 * resolved as f64 / all as f64,
+    };
     out.push((
         "symbol coverage".into(),
-        format!(
-            "{:.2}% of samples in a resolved function",
-            if all == 0 {
-                0.0
-            } else {
-                100.0 * resolved as f64 / all as f64
-            }
-        ),
+        format!("{coverage:.2}% of samples in a resolved function"),
     ));
     Ok(out)
+}
+
+/// The `capture` table's rows, as the header sums and lists them.
+struct Captures {
+    /// Each field's distinct values, fields in the order met.
+    fields: Vec<(String, Vec<String>)>,
+    samples: u64,
+    /// Lost records, lost samples, undecoded samples.
+    lost: (u64, u64, u64),
+    /// What could not be read, per damaged capture.
+    damaged: Vec<String>,
+}
+
+/// The columns of `capture` the header reads.
+const CAPTURE_COLUMNS: [&str; 12] = [
+    "capture",
+    "source_path",
+    "hostname",
+    "cpudesc",
+    "cpuid",
+    "perf_version",
+    "cmdline",
+    "samples",
+    "lost_records",
+    "lost_samples",
+    "decode_errors",
+    "read_error",
+];
+
+impl Captures {
+    fn read(session: &Session) -> Result<Self, Error> {
+        let rows = session.sql(&format!(
+            "SELECT {} FROM capture ORDER BY capture",
+            CAPTURE_COLUMNS.join(", ")
+        ))?;
+        let mut c = Captures {
+            fields: Vec::new(),
+            samples: 0,
+            lost: (0, 0, 0),
+            damaged: Vec::new(),
+        };
+        for b in &rows {
+            let mut cols: HashMap<&str, Vec<Option<String>>> = HashMap::new();
+            for k in CAPTURE_COLUMNS {
+                cols.insert(k, columns::strings(b, k)?);
+            }
+            for i in 0..b.num_rows() {
+                let cell = |k: &str| cols.get(k).and_then(|v| v.get(i)).cloned().flatten();
+                c.row(&cell);
+            }
+        }
+        Ok(c)
+    }
+
+    /// Adds one capture, whose column `k` is `cell(k)`.
+    fn row(&mut self, cell: &dyn Fn(&str) -> Option<String>) {
+        let get = |k: &str| cell(k).unwrap_or_default();
+        let num = |k: &str| get(k).parse::<u64>().unwrap_or(0);
+        let path = shown_path(&get("source_path"));
+        self.add("capture", format!("{path} ({})", get("capture")));
+        self.add("host", get("hostname"));
+        self.add("CPU", format!("{} ({})", get("cpudesc"), get("cpuid")));
+        self.add("perf", get("perf_version"));
+        self.add("command", get("cmdline"));
+        self.samples += num("samples");
+        self.lost.0 += num("lost_records");
+        self.lost.1 += num("lost_samples");
+        self.lost.2 += num("decode_errors");
+        if let Some(e) = cell("read_error") {
+            self.damaged.push(e);
+        }
+    }
+
+    /// Adds `v` to field `k`'s values, unless it is there.
+    fn add(&mut self, k: &str, v: String) {
+        match self.fields.iter_mut().find(|f| f.0 == k) {
+            Some(f) if !f.1.contains(&v) => f.1.push(v),
+            Some(_) => {}
+            None => self.fields.push((k.to_string(), vec![v])),
+        }
+    }
 }

@@ -12,7 +12,9 @@
 //! top-down answers per function (self and total) and per interval.
 //! `report.js` sums the samples it shows for the selected range.
 
+mod call_tree;
 mod data;
+mod functions;
 
 use std::io::Write;
 

@@ -17,9 +17,11 @@
 //! read_values. They travel to the samples thread in the batch (as the
 //! frames do), so a sample without a read carries nothing extra.
 
-use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::convert::Infallible;
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::JoinHandle;
 
+use perfq_ids::handoff::{handoff, Down, Handoff, Inbox};
 use perfq_ids::{TicketBook, TicketIds};
 use perfq_reader::{BranchEntry, EventIndex, Events, MemberDelta, Sample};
 use perfq_symbolize::Location;
@@ -331,10 +333,8 @@ impl Batch {
 /// The reading thread's end of the samples thread.
 struct RowsThread {
     batch: Batch,
-    tx: Option<SyncSender<Batch>>,
-    /// Batches the samples thread is done with, to fill again: the same
-    /// few buffers go round instead of new ones (and new pages) per batch.
-    done: Receiver<Batch>,
+    /// Batches to the samples thread, and back emptied to fill again.
+    tx: Option<Handoff<Batch, Infallible>>,
     /// Where the samples thread sends the locations of each segment, and
     /// the last ones when the last batch is in; handed to [`Pending`].
     locations: Option<Receiver<Located>>,
@@ -401,8 +401,7 @@ impl RowsThread {
         stacks: Table,
         segments: Option<Segments>,
     ) -> Result<RowsThread, Error> {
-        let (tx, rx) = sync_channel::<Batch>(BATCHES_IN_FLIGHT);
-        let (done_tx, done) = channel::<Batch>();
+        let (tx, rx) = handoff::<Batch, Infallible>(BATCHES_IN_FLIGHT);
         // Not bounded: the samples thread must never wait for the reading
         // thread, which may be waiting to send it a batch. The reading
         // thread takes each segment within a few thousand samples.
@@ -414,12 +413,11 @@ impl RowsThread {
         };
         let thread = std::thread::Builder::new()
             .name("samples".into())
-            .spawn(move || write_rows(rx, done_tx, located_tx, tables, segments))
+            .spawn(move || write_rows(rx, located_tx, tables, segments))
             .map_err(|e| Error::thread("samples", ThreadFailure::Start(e)))?;
         Ok(RowsThread {
             batch: Batch::new(),
             tx: Some(tx),
-            done,
             locations: Some(located),
             thread: Some(thread),
         })
@@ -448,12 +446,9 @@ impl RowsThread {
 
     fn send(&mut self, tickets: &mut TicketBook<Location>) -> Result<(), Error> {
         tickets.hand_over(&mut self.batch.locations);
-        let next = match self.done.try_recv() {
-            Ok(b) => b,
-            Err(_) => Batch::new(),
-        };
-        let batch = std::mem::replace(&mut self.batch, next);
-        if self.tx.as_ref().is_some_and(|tx| tx.send(batch).is_ok()) {
+        let next = self.tx.as_ref().and_then(Handoff::spare);
+        let batch = std::mem::replace(&mut self.batch, next.unwrap_or_else(Batch::new));
+        if self.tx.as_ref().is_some_and(|tx| tx.send(batch)) {
             return Ok(());
         }
         // The samples thread stopped: its error says why.
@@ -497,8 +492,7 @@ struct RowTables {
 /// (`segments`), the stacks are written and the locations sent back
 /// whenever they reach it.
 fn write_rows(
-    rx: Receiver<Batch>,
-    done: Sender<Batch>,
+    rx: Inbox<Batch, Infallible>,
     located: Sender<Located>,
     mut tables: RowTables,
     segments: Option<Segments>,
@@ -506,7 +500,7 @@ fn write_rows(
     let mut ids = TicketIds::new();
     let mut stacks = Stacks::default();
     let mut group = SampleColumns::new();
-    for mut b in rx {
+    while let Some(Down::Batch(mut b)) = rx.recv() {
         ids.add(&b.locations);
         for t in &mut b.frames {
             *t = ids.id(*t);
@@ -548,7 +542,7 @@ fn write_rows(
         }
         b.clear();
         // The reading thread may have finished: then the batch is dropped.
-        let _ = done.send(b);
+        rx.give_back(b);
     }
     // The reading thread waits for these to symbolize while this one
     // finishes the samples and writes the stacks. It may have stopped

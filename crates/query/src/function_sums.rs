@@ -1,0 +1,119 @@
+//! Per-function self and total samples and periods of one event, per
+//! interval of the captures' time: the `function_self` and
+//! `function_total` views' sums (self: the function of each sample's own
+//! address; total: every function on its stack, once), split by time. The
+//! HTML page's top functions and time line read them, so that its numbers
+//! are the views' and `perf report`'s, not a sum of its own.
+//!
+//! An interval is counted from its capture's first sample, as
+//! `perfq topdown --by interval` counts (`sql/_interval_samples.sql`).
+
+use std::collections::HashMap;
+
+use crate::helpers::{self, Param};
+use crate::inclusive::{Inclusive, SAME_STACK};
+use crate::{columns, views, Error, Session};
+
+/// What to sum.
+#[derive(Clone, Debug)]
+pub struct Options<'a> {
+    /// The event (`events.name`).
+    pub event: &'a str,
+    /// The intervals' length (ns; 0 is taken as 1).
+    pub interval_ns: u64,
+}
+
+/// One function's sums in one interval.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Row {
+    /// The interval: (time − the capture's first sample time) / its length.
+    pub bucket: u64,
+    /// The function's symbol (`functions.symbol`).
+    pub symbol: String,
+    /// Its DSO.
+    pub dso: String,
+    /// Samples whose own address is in the function.
+    pub self_samples: u64,
+    /// The sum of their periods.
+    pub self_period: u64,
+    /// Samples with the function on their stack.
+    pub total_samples: u64,
+    /// The sum of their periods.
+    pub total_period: u64,
+}
+
+/// The event's per-function sums per interval, ordered by interval, then
+/// symbol and DSO. A function has a row in an interval where it has self
+/// or total samples there.
+pub fn by_interval(session: &Session, opt: &Options<'_>) -> Result<Vec<Row>, Error> {
+    views::ensure(session, "sample_symbols")?;
+    let samples = helpers::fill(
+        helpers::INTERVAL_SAMPLES,
+        &[
+            ("event", Param::Text(opt.event)),
+            (
+                "interval_ns",
+                Param::Sql(&opt.interval_ns.max(1).to_string()),
+            ),
+        ],
+    );
+    let own = format!(
+        "SELECT bucket, symbol, dso, COUNT(*) AS samples, SUM(period) AS period \
+         FROM ({samples}) s GROUP BY bucket, symbol, dso"
+    );
+    let total = Inclusive {
+        keys: &["bucket"],
+        samples: &format!("({samples})"),
+        stack_sets: "stack_sets",
+        on: SAME_STACK,
+        sums: vec![
+            ("samples".into(), "COUNT(*)".into()),
+            ("period".into(), "SUM(s.period)".into()),
+        ],
+    }
+    .sql();
+    views::keep_stack_tables_for(session, &total)?;
+    let mut rows: HashMap<(u64, String, String), Row> = HashMap::new();
+    for (sql, is_self) in [(own, true), (total, false)] {
+        add(session, &sql, is_self, &mut rows)?;
+    }
+    let mut rows: Vec<Row> = rows.into_values().collect();
+    rows.sort_unstable_by(|a, b| (a.bucket, &a.symbol, &a.dso).cmp(&(b.bucket, &b.symbol, &b.dso)));
+    Ok(rows)
+}
+
+/// Adds the rows of `sql` (bucket, symbol, dso, samples, period) to
+/// `rows`, as self or total sums.
+fn add(
+    session: &Session,
+    sql: &str,
+    is_self: bool,
+    rows: &mut HashMap<(u64, String, String), Row>,
+) -> Result<(), Error> {
+    for b in &session.sql(sql)? {
+        let bucket = columns::i64s(b, "bucket")?;
+        let (symbol, dso) = (columns::strings(b, "symbol")?, columns::strings(b, "dso")?);
+        let samples = columns::i64s(b, "samples")?;
+        let period = columns::u64s(b, "period")?;
+        for i in 0..b.num_rows() {
+            let key = (
+                bucket[i].unwrap_or(0).max(0) as u64,
+                symbol[i].clone().unwrap_or_default(),
+                dso[i].clone().unwrap_or_default(),
+            );
+            let row = rows.entry(key).or_insert_with_key(|k| Row {
+                bucket: k.0,
+                symbol: k.1.clone(),
+                dso: k.2.clone(),
+                ..Row::default()
+            });
+            let n = samples[i].unwrap_or(0).max(0) as u64;
+            let p = period[i].unwrap_or(0);
+            match is_self {
+                true => (row.self_samples, row.self_period) = (n, p),
+                false => (row.total_samples, row.total_period) = (n, p),
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,124 @@
+//! The page's functions: those of the kept call-tree nodes, then those
+//! with a threshold of total samples, numbered anew; and their self and
+//! total sums per interval, as the query layer gives them
+//! (`perfq_query::function_sums`: the views' sums, not the page's own).
+
+use std::collections::HashMap;
+
+use perfq_query::{function_sums, Session};
+use serde_json::{json, Value};
+
+use super::call_tree::{CallTree, Pruned};
+use crate::Error;
+
+/// Per (interval, tree function): self and total samples, self and total
+/// periods.
+pub(super) type Sums = HashMap<(u64, u32), [u64; 4]>;
+
+/// The sums of `event` per interval of `interval_ns`, by the tree's
+/// function ids (a function the tree lacks is added to it).
+pub(super) fn sums(
+    session: &Session,
+    event: &str,
+    interval_ns: u64,
+    tree: &mut CallTree,
+) -> Result<Sums, Error> {
+    let rows = function_sums::by_interval(session, &function_sums::Options { event, interval_ns })?;
+    let mut sums = Sums::new();
+    for r in rows {
+        let f = tree.function(&r.symbol, &r.dso)?;
+        let sum = [
+            r.self_samples,
+            r.total_samples,
+            r.self_period,
+            r.total_period,
+        ];
+        sums.insert((r.bucket, f), sum);
+    }
+    Ok(sums)
+}
+
+/// The functions the page lists.
+pub(super) struct Shown {
+    /// (symbol, DSO), by the page's id.
+    pub(super) functions: Vec<(String, String)>,
+    /// Each tree function's page id (`usize::MAX`: not shown).
+    renumber: Vec<usize>,
+    /// Functions with samples left out.
+    pub(super) dropped: usize,
+}
+
+impl Shown {
+    /// The functions of the kept nodes, in node order, then the others
+    /// with at least `threshold` total samples, in tree order.
+    pub(super) fn choose(tree: &CallTree, pruned: &Pruned, sums: &Sums, threshold: u64) -> Self {
+        let mut function_total = vec![0u64; tree.functions()];
+        for ((_, f), v) in sums {
+            function_total[*f as usize] += v[1];
+        }
+        let mut shown = Shown {
+            functions: Vec::new(),
+            renumber: vec![usize::MAX; tree.functions()],
+            dropped: 0,
+        };
+        for &f in pruned.function.iter().skip(1) {
+            shown.show(tree, f);
+        }
+        for (f, &t) in (0..).zip(&function_total) {
+            if shown.renumber[f as usize] == usize::MAX {
+                if t >= threshold {
+                    shown.show(tree, f);
+                } else if t > 0 {
+                    shown.dropped += 1;
+                }
+            }
+        }
+        shown
+    }
+
+    fn show(&mut self, tree: &CallTree, f: u32) {
+        let at = &mut self.renumber[f as usize];
+        if *at == usize::MAX {
+            *at = self.functions.len();
+            let (symbol, dso) = tree.names(f);
+            self.functions.push((symbol.to_string(), dso.to_string()));
+        }
+    }
+
+    /// The kept nodes' functions as page ids (-1: the root).
+    pub(super) fn nodes(&self, pruned: &Pruned) -> Vec<i64> {
+        let id = |f: u32| match self.renumber.get(f as usize) {
+            Some(&n) if n != usize::MAX => n as i64,
+            _ => -1,
+        };
+        pruned.function.iter().map(|&f| id(f)).collect()
+    }
+
+    /// The shown functions' sums, as the page reads them: columns, by
+    /// interval and then function.
+    pub(super) fn sums(&self, sums: Sums) -> Value {
+        let mut sums: Vec<_> = sums
+            .into_iter()
+            .filter(|((_, f), _)| self.renumber[*f as usize] != usize::MAX)
+            .map(|((b, f), v)| ((b, self.renumber[f as usize]), v))
+            .collect();
+        sums.sort_unstable();
+        json!({
+            "bucket": sums.iter().map(|c| c.0 .0).collect::<Vec<_>>(),
+            "fn": sums.iter().map(|c| c.0 .1).collect::<Vec<_>>(),
+            "self": sums.iter().map(|c| c.1[0]).collect::<Vec<_>>(),
+            "total": sums.iter().map(|c| c.1[1]).collect::<Vec<_>>(),
+            "self_period": sums.iter().map(|c| c.1[2]).collect::<Vec<_>>(),
+            "total_period": sums.iter().map(|c| c.1[3]).collect::<Vec<_>>(),
+        })
+    }
+
+    /// Each shown function's page id, by (symbol, DSO).
+    pub(super) fn ids(&self) -> HashMap<(String, String), usize> {
+        self.functions
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (k.clone(), i))
+            .collect()
+    }
+}
