@@ -22,7 +22,9 @@ py=${PERFQ_VENV:-$HOME/.cache/perfq-venv}/bin/python3
 list="$dir/captures"
 ls "$here"/../testdata/*.data > "$list"
 corpus="$here/../../shared/corpus"
-[ -d "$corpus" ] && find "$corpus" -type f \( -name '*.data*' -o -name 'perf.data*' \) | sort >> "$list"
+# PERFQ_SAME_OUTPUT_EVERY=N takes every Nth corpus capture (all by default).
+[ -d "$corpus" ] && find "$corpus" -type f \( -name '*.data*' -o -name 'perf.data*' \) | sort |
+    awk -v n="${PERFQ_SAME_OUTPUT_EVERY:-1}" '(NR - 1) % n == 0' >> "$list"
 n=0 differ=0
 while read -r f; do
     n=$((n + 1))

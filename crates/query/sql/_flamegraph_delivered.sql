@@ -4,12 +4,13 @@
 -- samples carry a user stack to unwind (perf then expands each unwound
 -- user frame into its inlining levels).
 --
---   capture, time, pid, tid,
+--   capture, sample_id, time, pid, tid,
 --   stack_id                      the sample's
 --   event_id, name, member        its event (→ events)
 --   weight                        its period
 --   unwound                       its event samples the user stack
-SELECT d.capture AS capture, d.time AS time, d.pid AS pid, d.tid AS tid,
+SELECT d.capture AS capture, d.sample_id AS sample_id, d.time AS time, d.pid AS pid,
+  d.tid AS tid,
   d.stack_id AS stack_id, d.event_id AS event_id, e.name AS name, e.member AS member,
   d.period AS weight,
   instr(concat('|', e.sample_type, '|'), '|STACK_USER|') > 0 AS unwound

@@ -7,6 +7,9 @@
 //!
 //! An interval is counted from its capture's first sample, as
 //! `perfq topdown --by interval` counts (`sql/_interval_samples.sql`).
+//! Only the functions with a share of the samples worth showing come
+//! back: a system-wide capture has hundreds of thousands of functions
+//! (each unresolved address one), nearly all with a sample or two.
 
 use std::collections::HashMap;
 
@@ -21,6 +24,20 @@ pub struct Options<'a> {
     pub event: &'a str,
     /// The intervals' length (ns; 0 is taken as 1).
     pub interval_ns: u64,
+    /// Only the functions with at least this many total samples, over
+    /// every interval (0 is taken as 1).
+    pub min_total: u64,
+}
+
+/// The functions' sums.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sums {
+    /// Per function and interval, ordered by interval, then symbol and
+    /// DSO.
+    pub rows: Vec<Row>,
+    /// Functions left out: with total samples, but fewer than
+    /// [`Options::min_total`].
+    pub below: u64,
 }
 
 /// One function's sums in one interval.
@@ -42,10 +59,10 @@ pub struct Row {
     pub total_period: u64,
 }
 
-/// The event's per-function sums per interval, ordered by interval, then
-/// symbol and DSO. A function has a row in an interval where it has self
-/// or total samples there.
-pub fn by_interval(session: &Session, opt: &Options<'_>) -> Result<Vec<Row>, Error> {
+/// The event's per-function sums per interval, of the functions with at
+/// least [`Options::min_total`] total samples. A function has a row in an
+/// interval where it has self or total samples there.
+pub fn by_interval(session: &Session, opt: &Options<'_>) -> Result<Sums, Error> {
     views::ensure(session, "sample_symbols")?;
     let samples = helpers::fill(
         helpers::INTERVAL_SAMPLES,
@@ -57,9 +74,19 @@ pub fn by_interval(session: &Session, opt: &Options<'_>) -> Result<Vec<Row>, Err
             ),
         ],
     );
+    let totals = format!(
+        "SELECT ft.symbol AS symbol, ft.dso AS dso, SUM(ft.samples) AS n \
+         FROM function_total ft JOIN events e ON e.capture = ft.capture AND e.event_id = ft.event_id \
+         WHERE e.name = {} GROUP BY ft.symbol, ft.dso",
+        crate::columns::quote(opt.event)
+    );
+    let min = opt.min_total.max(1);
+    let shown = format!("SELECT symbol, dso FROM ({totals}) WHERE n >= {min}");
     let own = format!(
-        "SELECT bucket, symbol, dso, COUNT(*) AS samples, SUM(period) AS period \
-         FROM ({samples}) s GROUP BY bucket, symbol, dso"
+        "SELECT s.bucket AS bucket, s.symbol AS symbol, s.dso AS dso, COUNT(*) AS samples, \
+         SUM(s.period) AS period FROM ({samples}) s \
+         JOIN ({shown}) f ON f.symbol = s.symbol AND f.dso = s.dso \
+         GROUP BY s.bucket, s.symbol, s.dso"
     );
     let total = Inclusive {
         keys: &["bucket"],
@@ -72,14 +99,32 @@ pub fn by_interval(session: &Session, opt: &Options<'_>) -> Result<Vec<Row>, Err
         ],
     }
     .sql();
-    views::keep_stack_tables_for(session, &total)?;
+    let total = format!(
+        "SELECT t.* FROM ({total}) t JOIN ({shown}) f ON f.symbol = t.symbol AND f.dso = t.dso"
+    );
+    views::keep_stack_tables_for(
+        session,
+        &format!("{total} UNION ALL SELECT * FROM function_total"),
+    )?;
     let mut rows: HashMap<(u64, String, String), Row> = HashMap::new();
     for (sql, is_self) in [(own, true), (total, false)] {
         add(session, &sql, is_self, &mut rows)?;
     }
     let mut rows: Vec<Row> = rows.into_values().collect();
     rows.sort_unstable_by(|a, b| (a.bucket, &a.symbol, &a.dso).cmp(&(b.bucket, &b.symbol, &b.dso)));
-    Ok(rows)
+    let below = format!("SELECT COUNT(*) AS n FROM ({totals}) WHERE n > 0 AND n < {min}");
+    let below = match session.sql(&below)?.first() {
+        Some(b) => columns::i64s(b, "n")?
+            .first()
+            .copied()
+            .flatten()
+            .unwrap_or(0),
+        None => 0,
+    };
+    Ok(Sums {
+        rows,
+        below: below.max(0) as u64,
+    })
 }
 
 /// Adds the rows of `sql` (bucket, symbol, dso, samples, period) to

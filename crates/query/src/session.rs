@@ -38,6 +38,9 @@ pub struct Session {
     tables: Vec<&'static str>,
     /// The one capture registered, if only one is.
     only: Option<String>,
+    /// The standard views perfq defined (`crate::views`), as against a
+    /// caller's of the same name.
+    standard: std::sync::Mutex<Vec<&'static str>>,
 }
 
 impl Session {
@@ -96,6 +99,7 @@ impl Session {
             dataset: dataset.into(),
             tables: Vec::new(),
             only: only.map(str::to_string),
+            standard: std::sync::Mutex::new(Vec::new()),
         };
         let present = s.present_tables()?;
         if !present.contains(&"capture") {
@@ -274,6 +278,20 @@ impl Session {
     pub fn create_view(&self, name: &str, sql: &str) -> Result<(), Error> {
         self.sql(&format!("CREATE OR REPLACE VIEW {name} AS {sql}"))
             .map(|_| ())
+    }
+
+    /// Defines standard view `name` (`crate::views`) with its `sql`.
+    pub(crate) fn create_standard_view(&self, name: &'static str, sql: &str) -> Result<(), Error> {
+        self.create_view(name, sql)?;
+        if let Ok(mut standard) = self.standard.lock() {
+            standard.push(name);
+        }
+        Ok(())
+    }
+
+    /// Whether `name` is a standard view perfq defined, not a caller's.
+    pub(crate) fn is_standard_view(&self, name: &str) -> bool {
+        self.standard.lock().is_ok_and(|s| s.contains(&name))
     }
 
     /// Computes `sql` once and keeps the rows in memory under `name`

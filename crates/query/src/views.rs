@@ -88,7 +88,11 @@ pub fn keep_stack_tables_for(session: &Session, statement: &str) -> Result<(), E
 }
 
 fn keep(session: &Session, totals: bool) -> Result<(), Error> {
-    let standard_frames = !session.has_relation("frame_functions")?;
+    // The standard view, defined by perfq (for a profile, say) or not yet:
+    // its names are then worked out from the frames here, much faster
+    // than by its SQL.
+    let standard_frames =
+        !session.has_relation("frame_functions")? || session.is_standard_view("frame_functions");
     ensure(session, "frame_functions")?;
     if !session.has_relation("stack_frames")? {
         session.create_view("stack_frames", helpers::UNNESTED_STACK_FRAMES)?;
@@ -200,7 +204,7 @@ fn read_by(statement: &str) -> Vec<&'static View> {
 pub(crate) fn ensure(session: &Session, name: &str) -> Result<(), Error> {
     for v in read_by(name) {
         if !session.has_relation(v.name)? {
-            session.create_view(v.name, v.sql)?;
+            session.create_standard_view(v.name, v.sql)?;
         }
     }
     Ok(())

@@ -114,11 +114,11 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
     }
     let mut tree = CallTree::of(&p)?;
     let counts = Counts::of(&p, &tree, interval_ns);
-    let sums = functions::sums(session, &event.name, interval_ns, &mut tree)?;
     // Nodes and functions with fewer samples than this are left out.
     let threshold = ((opt.prune * counts.all as f64).ceil() as u64).max(1);
+    let (sums, below) = functions::sums(session, &event.name, interval_ns, threshold, &mut tree)?;
     let pruned = Pruned::new(&tree, &counts, threshold);
-    let shown = Shown::choose(&tree, &pruned, &sums, threshold);
+    let shown = Shown::choose(&tree, &pruned, &sums, below);
     notes.extend(left_out(pruned.cut, shown.dropped, opt.prune));
     let td = topdown_data(session, &shown.ids(), width_ms, &mut notes)?;
     let level2 = td

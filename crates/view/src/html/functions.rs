@@ -15,15 +15,23 @@ use crate::Error;
 /// periods.
 pub(super) type Sums = HashMap<(u64, u32), [u64; 4]>;
 
-/// The sums of `event` per interval of `interval_ns`, by the tree's
-/// function ids (a function the tree lacks is added to it).
+/// The sums of `event` per interval of `interval_ns` of the functions
+/// with `threshold` total samples or more, by the tree's function ids (a
+/// function the tree lacks is added to it), and how many functions with
+/// samples have fewer.
 pub(super) fn sums(
     session: &Session,
     event: &str,
     interval_ns: u64,
+    threshold: u64,
     tree: &mut CallTree,
-) -> Result<Sums, Error> {
-    let rows = function_sums::by_interval(session, &function_sums::Options { event, interval_ns })?;
+) -> Result<(Sums, u64), Error> {
+    let opt = function_sums::Options {
+        event,
+        interval_ns,
+        min_total: threshold,
+    };
+    let function_sums::Sums { rows, below } = function_sums::by_interval(session, &opt)?;
     let mut sums = Sums::new();
     for r in rows {
         let f = tree.function(&r.symbol, &r.dso)?;
@@ -35,7 +43,7 @@ pub(super) fn sums(
         ];
         sums.insert((r.bucket, f), sum);
     }
-    Ok(sums)
+    Ok((sums, below))
 }
 
 /// The functions the page lists.
@@ -50,27 +58,24 @@ pub(super) struct Shown {
 
 impl Shown {
     /// The functions of the kept nodes, in node order, then the others
-    /// with at least `threshold` total samples, in tree order.
-    pub(super) fn choose(tree: &CallTree, pruned: &Pruned, sums: &Sums, threshold: u64) -> Self {
-        let mut function_total = vec![0u64; tree.functions()];
-        for ((_, f), v) in sums {
-            function_total[*f as usize] += v[1];
+    /// with sums (those with enough total samples), in tree order;
+    /// `below` functions with samples were left out.
+    pub(super) fn choose(tree: &CallTree, pruned: &Pruned, sums: &Sums, below: u64) -> Self {
+        let mut summed = vec![false; tree.functions()];
+        for (_, f) in sums.keys() {
+            summed[*f as usize] = true;
         }
         let mut shown = Shown {
             functions: Vec::new(),
             renumber: vec![usize::MAX; tree.functions()],
-            dropped: 0,
+            dropped: below as usize,
         };
         for &f in pruned.function.iter().skip(1) {
             shown.show(tree, f);
         }
-        for (f, &t) in (0..).zip(&function_total) {
-            if shown.renumber[f as usize] == usize::MAX {
-                if t >= threshold {
-                    shown.show(tree, f);
-                } else if t > 0 {
-                    shown.dropped += 1;
-                }
+        for (f, &has) in (0..).zip(&summed) {
+            if has {
+                shown.show(tree, f);
             }
         }
         shown
