@@ -34,6 +34,8 @@ have java || need+=(default-jre-headless)
 have man || need+=(man-db)
 have zsh || need+=(zsh)
 have fish || need+=(fish)
+# The benchmarks' timer (benches/).
+have hyperfine || need+=(hyperfine)
 # libc's debug file: the DWARF comparisons with perf name libc's frames
 # from it (crates/cli/tests/common: libc_debug_info_here).
 libc=$(gcc -print-file-name=libc.so.6)

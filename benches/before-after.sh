@@ -2,8 +2,8 @@
 # Two perfq builds on the same captures, measured in one run: whether a
 # change kept perfq's speed.
 #   sh benches/before-after.sh OLD_PERFQ NEW_PERFQ CAPTURE [TOPDOWN_CAPTURE]
-# CAPTURE is timed with convert, report, report --children and the
-# inclusive query over its dataset; TOPDOWN_CAPTURE (default
+# CAPTURE is timed with convert, report, report --children, the
+# inclusive query and the HTML page over its dataset; TOPDOWN_CAPTURE (default
 # testdata/topdown-spr.data) with topdown --total. Each command runs once
 # per build as a warm-up, then RUNS times (default 8) alternating old, new,
 # old, new…: a machine whose speed drifts over minutes (page cache, other
@@ -62,5 +62,6 @@ compare "report" "@PERFQ@ report $capture"
 compare "report --children" "@PERFQ@ report --children $capture"
 compare "query: top 20 of function_total" \
     "@PERFQ@ query @DS@ 'SELECT symbol, dso, samples FROM function_total ORDER BY samples DESC LIMIT 20'"
+compare "html" "@PERFQ@ html @DS@ -o $dir/page.html"
 compare "topdown --total (cached)" \
     "PERFQ_CACHE_DIR=@CACHE@ @PERFQ@ topdown --total $td"
