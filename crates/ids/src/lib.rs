@@ -29,5 +29,5 @@ mod tickets;
 
 pub use interner::{Interner, Numbering};
 pub use table::{prefetch_line, IdTable, KeyHash};
-pub use texts::TextIds;
+pub use texts::{span, TextIds};
 pub use tickets::{Numbered, TicketBook, TicketIds};

@@ -22,24 +22,28 @@ struct Store {
 }
 
 impl Store {
-    /// Where text `id` starts: where the one before it ends.
-    fn start(&self, id: u32) -> u32 {
-        match id.checked_sub(1) {
-            Some(before) => self.ends.get(before as usize).copied().unwrap_or(0),
-            None => 0,
-        }
-    }
-
     /// Text `id`; empty for an id never given.
     fn text(&self, id: u32) -> &str {
-        let Some(&end) = self.ends.get(id as usize) else {
-            return "";
-        };
+        let (start, len) = span(&self.ends, id);
         // Every end is at a text's end, so on a character boundary.
         self.bytes
-            .get(self.start(id) as usize..end as usize)
+            .get(start as usize..(start + len) as usize)
             .unwrap_or_default()
     }
+}
+
+/// Where text `id` starts in a block of texts stored end to end, each
+/// ending where `ends` says ([`TextIds::into_parts`]), and its length;
+/// (0, 0) for an id past them.
+pub fn span(ends: &[u32], id: u32) -> (u32, u32) {
+    let Some(&end) = ends.get(id as usize) else {
+        return (0, 0);
+    };
+    let start = match id.checked_sub(1) {
+        Some(before) => ends.get(before as usize).copied().unwrap_or(0),
+        None => 0,
+    };
+    (start, end.saturating_sub(start))
 }
 
 impl TextIds {
@@ -108,14 +112,6 @@ impl TextIds {
         self.store.ends.is_empty()
     }
 
-    /// Where text `id` starts in [`TextIds::into_parts`]' block, and its
-    /// length.
-    pub fn span(&self, id: u32) -> (u32, u32) {
-        let end = self.store.ends.get(id as usize).copied().unwrap_or(0);
-        let start = self.store.start(id);
-        (start, end.saturating_sub(start))
-    }
-
     /// The block of texts and where each ends, by id.
     pub fn into_parts(self) -> (Vec<u8>, Vec<u32>) {
         (self.store.bytes.into_bytes(), self.store.ends)
@@ -141,7 +137,8 @@ mod tests {
         assert_eq!(t.get("perf"), Some(2));
         assert_eq!(t.get("perl"), None);
         assert_eq!(t.find(""), Some(1));
-        assert_eq!(t.span(3), (13, 5));
+        assert_eq!(span(&t.store.ends, 3), (13, 5));
+        assert_eq!(span(&t.store.ends, 4), (0, 0));
         assert_eq!(t.text(9), "");
         let (bytes, ends) = t.into_parts();
         assert_eq!(bytes, "libc.so.6perfünï".as_bytes());

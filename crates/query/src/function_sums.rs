@@ -102,10 +102,8 @@ pub fn by_interval(session: &Session, opt: &Options<'_>) -> Result<Sums, Error> 
     let total = format!(
         "SELECT t.* FROM ({total}) t JOIN ({shown}) f ON f.symbol = t.symbol AND f.dso = t.dso"
     );
-    views::keep_stack_tables_for(
-        session,
-        &format!("{total} UNION ALL SELECT * FROM function_total"),
-    )?;
+    // It reads the stack tables, and function_total (through `shown`).
+    views::keep_stack_tables_for(session, &total)?;
     let mut rows: HashMap<(u64, String, String), Row> = HashMap::new();
     for (sql, is_self) in [(own, true), (total, false)] {
         add(session, &sql, is_self, &mut rows)?;

@@ -151,8 +151,8 @@ impl Locating {
         self.clear();
         let (pid, tid) = (view.sample().pid, view.sample().tid);
         if let (Own::First, Some(pid), Some(f)) = (self.locate.own, pid, view.leaf()) {
-            let l = view.tracker().locate(pid, f.lookup, f.kernel);
-            self.numbers.own = Some(numbering.number(K::of(l, &f, Role::Own)));
+            let n = number_frame(None, view.tracker(), pid, &f, Role::Own, numbering);
+            self.numbers.own = Some(n);
         }
         if self.locate.stack {
             self.numbers.unwound = view.locate_frames(symbolizer);
@@ -168,7 +168,14 @@ impl Locating {
                 .is_some_and(|l| l.addr == f.addr && l.lookup == f.lookup && l.kernel == f.kernel);
             self.numbers.own = match self.numbers.stack.last() {
                 Some(&leaf) if same => Some(leaf),
-                _ => Some(self.number(view.tracker(), pid, &f, Role::Own, numbering)),
+                _ => Some(number_frame(
+                    self.cache(),
+                    view.tracker(),
+                    pid,
+                    &f,
+                    Role::Own,
+                    numbering,
+                )),
             };
         }
         if self.locate.branches {
@@ -191,33 +198,20 @@ impl Locating {
         let chain = self
             .chains
             .start(tracker, pid, self.numbers.chain_tid, frames, flags);
-        let (mut new, mut expanded) = (0, false);
-        let numbers = if self.locate.cache {
+        let mut cache = self.locate.cache.then_some(&mut self.cache);
+        if let Some(cache) = &cache {
             // Only the frames not shared with the thread's previous
             // stack are looked up: deep stacks mostly share theirs.
-            self.cache.prefetch(pid, chain.unshared());
-            let cache = &mut self.cache;
-            chain.finish(flags, |f| {
-                new += 1;
-                let expand = expand_of(f);
-                expanded |= expand;
-                let mut keyed = Keyed {
-                    numbering: &mut *numbering,
-                    frame: f,
-                    role: Role::Stack { expand },
-                    key: PhantomData,
-                };
-                cache.number(tracker, pid, f, &mut keyed)
-            })
-        } else {
-            chain.finish(flags, |f| {
-                new += 1;
-                let expand = expand_of(f);
-                expanded |= expand;
-                let l = tracker.locate(pid, f.lookup, f.kernel);
-                numbering.number(K::of(l, f, Role::Stack { expand }))
-            })
-        };
+            cache.prefetch(pid, chain.unshared());
+        }
+        let (mut new, mut expanded) = (0, false);
+        let numbers = chain.finish(flags, |f| {
+            new += 1;
+            let expand = expand_of(f);
+            expanded |= expand;
+            let role = Role::Stack { expand };
+            number_frame(cache.as_deref_mut(), tracker, pid, f, role, numbering)
+        });
         self.numbers.stack.extend_from_slice(numbers);
         self.numbers.new_in_stack = new;
         self.numbers.expanded = expanded;
@@ -245,33 +239,22 @@ impl Locating {
                     kernel: None,
                     context: None,
                 };
-                self.number(view.tracker(), pid, &f, Role::Branch, numbering)
+                number_frame(
+                    self.cache(),
+                    view.tracker(),
+                    pid,
+                    &f,
+                    Role::Branch,
+                    numbering,
+                )
             });
             self.numbers.branches.push((from, to));
         }
     }
 
-    /// The number of frame `f` of process `pid`, through the cache when
-    /// [`Locate::cache`] asks for it.
-    fn number<K: LocationKey>(
-        &mut self,
-        tracker: &Tracker,
-        pid: u32,
-        f: &FrameLookup,
-        role: Role,
-        numbering: &mut impl Numbering<K>,
-    ) -> u32 {
-        if self.locate.cache {
-            let mut keyed = Keyed {
-                numbering,
-                frame: f,
-                role,
-                key: PhantomData,
-            };
-            self.cache.number(tracker, pid, f, &mut keyed)
-        } else {
-            numbering.number(K::of(tracker.locate(pid, f.lookup, f.kernel), f, role))
-        }
+    /// The cache, when [`Locate::cache`] asks for it.
+    fn cache(&mut self) -> Option<&mut LocationCache> {
+        self.locate.cache.then_some(&mut self.cache)
     }
 
     /// `view` with the numbers found for it.
@@ -283,6 +266,31 @@ impl Locating {
             view,
             numbers: &self.numbers,
         }
+    }
+}
+
+/// The number of frame `f` of process `pid` as `role`: the one `cache`
+/// remembers for it (a frame met before in the same mappings), else that
+/// of its location, found now.
+fn number_frame<K: LocationKey>(
+    cache: Option<&mut LocationCache>,
+    tracker: &Tracker,
+    pid: u32,
+    f: &FrameLookup,
+    role: Role,
+    numbering: &mut impl Numbering<K>,
+) -> u32 {
+    match cache {
+        Some(cache) => {
+            let mut keyed = Keyed {
+                numbering,
+                frame: f,
+                role,
+                key: PhantomData,
+            };
+            cache.number(tracker, pid, f, &mut keyed)
+        }
+        None => numbering.number(K::of(tracker.locate(pid, f.lookup, f.kernel), f, role)),
     }
 }
 

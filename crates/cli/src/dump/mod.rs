@@ -55,15 +55,12 @@ pub fn run(
         );
     }
     let capture = Capture::open(path)?;
-    let mut symbols = symbols.map(|config| Symbols::collect(&capture, &config));
-    // The output's read numbers the locations the first read met again,
-    // and finds the same numbers.
-    let (mut locations, locating) = match symbols.as_mut() {
-        Some(s) => (
-            std::mem::take(&mut s.interner),
-            Locating::new(symbolized::LOCATE),
-        ),
-        None => (Interner::new(), Locating::default()),
+    let (symbols, mut locations, locating) = match symbols {
+        Some(config) => {
+            let (symbols, locations) = Symbols::collect(&capture, &config);
+            (Some(symbols), locations, Locating::new(symbolized::LOCATE))
+        }
+        None => (None, Interner::new(), Locating::default()),
     };
     if let DumpFormat::Csv = format {
         writeln!(out, "{CSV_HEADER}")?;

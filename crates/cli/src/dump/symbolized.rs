@@ -23,14 +23,14 @@ pub(super) const LOCATE: Locate = Locate {
 /// Symbolization of `perfq dump --symbols`: every sample location resolved
 /// up front (one read of the capture), so the output's read only looks up.
 pub(super) struct Symbols {
-    /// The locations met, by number.
-    pub(super) interner: Interner<Location>,
     pub(super) resolved: Resolutions,
     pub(super) symbolizer: Symbolizer,
 }
 
 impl Symbols {
-    pub(super) fn collect(capture: &Capture, config: &Config) -> Symbols {
+    /// The symbols, and the locations met, by number: the output's read
+    /// numbers them again and finds the same numbers.
+    pub(super) fn collect(capture: &Capture, config: &Config) -> (Symbols, Interner<Location>) {
         let mut stream = Stream::new(capture);
         let symbolizer = Symbolizer::new(
             config,
@@ -48,11 +48,11 @@ impl Symbols {
         );
         let tracker = stream.finish().tracker;
         let resolved = interning.0.resolve_all(&tracker, interner.keys());
-        Symbols {
-            interner,
+        let symbols = Symbols {
             resolved,
             symbolizer: interning.0,
-        }
+        };
+        (symbols, interner)
     }
 }
 

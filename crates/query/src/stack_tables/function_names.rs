@@ -54,12 +54,7 @@ impl Texts {
 
     /// String `n`'s offset and length in `block`.
     fn at(&self, n: u32) -> (u32, u32) {
-        let end = self.ends.get(n as usize).copied().unwrap_or(0);
-        let start = match n.checked_sub(1) {
-            Some(before) => self.ends.get(before as usize).copied().unwrap_or(0),
-            None => 0,
-        };
-        (start, end.saturating_sub(start))
+        perfq_ids::span(&self.ends, n)
     }
 }
 
