@@ -17,6 +17,8 @@ use crate::helpers::{self, Param};
 use crate::inclusive::{Inclusive, SAME_STACK};
 use crate::{columns, views, Error, Session};
 
+mod kept;
+
 /// What to sum.
 #[derive(Clone, Debug)]
 pub struct Options<'a> {
@@ -62,7 +64,20 @@ pub struct Row {
 /// The event's per-function sums per interval, of the functions with at
 /// least [`Options::min_total`] total samples. A function has a row in an
 /// interval where it has self or total samples there.
+///
+/// Summed natively where perfq keeps the stack tables (`kept.rs`: *the*
+/// implementation then, held equal to [`by_sql`] by a test), else by the
+/// SQL.
 pub fn by_interval(session: &Session, opt: &Options<'_>) -> Result<Sums, Error> {
+    match views::sampled_stacks(session, false)? {
+        Some(stacks) => kept::sums(session, &stacks, opt),
+        None => by_sql(session, opt),
+    }
+}
+
+/// [`by_interval`] by its definition: the views' SQL, split by interval.
+#[doc(hidden)]
+pub fn by_sql(session: &Session, opt: &Options<'_>) -> Result<Sums, Error> {
     views::ensure(session, "sample_symbols")?;
     let samples = helpers::fill(
         helpers::INTERVAL_SAMPLES,

@@ -41,6 +41,8 @@ pub struct Session {
     /// The standard views perfq defined (`crate::views`), as against a
     /// caller's of the same name.
     standard: std::sync::Mutex<Vec<&'static str>>,
+    /// The sampled stacks the stack tables read, where perfq made them.
+    sampled: std::sync::Mutex<Option<std::sync::Arc<crate::stack_tables::SampledStacks>>>,
 }
 
 impl Session {
@@ -100,6 +102,7 @@ impl Session {
             tables: Vec::new(),
             only: only.map(str::to_string),
             standard: std::sync::Mutex::new(Vec::new()),
+            sampled: std::sync::Mutex::new(None),
         };
         let present = s.present_tables()?;
         if !present.contains(&"capture") {
@@ -287,6 +290,18 @@ impl Session {
             standard.push(name);
         }
         Ok(())
+    }
+
+    /// Keeps the sampled stacks the stack tables read.
+    pub(crate) fn keep_sampled_stacks(&self, s: std::sync::Arc<crate::stack_tables::SampledStacks>) {
+        if let Ok(mut sampled) = self.sampled.lock() {
+            *sampled = Some(s);
+        }
+    }
+
+    /// The sampled stacks kept, if any.
+    pub(crate) fn sampled_stacks(&self) -> Option<std::sync::Arc<crate::stack_tables::SampledStacks>> {
+        self.sampled.lock().ok().and_then(|s| s.clone())
     }
 
     /// Whether `name` is a standard view perfq defined, not a caller's.

@@ -30,41 +30,57 @@ use crate::{helpers, Error, Session};
 mod function_names;
 mod function_total;
 mod on_read;
+mod sampled;
 mod set_functions;
 
 use function_names::FunctionNames;
+pub use sampled::SampledStacks;
 
-/// Each capture's frames' function ids, by frame id (0: none).
-type FrameFunctions = FxHashMap<String, Vec<u32>>;
+/// Each capture's frames' function ids, by capture name and frame id (0:
+/// none); and for perfq's own `functions`, which frames have a symbol (a
+/// bit per frame id).
+#[derive(Default)]
+struct FrameFunctions {
+    ids: FxHashMap<String, Vec<u32>>,
+    resolved: FxHashMap<String, Vec<u64>>,
+}
+
+/// What [`keep`] keeps.
+pub(crate) struct Keep {
+    /// `frame_functions` is the standard view (not one of the caller's):
+    /// its names are then worked out here from `frames`.
+    pub(crate) standard_frames: bool,
+    /// `function_total` is summed from the same sets and kept too
+    /// ([`function_total`]), when `functions` is perfq's own and the
+    /// session has no `function_total`.
+    pub(crate) totals: bool,
+    /// The sampled stacks' paths are kept with them ([`SampledStacks`]).
+    pub(crate) paths: bool,
+}
 
 /// Computes `functions` (unless the session has it), `stack_sets` and
 /// `set_functions` and keeps them in memory under their names, their
 /// columns typed as their SQL definitions type them;
 /// `stack_functions` becomes a view over them. `defs` gives a view's SQL
-/// by name.
-/// `standard_frames` says that `frame_functions` is the standard view
-/// (not one of the caller's): its names are then worked out here from
-/// `frames`. With `totals`, `function_total` is summed from the same sets
-/// and kept too ([`function_total`]), when `functions` is perfq's own and
-/// the session has no `function_total`.
+/// by name. Where `functions` is perfq's own, the sampled stacks are kept
+/// on the session too ([`SampledStacks`]).
 pub(crate) fn keep(
     session: &Session,
-    standard_frames: bool,
-    totals: bool,
+    opt: &Keep,
     defs: impl Fn(&str) -> &'static str,
 ) -> Result<(), Error> {
     let (named, frame_functions) = if session.has_relation("functions")? {
         // Defined by the caller: read as it is.
         (functions(session)?, frame_functions(session)?)
     } else {
-        native_functions(session, standard_frames, defs("functions"))?
+        native_functions(session, opt.standard_frames, defs("functions"))?
     };
     // Defined by its SQL for now, so that the others' definitions can be
     // planned (for their column types); replaced at the end.
     session.create_view("stack_functions", defs("stack_functions"))?;
-    let stacks = StackSetsRead::read(session, &frame_functions)?;
-    drop(frame_functions);
-    let sets = Arc::new(stacks.sets.into_list());
+    let paths = opt.paths && matches!(named, Named::Ranked(_));
+    let mut stacks = StackSetsRead::read(session, &frame_functions, paths)?;
+    let sets = Arc::new(std::mem::take(&mut stacks.sets).into_list());
     let rank = ranks(&sets);
     keep_stack_sets(
         session,
@@ -86,18 +102,29 @@ pub(crate) fn keep(
     on_read::register(session, "set_functions", Arc::new(table))?;
     session.create_view("stack_functions", helpers::STACK_FUNCTIONS_OF_SETS)?;
 
-    // function_total from the same sets, when the functions are perfq's
-    // own (their rows in id order) and the session has no such relation.
-    if let (true, Some(names)) = (totals, names) {
-        if !session.has_relation("function_total")? {
-            let stacks = function_total::StackSets {
-                ids: &stacks.ids,
-                set_of_stack: &stacks.set_of_stack,
-                sets: &sets,
-            };
-            function_total::keep(session, stacks, names, defs("function_total"))?;
-        }
+    // The sampled stacks, and function_total from their sets, when the
+    // functions are perfq's own (their rows in id order).
+    let Some(names) = names else {
+        return Ok(());
+    };
+    let read = sampled::Read {
+        ids: &stacks.ids,
+        set_of_stack: stacks.set_of_stack,
+        leaf_resolved: stacks.leaf_resolved,
+        path_ends: stacks.path_ends,
+        path_functions: stacks.path_functions,
+        frames: frame_functions.ids.into_iter().collect(),
+        sets,
+        names,
+    };
+    let Some(sampled) = SampledStacks::new(read)? else {
+        return Ok(());
+    };
+    let sampled = Arc::new(sampled);
+    if opt.totals && !session.has_relation("function_total")? {
+        function_total::keep(session, &sampled, defs("function_total"))?;
     }
+    session.keep_sampled_stacks(sampled);
     Ok(())
 }
 
@@ -108,6 +135,12 @@ struct StackSetsRead {
     sets: Sets,
     /// Each sampled stack's set, in the order read.
     set_of_stack: Vec<u32>,
+    /// A bit per stack read: its leaf frame has a symbol.
+    leaf_resolved: Vec<u64>,
+    /// With paths: each stack's function ids, leaf first, one per frame,
+    /// end to end, and where each ends.
+    path_ends: Vec<usize>,
+    path_functions: Vec<u32>,
     /// Each batch's capture and stack id columns.
     ids: Vec<[ArrayRef; 2]>,
     /// The stack being read's function ids.
@@ -117,14 +150,15 @@ struct StackSetsRead {
 impl StackSetsRead {
     /// Reads the sampled stacks a batch at a time: only each stack's
     /// capture and id are kept, not its frame list (the lists of a
-    /// system-wide capture's sampled stacks are tens of millions of ids).
-    fn read(session: &Session, frame_functions: &FrameFunctions) -> Result<Self, Error> {
+    /// system-wide capture's sampled stacks are tens of millions of ids),
+    /// and with `paths`, its functions.
+    fn read(session: &Session, frames: &FrameFunctions, paths: bool) -> Result<Self, Error> {
         let mut out = StackSetsRead::default();
-        session.for_each_batch(helpers::SAMPLED_STACKS, |b| out.add(&b, frame_functions))?;
+        session.for_each_batch(helpers::SAMPLED_STACKS, |b| out.add(&b, frames, paths))?;
         Ok(out)
     }
 
-    fn add(&mut self, b: &RecordBatch, frame_functions: &FrameFunctions) -> Result<(), Error> {
+    fn add(&mut self, b: &RecordBatch, frames: &FrameFunctions, paths: bool) -> Result<(), Error> {
         let captures = columns::cast(b, "capture", &DataType::Utf8)?;
         let captures = captures.as_string::<i32>();
         let lists = b
@@ -132,30 +166,43 @@ impl StackSetsRead {
             .ok_or_else(|| Error::Shape("stacks has no frame_ids".into()))?
             .as_list_opt::<i32>()
             .ok_or_else(|| Error::Shape("stacks.frame_ids is not a list".into()))?;
-        let frames = cast(lists.values(), &DataType::UInt32)
+        let stack_frames = cast(lists.values(), &DataType::UInt32)
             .map_err(|e| Error::Shape(format!("stacks.frame_ids: {e}")))?;
-        let frames = frames.as_primitive::<UInt32Type>().values();
+        let stack_frames = stack_frames.as_primitive::<UInt32Type>().values();
         let offsets = lists.value_offsets();
-        let mut capture: Option<(&str, &[u32])> = None;
+        let mut capture: Option<(&str, &[u32], &[u64])> = None;
         for row in 0..b.num_rows() {
             let name = captures.value(row);
-            let map = match capture {
-                Some((c, m)) if c == name => m,
+            let (map, resolved) = match capture {
+                Some((c, m, r)) if c == name => (m, r),
                 _ => {
-                    let m = frame_functions.get(name).map_or(&[][..], Vec::as_slice);
-                    capture = Some((name, m));
-                    m
+                    let m = frames.ids.get(name).map_or(&[][..], Vec::as_slice);
+                    let r = frames.resolved.get(name).map_or(&[][..], Vec::as_slice);
+                    capture = Some((name, m, r));
+                    (m, r)
                 }
             };
             self.functions_of_stack.clear();
             let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
+            let place = self.set_of_stack.len();
+            if place.is_multiple_of(64) {
+                self.leaf_resolved.push(0);
+            }
+            if let Some(&leaf) = stack_frames.get(start).filter(|_| start < end) {
+                let bit = |f: u32| resolved.get(f as usize / 64).map_or(0, |w| w >> (f % 64) & 1);
+                self.leaf_resolved[place / 64] |= bit(leaf) << (place % 64);
+            }
             // A frame without a function row is the `[unknown]` function
             // 0, as the SQL's COALESCE makes it.
             self.functions_of_stack.extend(
-                frames[start..end]
+                stack_frames[start..end]
                     .iter()
                     .map(|&f| map.get(f as usize).copied().unwrap_or(0)),
             );
+            if paths {
+                self.path_functions.extend_from_slice(&self.functions_of_stack);
+                self.path_ends.push(self.path_functions.len());
+            }
             self.functions_of_stack.sort_unstable();
             self.functions_of_stack.dedup();
             self.set_of_stack
@@ -453,14 +500,21 @@ fn native_functions(
         mut by_capture,
     } = number_functions(&symbolic, &unnamed, &dso_names, captures.len())?;
     drop(unnamed);
+    let mut resolved = vec![Vec::new(); captures.len()];
     for (c, frame, k) in named {
         assign(&mut by_capture, c, frame, id_of[k as usize]);
+        let bits: &mut Vec<u64> = &mut resolved[c as usize];
+        let word = frame as usize / 64;
+        if bits.len() <= word {
+            bits.resize(word + 1, 0);
+        }
+        bits[word] |= 1 << (frame % 64);
     }
-    let by_capture: FxHashMap<String, Vec<u32>> = captures
-        .iter()
-        .map(str::to_string)
-        .zip(by_capture)
-        .collect();
+    let names = || captures.iter().map(str::to_string);
+    let by_capture = FrameFunctions {
+        ids: names().zip(by_capture).collect(),
+        resolved: names().zip(resolved).collect(),
+    };
     // The table, rows in id order (the `[unknown]` row last, as the SQL's
     // UNION ALL gives it), kept by number and written as it is read.
     let table = Arc::new(table.finish(session.schema_of(sql)?)?);
@@ -668,7 +722,7 @@ fn functions(session: &Session) -> Result<Named, Error> {
 
 /// Per capture, each frame id's function id (0 where there is none).
 fn frame_functions(session: &Session) -> Result<FrameFunctions, Error> {
-    let mut by_capture: FxHashMap<String, Vec<u32>> = FxHashMap::default();
+    let mut by_capture = FrameFunctions::default();
     for b in session.sql(helpers::FRAME_FUNCTION_IDS)? {
         let captures = columns::cast(&b, "capture", &DataType::Utf8)?;
         let captures = captures.as_string::<i32>();
@@ -687,6 +741,7 @@ fn frame_functions(session: &Session) -> Result<FrameFunctions, Error> {
                 continue;
             };
             let map = by_capture
+                .ids
                 .entry(captures.value(row).to_string())
                 .or_default();
             if map.len() <= frame {

@@ -16,6 +16,8 @@
 use rustc_hash::FxHashSet;
 
 use crate::{helpers, Error, Session, TABLES};
+pub use crate::stack_tables::SampledStacks;
+use std::sync::Arc;
 
 /// One view: its name and its query.
 #[derive(Clone, Copy, Debug)]
@@ -74,7 +76,22 @@ pub const STACK_TABLES: &[&str] = &[
 /// tables or views, those are left as they are and the others are
 /// computed by their SQL.
 pub fn keep_stack_tables(session: &Session) -> Result<(), Error> {
-    keep(session, false)
+    keep(session, false, false)
+}
+
+/// The sampled stacks as [`keep_stack_tables`] reads them (called first
+/// if the stack tables are not kept yet), with `paths`, each one's
+/// functions leaf first. `None` where perfq did not compute the stack
+/// tables itself (some of them, or `functions`, are the caller's; a
+/// stacks table perfq does not write), or kept them before without the
+/// paths asked for.
+pub fn sampled_stacks(session: &Session, paths: bool) -> Result<Option<Arc<SampledStacks>>, Error> {
+    if !session.has_relation("stack_sets")? {
+        keep(session, false, paths)?;
+    }
+    Ok(session
+        .sampled_stacks()
+        .filter(|s| !paths || s.is_empty() || s.path(0).is_some()))
 }
 
 /// [`keep_stack_tables`] for `statement`: when it names `function_total`,
@@ -84,10 +101,10 @@ pub fn keep_stack_tables(session: &Session) -> Result<(), Error> {
 /// time on a system-wide capture) — unless the session has a
 /// `function_total` or a `functions` of its own.
 pub fn keep_stack_tables_for(session: &Session, statement: &str) -> Result<(), Error> {
-    keep(session, words(statement).any(|w| w == "function_total"))
+    keep(session, words(statement).any(|w| w == "function_total"), false)
 }
 
-fn keep(session: &Session, totals: bool) -> Result<(), Error> {
+fn keep(session: &Session, totals: bool, paths: bool) -> Result<(), Error> {
     // The standard view, defined by perfq (for a profile, say) or not yet:
     // its names are then worked out from the frames here, much faster
     // than by its SQL.
@@ -110,9 +127,12 @@ fn keep(session: &Session, totals: bool) -> Result<(), Error> {
             session.create_table_once(name, sql(name).unwrap_or_default())?;
         }
     } else {
-        crate::stack_tables::keep(session, standard_frames, totals, |n| {
-            sql(n).unwrap_or_default()
-        })?;
+        let opt = crate::stack_tables::Keep {
+            standard_frames,
+            totals,
+            paths,
+        };
+        crate::stack_tables::keep(session, &opt, |n| sql(n).unwrap_or_default())?;
     }
     Ok(())
 }

@@ -203,6 +203,7 @@ fn stack_frames_unnested_as_walked() {
     assert!(a == b, "{} rows unnested, {} walked", a.len(), b.len());
     stack_tables_as_their_sql(&dataset, &kept, &walked);
     function_total_as_its_sql(&dataset, &kept, &walked);
+    function_sums_as_their_sql(&dataset, &walked);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -292,6 +293,41 @@ fn function_total_as_its_sql(dataset: &Path, kept: &Session, walked: &Session) {
         a.len(),
         b.len()
     );
+}
+
+/// The per-function sums per interval perfq computes from the stack
+/// tables it keeps (`function_sums::by_interval`, what the HTML page
+/// reads) are those of their SQL over the views, for every event, with
+/// intervals short, long and one for the whole time, and thresholds that
+/// leave out none, some and most functions.
+fn function_sums_as_their_sql(dataset: &Path, walked: &Session) {
+    use perfq_query::function_sums::{by_interval, by_sql, Options};
+    let kept = Session::open(dataset).unwrap();
+    let events = perfq_query::events::sampled_events(&kept).unwrap();
+    assert!(events.len() > 2, "{events:?}");
+    let mut shown = 0;
+    for event in &events {
+        for (interval_ns, min_total) in [(1_000_000, 1), (7_000_000, 10), (u64::MAX / 2, 1000)] {
+            let opt = Options {
+                event,
+                interval_ns,
+                min_total,
+            };
+            let a = by_interval(&kept, &opt).unwrap();
+            let b = by_sql(walked, &opt).unwrap();
+            shown += a.rows.len();
+            assert!(
+                a == b,
+                "{event}, {interval_ns} ns, {min_total}: {} rows and {} below natively, {} and {} by the SQL",
+                a.rows.len(),
+                a.below,
+                b.rows.len(),
+                b.below
+            );
+        }
+    }
+    assert!(perfq_query::views::sampled_stacks(&kept, false).unwrap().is_some());
+    assert!(shown > 1_000, "{shown} rows");
 }
 
 /// Every row of `table`, each column as text, sorted.

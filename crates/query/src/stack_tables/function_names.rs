@@ -52,6 +52,14 @@ impl Texts {
         }
     }
 
+    /// String `n`.
+    fn text(&self, n: u32) -> &str {
+        let (offset, len) = self.at(n);
+        let bytes = &self.block.as_slice()[offset as usize..(offset + len) as usize];
+        // Stored from `&str`s (TextIds), whole.
+        std::str::from_utf8(bytes).unwrap_or_default()
+    }
+
     /// String `n`'s offset and length in `block`.
     fn at(&self, n: u32) -> (u32, u32) {
         perfq_ids::span(&self.ends, n)
@@ -68,6 +76,24 @@ impl FunctionNames {
     pub(super) fn last(&self) -> u32 {
         // At most u32::MAX rows: see `Builder::finish`.
         (self.names.len() - 1) as u32
+    }
+
+    /// Calls `f` with function `id`'s symbol and DSO (`[unknown]`'s for
+    /// an id beyond the last).
+    pub(super) fn with_name<R>(&self, id: u32, f: impl FnOnce(&str, &str) -> R) -> R {
+        let row = match id {
+            0 => self.rows() - 1,
+            id if id <= self.last() => id as usize - 1,
+            _ => return f("[unknown]", "[unknown]"),
+        };
+        let dso = self.dsos.text(self.dso_of[row]);
+        let name = self.names[row];
+        if self.symbolic[row / 64] & (1 << (row % 64)) != 0 {
+            f(self.symbols.text(name as u32), dso)
+        } else {
+            // `0x` and hex digits: always UTF-8.
+            Name::Address(name).with_text(|t| f(std::str::from_utf8(t).unwrap_or_default(), dso))
+        }
     }
 
     /// The symbol and DSO columns of `rows` (row numbers), in that order.

@@ -15,20 +15,11 @@ use datafusion::arrow::array::{
 use datafusion::arrow::buffer::{BooleanBuffer, NullBuffer};
 use datafusion::arrow::compute::take;
 use datafusion::arrow::datatypes::{DataType, SchemaRef, UInt32Type, UInt64Type};
-use perfq_ids::{Interner, Numbering, TextIds};
+use perfq_ids::{Interner, Numbering};
 
 use super::on_read::{self, OnRead};
-use super::{text_id, typed, FunctionNames, SetList};
+use super::{typed, FunctionNames, SampledStacks};
 use crate::{columns, helpers, views, Error, Session};
-
-/// The sampled stacks' sets, as the stack tables found them.
-pub(super) struct StackSets<'a> {
-    /// Each batch of sampled stacks: its capture and stack id columns.
-    pub(super) ids: &'a [[ArrayRef; 2]],
-    /// The set (its number in `sets`) of each of those stacks, in order.
-    pub(super) set_of_stack: &'a [u32],
-    pub(super) sets: &'a SetList,
-}
 
 /// A group's `COUNT(*)` and `SUM(period)`, wrapping as DataFusion's sums
 /// do. (Every period is there: see [`keep`].)
@@ -44,78 +35,6 @@ impl Sum {
         self.period = self.period.wrapping_add(period);
     }
 }
-
-/// Each sampled stack's set, by stack id, in a few bytes per stack of the
-/// capture: a bit per stack id (whether it is sampled), the sampled ones
-/// counted up to each 64 ids, and the sets of the sampled stacks in id
-/// order. A lookup reads three small arrays (a system-wide capture has
-/// many stacks, most of them never sampled: an array indexed by stack id
-/// was far larger).
-#[derive(Default)]
-struct SetIndex {
-    sampled: Vec<u64>,
-    /// Sampled stacks before each word of `sampled`.
-    before: Vec<u32>,
-    /// The sets, by rank among the sampled stacks.
-    sets: Vec<u32>,
-}
-
-impl SetIndex {
-    /// Marks stack `id` sampled (before [`SetIndex::rank_all`]); false if
-    /// it was already.
-    fn mark(&mut self, id: usize) -> bool {
-        let word = id / 64;
-        if self.sampled.len() <= word {
-            self.sampled.resize(word + 1, 0);
-        }
-        let bit = 1 << (id % 64);
-        let new = self.sampled[word] & bit == 0;
-        self.sampled[word] |= bit;
-        new
-    }
-
-    /// Counts the marked stacks, for [`SetIndex::rank`] (which finds none
-    /// before).
-    fn rank_all(&mut self) {
-        let mut n = 0u32;
-        self.before = self
-            .sampled
-            .iter()
-            .map(|w| {
-                let at = n;
-                n += w.count_ones();
-                at
-            })
-            .collect();
-        self.sets = vec![NO_SET; n as usize];
-    }
-
-    /// Stack `id`'s place among the sampled stacks, if it is one.
-    fn rank(&self, id: usize) -> Option<usize> {
-        let (word, bit) = (id / 64, id % 64);
-        let w = *self.sampled.get(word)?;
-        if w & (1 << bit) == 0 {
-            return None;
-        }
-        let below = (w & ((1u64 << bit) - 1)).count_ones();
-        Some((self.before.get(word)? + below) as usize)
-    }
-
-    fn set(&self, id: usize) -> Option<u32> {
-        let set = *self.sets.get(self.rank(id)?)?;
-        (set != NO_SET).then_some(set)
-    }
-}
-
-/// "No set" in [`SetIndex::sets`].
-const NO_SET: u32 = u32::MAX;
-
-/// Stack ids [`set_index`] takes: up to this many per sampled stack, plus
-/// [`ID_SLACK`] (the index then costs at most 32 bytes a sampled stack,
-/// and 2 MB). A system-wide capture has about twelve stacks per sampled
-/// one; a table with ids beyond is summed by the SQL instead.
-const ID_SPREAD: usize = 256;
-const ID_SLACK: usize = 1 << 24;
 
 /// A (capture number, event) pair, which `function_total` sums by.
 type Pair = (u32, Option<u64>);
@@ -146,30 +65,19 @@ struct ByPair {
 /// aggregation). One (capture, event) pair is
 /// summed at a time, in arrays reused for the next. The rows are kept by
 /// number and named as the table is read ([`Totals`]).
-pub(super) fn keep(
-    session: &Session,
-    stacks: StackSets<'_>,
-    functions: Arc<FunctionNames>,
-    sql: &str,
-) -> Result<(), Error> {
-    // Captures numbered as met (a batch is mostly one capture's rows).
-    let mut captures = TextIds::new();
-    let Some(index) = set_index(&stacks, &mut captures)? else {
+pub(super) fn keep(session: &Session, stacks: &SampledStacks, sql: &str) -> Result<(), Error> {
+    let Some(by_pair) = samples_by_pair(session, stacks)? else {
         return Ok(());
     };
-    let sets = stacks.sets.len() as usize;
-    let Some(by_pair) = samples_by_pair(session, &index, &mut captures, sets)? else {
-        return Ok(());
-    };
-    drop(index);
-    let (pairs, mut rows) = sum_by_function(by_pair, stacks.sets, functions.last());
+    let functions = stacks.names().clone();
+    let (pairs, mut rows) = sum_by_function(by_pair, stacks, functions.last());
     // Kept for the session's life, without slack.
     rows.shrink_to_fit();
     let schema = session.schema_of(sql)?;
     let (pair_captures, events): (Vec<u32>, Vec<Option<u64>>) = pairs.into_iter().unzip();
     let totals = Totals {
         schema,
-        captures: StringArray::from_iter_values(captures.iter()),
+        captures: StringArray::from_iter_values(stacks.capture_names()),
         pair_captures: UInt32Array::from(pair_captures),
         pair_events: UInt64Array::from(events),
         functions,
@@ -182,7 +90,7 @@ pub(super) fn keep(
 /// function over each set's functions that the functions table names
 /// (ids to `last`: the SQL's join with set_functions, which has only
 /// those); the pairs, and their rows pair after pair.
-fn sum_by_function(by_pair: ByPair, sets: &SetList, last: u32) -> (Vec<Pair>, Rows) {
+fn sum_by_function(by_pair: ByPair, sets: &SampledStacks, last: u32) -> (Vec<Pair>, Rows) {
     let ByPair {
         pairs,
         first: mut by_set,
@@ -206,7 +114,7 @@ fn sum_by_function(by_pair: ByPair, sets: &SetList, last: u32) -> (Vec<Pair>, Ro
         }
         for set in sets_met.drain(..) {
             let sum = std::mem::take(&mut by_set[set as usize]);
-            for &f in sets.get(set) {
+            for &f in sets.set(set) {
                 if let Some(total) = by_function.get_mut(f as usize) {
                     if total.samples == 0 {
                         functions_met.push(f);
@@ -233,79 +141,11 @@ fn sum_by_function(by_pair: ByPair, sets: &SetList, last: u32) -> (Vec<Pair>, Ro
 }
 
 /// Each capture's sampled stacks' sets, by stack id.
-/// `None` for a stacks table perfq does not write, which the SQL sums
-/// instead: a stack id listed twice (the SQL's join then counts its
-/// samples twice), or far beyond the sampled stacks' count (perfq numbers
-/// stacks from 0, a sampled one in every few: the index would be mostly
-/// empty words).
-fn set_index(
-    stacks: &StackSets<'_>,
-    captures: &mut TextIds,
-) -> Result<Option<Vec<SetIndex>>, Error> {
-    let largest = ID_SPREAD
-        .saturating_mul(stacks.set_of_stack.len())
-        .saturating_add(ID_SLACK);
-    let mut index: Vec<SetIndex> = Vec::new();
-    // The sampled stacks marked, then (once counted) their sets placed.
-    for pass in [0, 1] {
-        let mut at = 0;
-        for [capture, stack_id] in stacks.ids {
-            let capture = datafusion::arrow::compute::cast(capture, &DataType::Utf8)
-                .map_err(|e| Error::Shape(format!("stacks.capture: {e}")))?;
-            let capture = capture.as_string::<i32>();
-            let ids = datafusion::arrow::compute::cast(stack_id, &DataType::UInt64)
-                .map_err(|e| Error::Shape(format!("stacks.stack_id: {e}")))?;
-            let ids = ids.as_primitive::<UInt64Type>();
-            for row in 0..ids.len() {
-                let set = stacks.set_of_stack.get(at + row).copied();
-                let Some(set) = set.filter(|_| capture.is_valid(row) && ids.is_valid(row)) else {
-                    continue;
-                };
-                let Ok(id) = usize::try_from(ids.value(row)) else {
-                    return Ok(None);
-                };
-                if id > largest {
-                    return Ok(None);
-                }
-                let name = capture.value(row);
-                let c = if pass == 0 {
-                    Some(text_id(captures, name)?)
-                } else {
-                    captures.find(name)
-                };
-                let Some(c) = c else {
-                    continue;
-                };
-                if index.len() <= c as usize {
-                    index.resize_with(c as usize + 1, SetIndex::default);
-                }
-                let index = &mut index[c as usize];
-                if pass == 0 {
-                    if !index.mark(id) {
-                        return Ok(None);
-                    }
-                } else if let Some(r) = index.rank(id) {
-                    index.sets[r] = set;
-                }
-            }
-            at += ids.len();
-        }
-        if pass == 0 {
-            index.iter_mut().for_each(SetIndex::rank_all);
-        }
-    }
-    Ok(Some(index))
-}
-
 /// Each sample with a set, its set and period, grouped by (capture,
 /// event) pair ([`ByPair`]; `sets` sets). `None` if a sample has no
 /// period.
-fn samples_by_pair(
-    session: &Session,
-    index: &[SetIndex],
-    captures: &mut TextIds,
-    sets: usize,
-) -> Result<Option<ByPair>, Error> {
+fn samples_by_pair(session: &Session, stacks: &SampledStacks) -> Result<Option<ByPair>, Error> {
+    let sets = stacks.sets() as usize;
     let mut numbers: Interner<Pair> = Interner::new();
     let mut by_pair = ByPair {
         pairs: Vec::new(),
@@ -330,13 +170,13 @@ fn samples_by_pair(
                 continue;
             }
             // A capture or stack without a set joins nothing.
-            let Some(c) = captures.find(capture.value(row)) else {
+            let Some(c) = stacks.capture(capture.value(row)) else {
                 continue;
             };
-            let set = index
-                .get(c as usize)
-                .and_then(|index| index.set(usize::try_from(stack.value(row)).ok()?));
-            let Some(set) = set else { continue };
+            let Some(place) = stacks.place(c, stack.value(row)) else {
+                continue;
+            };
+            let set = stacks.set_of(place);
             complete &= period.is_valid(row);
             let key = (c, event.is_valid(row).then(|| event.value(row)));
             let pair = match last {
@@ -484,59 +324,7 @@ mod tests {
 
     use datafusion::arrow::array::{ArrayRef, StringArray, UInt64Array};
 
-    use super::{set_index, Rows, SetIndex, StackSets};
-    use crate::stack_tables::SetList;
-    use perfq_ids::TextIds;
-
-    /// The index of stacks given as (capture, stack id, set) rows.
-    fn index_of(rows: &[(&str, u64, u32)]) -> Option<Vec<SetIndex>> {
-        let captures: StringArray = rows.iter().map(|r| Some(r.0)).collect();
-        let ids = UInt64Array::from_iter_values(rows.iter().map(|r| r.1));
-        let sets: Vec<u32> = rows.iter().map(|r| r.2).collect();
-        let columns = [[Arc::new(captures) as ArrayRef, Arc::new(ids) as ArrayRef]];
-        let stacks = StackSets {
-            ids: &columns,
-            set_of_stack: &sets,
-            sets: &SetList::default(),
-        };
-        set_index(&stacks, &mut TextIds::new()).unwrap()
-    }
-
-    /// Each capture's stacks found by id; a stack id listed twice, or one
-    /// far beyond the stacks' count (no table perfq writes), leaves the
-    /// sums to the SQL.
-    #[test]
-    fn set_index_of_stacks_tables() {
-        let index = index_of(&[("a", 5, 1), ("b", 5, 2), ("a", 9, 3)]).unwrap();
-        assert_eq!(index[0].set(5), Some(1));
-        assert_eq!(index[1].set(5), Some(2));
-        assert_eq!(index[0].set(9), Some(3));
-        assert_eq!(index[0].set(6), None);
-        assert!(index_of(&[("a", 9, 3), ("a", 9, 3)]).is_none());
-        assert!(index_of(&[("a", 1 << 40, 1)]).is_none());
-    }
-
-    /// Ranks and sets of sampled stacks across words, and none for the
-    /// others or past the end.
-    #[test]
-    fn set_index_finds_sampled_stacks() {
-        let sampled = [0usize, 1, 63, 64, 65, 200, 1_000];
-        let mut index = SetIndex::default();
-        for &id in &sampled {
-            assert!(index.mark(id));
-        }
-        index.rank_all();
-        for (rank, &id) in sampled.iter().enumerate() {
-            assert_eq!(index.rank(id), Some(rank), "stack {id}");
-            index.sets[rank] = 10 * id as u32;
-        }
-        for &id in &sampled {
-            assert_eq!(index.set(id), Some(10 * id as u32));
-        }
-        for id in [2, 62, 66, 199, 999, 1_001, 1 << 20] {
-            assert_eq!(index.set(id), None, "stack {id}");
-        }
-    }
+    use super::Rows;
 
     /// Each row's pair from where the pairs' rows end, empty pairs
     /// included, for any run of rows.

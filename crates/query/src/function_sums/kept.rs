@@ -1,0 +1,197 @@
+//! [`super::by_interval`] over the stack tables perfq keeps: the rows of
+//! its SQL (a test holds them equal), summed from each sample's leaf
+//! frame's function and its stack's set instead of by DataFusion's joins
+//! of every sample with its stack's functions and names (what
+//! `function_total` was computed natively for, and the HTML page's time
+//! on a system-wide capture).
+
+use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::datatypes::{DataType, Int64Type, UInt64Type};
+use rustc_hash::FxHashMap;
+
+use super::{Options, Row, Sums};
+use crate::helpers::{self, Param};
+use crate::views::SampledStacks;
+use crate::{columns, views, Error, Session};
+
+/// Samples and the sum of their periods (wrapping, as perf's and
+/// DataFusion's sums do).
+type Sum = (u64, u64);
+
+fn add(sum: &mut Sum, samples: u64, period: u64) {
+    sum.0 = sum.0.wrapping_add(samples);
+    sum.1 = sum.1.wrapping_add(period);
+}
+
+/// The samples of the event, grouped: self by (interval, function), total
+/// by (interval, set), and every set's samples, those without an
+/// interval (no `capture` row) included.
+#[derive(Default)]
+struct Grouped {
+    own: FxHashMap<(u64, u32), Sum>,
+    by_set: FxHashMap<(u64, u32), Sum>,
+    set_samples: Vec<u64>,
+}
+
+/// The sums of `opt` from `stacks`.
+pub(super) fn sums(
+    session: &Session,
+    stacks: &SampledStacks,
+    opt: &Options<'_>,
+) -> Result<Sums, Error> {
+    let grouped = group(session, stacks, opt)?;
+    let names = Names::new(stacks);
+    // Each function's total samples over every interval, which says
+    // whether it is shown.
+    let mut totals = vec![0u64; stacks.last_function() as usize + 1];
+    for (set, &n) in (0..).zip(&grouped.set_samples) {
+        if n > 0 {
+            for &f in stacks.set(set) {
+                if let Some(t) = totals.get_mut(names.canonical(f) as usize) {
+                    *t = t.wrapping_add(n);
+                }
+            }
+        }
+    }
+    let min = opt.min_total.max(1);
+    let below = totals.iter().filter(|&&t| t > 0 && t < min).count() as u64;
+    let shown = |f: u32| totals.get(f as usize).is_some_and(|&t| t >= min);
+    let mut own: FxHashMap<(u64, u32), Sum> = FxHashMap::default();
+    for (&(bucket, f), &(n, p)) in &grouped.own {
+        let f = names.canonical(f);
+        if shown(f) {
+            add(own.entry((bucket, f)).or_default(), n, p);
+        }
+    }
+    let mut total: FxHashMap<(u64, u32), Sum> = FxHashMap::default();
+    for (&(bucket, set), &(n, p)) in &grouped.by_set {
+        for &f in stacks.set(set) {
+            let f = names.canonical(f);
+            if shown(f) {
+                add(total.entry((bucket, f)).or_default(), n, p);
+            }
+        }
+    }
+    Ok(Sums {
+        rows: rows(own, total, stacks),
+        below,
+    })
+}
+
+/// The rows of the self and total sums, named and in order (interval,
+/// then symbol and DSO).
+fn rows(
+    own: FxHashMap<(u64, u32), Sum>,
+    total: FxHashMap<(u64, u32), Sum>,
+    stacks: &SampledStacks,
+) -> Vec<Row> {
+    let mut by_key: FxHashMap<(u64, u32), Row> = FxHashMap::default();
+    for (is_self, sums) in [(true, own), (false, total)] {
+        for ((bucket, f), (n, p)) in sums {
+            let r = by_key.entry((bucket, f)).or_insert_with(|| {
+                let (symbol, dso) = stacks.with_name(f, |s, d| (s.to_string(), d.to_string()));
+                Row {
+                    bucket,
+                    symbol,
+                    dso,
+                    ..Row::default()
+                }
+            });
+            match is_self {
+                true => (r.self_samples, r.self_period) = (n, p),
+                false => (r.total_samples, r.total_period) = (n, p),
+            }
+        }
+    }
+    let mut rows: Vec<Row> = by_key.into_values().collect();
+    rows.sort_unstable_by(|a, b| (a.bucket, &a.symbol, &a.dso).cmp(&(b.bucket, &b.symbol, &b.dso)));
+    rows
+}
+
+/// Function ids as names: the `functions` table names each id apart but
+/// for `[unknown]` (id 0), which a symbol `[unknown]` without a DSO spells
+/// too: the SQL sums those by name, as one.
+struct Names {
+    unknown: u32,
+}
+
+impl Names {
+    fn new(stacks: &SampledStacks) -> Self {
+        // Ranked by (symbol, DSO): `[unknown]` sorts among the symbols,
+        // found by bisection.
+        let (mut lo, mut hi) = (1u32, stacks.last_function() + 1);
+        let key = ("[unknown]", "[unknown]");
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match stacks.with_name(mid, |s, d| (s, d).cmp(&key)) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                _ => hi = mid,
+            }
+        }
+        let found = lo <= stacks.last_function()
+            && stacks.with_name(lo, |s, d| (s, d) == key);
+        Names {
+            unknown: if found { lo } else { 0 },
+        }
+    }
+
+    /// The id `f`'s name is summed under.
+    fn canonical(&self, f: u32) -> u32 {
+        if f == 0 {
+            self.unknown
+        } else {
+            f
+        }
+    }
+}
+
+/// The event's samples, grouped ([`Grouped`]).
+fn group(session: &Session, stacks: &SampledStacks, opt: &Options<'_>) -> Result<Grouped, Error> {
+    views::ensure(session, "delivered_samples")?;
+    let sql = helpers::fill(
+        helpers::INTERVAL_LEAVES,
+        &[
+            ("event", Param::Text(opt.event)),
+            ("interval_ns", Param::Sql(&opt.interval_ns.max(1).to_string())),
+        ],
+    );
+    let mut g = Grouped {
+        set_samples: vec![0; stacks.sets() as usize],
+        ..Grouped::default()
+    };
+    session.for_each_batch(&sql, |b| {
+        let capture = columns::cast(&b, "capture", &DataType::Utf8)?;
+        let capture = capture.as_string::<i32>();
+        let u64s = |c: &str| columns::cast(&b, c, &DataType::UInt64);
+        let (stack, leaf, period) = (u64s("stack_id")?, u64s("leaf_frame_id")?, u64s("period")?);
+        let stack = stack.as_primitive::<UInt64Type>();
+        let leaf = leaf.as_primitive::<UInt64Type>();
+        let period = period.as_primitive::<UInt64Type>();
+        let bucket = columns::cast(&b, "bucket", &DataType::Int64)?;
+        let bucket = bucket.as_primitive::<Int64Type>();
+        for row in 0..b.num_rows() {
+            let c = capture.is_valid(row).then(|| stacks.capture(capture.value(row))).flatten();
+            let p = if period.is_valid(row) { period.value(row) } else { 0 };
+            let place = c.zip(stack.is_valid(row).then(|| stack.value(row)));
+            let set = place.and_then(|(c, s)| stacks.place(c, s)).map(|at| stacks.set_of(at));
+            if let Some(set) = set {
+                g.set_samples[set as usize] += 1;
+            }
+            // Without a capture row: in the totals only.
+            if bucket.is_null(row) {
+                continue;
+            }
+            let bucket = bucket.value(row).max(0) as u64;
+            let own = match (c, leaf.is_valid(row)) {
+                (Some(c), true) => stacks.function_of(c, leaf.value(row)),
+                _ => 0,
+            };
+            add(g.own.entry((bucket, own)).or_default(), 1, p);
+            if let Some(set) = set {
+                add(g.by_set.entry((bucket, set)).or_default(), 1, p);
+            }
+        }
+        Ok(())
+    })?;
+    Ok(g)
+}
