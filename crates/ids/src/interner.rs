@@ -39,6 +39,14 @@ impl<K> Interner<K> {
         Self::default()
     }
 
+    /// An empty interner with room for `n` keys before it grows.
+    pub fn with_capacity(n: usize) -> Self {
+        Interner {
+            table: IdTable::with_capacity(n),
+            keys: Vec::with_capacity(n),
+        }
+    }
+
     /// The id of the key hashed `hash` for which `is` holds; if there is
     /// none, `make()` is stored as the next id. `hash` must be the hash
     /// [`IdTable::hash`] gives the key's identity in every lookup of it

@@ -54,6 +54,18 @@ impl IdTable {
         Self::default()
     }
 
+    /// An empty table with room for `n` ids before it grows (a caller that
+    /// knows about how many keys come saves the rehashes on the way).
+    pub fn with_capacity(n: usize) -> Self {
+        let mut t = Self::default();
+        let slots = (n.saturating_mul(4) / 3 + 1)
+            .next_power_of_two()
+            .max(FIRST_SLOTS);
+        t.slots = vec![EMPTY; slots];
+        t.shift = 64 - slots.trailing_zeros();
+        t
+    }
+
     /// The hash of `key`, as every lookup of it must use.
     pub fn hash(key: impl Hash) -> KeyHash {
         KeyHash((FxBuildHasher.hash_one(key) >> 32) as u32)

@@ -18,7 +18,7 @@ pub fn sampled_events(session: &Session) -> Result<Vec<String>, Error> {
 /// The event a command works on: the one `wanted` names, else the first
 /// sampled (`sampled`, as [`sampled_events`] gives them); `None` when
 /// nothing was sampled.
-pub(crate) fn chosen(wanted: Option<&str>, sampled: &[String]) -> Result<Option<String>, Error> {
+pub fn chosen(wanted: Option<&str>, sampled: &[String]) -> Result<Option<String>, Error> {
     match wanted {
         Some(e) if sampled.iter().any(|s| s == e) => Ok(Some(e.to_string())),
         Some(e) => Err(Error::NoSamples(format!(

@@ -45,6 +45,8 @@ helpers! {
     NAMED_DELIVERED = "_named_delivered";
     /// The delivered samples per thread in time order (`crate::profile`).
     PROFILE_SAMPLES = "_profile_samples";
+    /// Those samples as they are read (`crate::stack_counts`).
+    EVENT_SAMPLES = "_event_samples";
     /// One event's samples per capture, comm and stack.
     FLAMEGRAPH_STACKS = "_flamegraph_stacks";
     /// Every frame's rows and function.

@@ -34,6 +34,7 @@ mod inclusive;
 mod named_samples;
 pub mod profile;
 mod session;
+pub mod stack_counts;
 mod stack_tables;
 pub mod topdown;
 pub mod views;

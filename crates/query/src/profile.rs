@@ -205,6 +205,35 @@ impl Profile {
     }
 }
 
+/// Events `names`, with the unit of their periods.
+pub fn events_of(session: &Session, names: &[String]) -> Result<Vec<Event>, Error> {
+    let mut units: HashMap<String, Unit> = HashMap::new();
+    for b in &session.sql("SELECT DISTINCT name, type, config FROM events")? {
+        let name = columns::strings(b, "name")?;
+        let ty = columns::u64s(b, "type")?;
+        let config = columns::u64s(b, "config")?;
+        for i in 0..b.num_rows() {
+            let Some(n) = &name[i] else { continue };
+            // PERF_TYPE_SOFTWARE's cpu-clock (0) and task-clock (1)
+            // count nanoseconds.
+            let clock = ty[i] == Some(1) && matches!(config[i], Some(0 | 1));
+            let unit = if clock {
+                Unit::Nanoseconds
+            } else {
+                Unit::Count
+            };
+            units.insert(n.clone(), unit);
+        }
+    }
+    Ok(names
+        .iter()
+        .map(|n| Event {
+            name: n.clone(),
+            unit: units.get(n).copied().unwrap_or(Unit::Count),
+        })
+        .collect())
+}
+
 /// A top-down node, as the values of a profile's runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TopdownNode {
@@ -502,30 +531,7 @@ impl Builder {
 
     /// The events taken, with the unit of their periods.
     fn events(&mut self, session: &Session, names: &[String]) -> Result<(), Error> {
-        let mut units: HashMap<String, Unit> = HashMap::new();
-        for b in &session.sql("SELECT DISTINCT name, type, config FROM events")? {
-            let name = columns::strings(b, "name")?;
-            let ty = columns::u64s(b, "type")?;
-            let config = columns::u64s(b, "config")?;
-            for i in 0..b.num_rows() {
-                let Some(n) = &name[i] else { continue };
-                // PERF_TYPE_SOFTWARE's cpu-clock (0) and task-clock (1)
-                // count nanoseconds.
-                let clock = ty[i] == Some(1) && matches!(config[i], Some(0 | 1));
-                let unit = if clock {
-                    Unit::Nanoseconds
-                } else {
-                    Unit::Count
-                };
-                units.insert(n.clone(), unit);
-            }
-        }
-        for n in names {
-            self.profile.events.push(Event {
-                name: n.clone(),
-                unit: units.get(n).copied().unwrap_or(Unit::Count),
-            });
-        }
+        self.profile.events = events_of(session, names)?;
         Ok(())
     }
 

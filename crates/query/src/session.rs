@@ -293,14 +293,19 @@ impl Session {
     }
 
     /// Keeps the sampled stacks the stack tables read.
-    pub(crate) fn keep_sampled_stacks(&self, s: std::sync::Arc<crate::stack_tables::SampledStacks>) {
+    pub(crate) fn keep_sampled_stacks(
+        &self,
+        s: std::sync::Arc<crate::stack_tables::SampledStacks>,
+    ) {
         if let Ok(mut sampled) = self.sampled.lock() {
             *sampled = Some(s);
         }
     }
 
     /// The sampled stacks kept, if any.
-    pub(crate) fn sampled_stacks(&self) -> Option<std::sync::Arc<crate::stack_tables::SampledStacks>> {
+    pub(crate) fn sampled_stacks(
+        &self,
+    ) -> Option<std::sync::Arc<crate::stack_tables::SampledStacks>> {
         self.sampled.lock().ok().and_then(|s| s.clone())
     }
 

@@ -189,7 +189,11 @@ impl StackSetsRead {
                 self.leaf_resolved.push(0);
             }
             if let Some(&leaf) = stack_frames.get(start).filter(|_| start < end) {
-                let bit = |f: u32| resolved.get(f as usize / 64).map_or(0, |w| w >> (f % 64) & 1);
+                let bit = |f: u32| {
+                    resolved
+                        .get(f as usize / 64)
+                        .map_or(0, |w| w >> (f % 64) & 1)
+                };
                 self.leaf_resolved[place / 64] |= bit(leaf) << (place % 64);
             }
             // A frame without a function row is the `[unknown]` function
@@ -200,7 +204,8 @@ impl StackSetsRead {
                     .map(|&f| map.get(f as usize).copied().unwrap_or(0)),
             );
             if paths {
-                self.path_functions.extend_from_slice(&self.functions_of_stack);
+                self.path_functions
+                    .extend_from_slice(&self.functions_of_stack);
                 self.path_ends.push(self.path_functions.len());
             }
             self.functions_of_stack.sort_unstable();

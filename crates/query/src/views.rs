@@ -15,8 +15,8 @@
 
 use rustc_hash::FxHashSet;
 
-use crate::{helpers, Error, Session, TABLES};
 pub use crate::stack_tables::SampledStacks;
+use crate::{helpers, Error, Session, TABLES};
 use std::sync::Arc;
 
 /// One view: its name and its query.
@@ -101,7 +101,11 @@ pub fn sampled_stacks(session: &Session, paths: bool) -> Result<Option<Arc<Sampl
 /// time on a system-wide capture) — unless the session has a
 /// `function_total` or a `functions` of its own.
 pub fn keep_stack_tables_for(session: &Session, statement: &str) -> Result<(), Error> {
-    keep(session, words(statement).any(|w| w == "function_total"), false)
+    keep(
+        session,
+        words(statement).any(|w| w == "function_total"),
+        false,
+    )
 }
 
 fn keep(session: &Session, totals: bool, paths: bool) -> Result<(), Error> {

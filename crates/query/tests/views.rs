@@ -204,6 +204,7 @@ fn stack_frames_unnested_as_walked() {
     stack_tables_as_their_sql(&dataset, &kept, &walked);
     function_total_as_its_sql(&dataset, &kept, &walked);
     function_sums_as_their_sql(&dataset, &walked);
+    stack_counts_as_the_profile(&dataset);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -326,8 +327,54 @@ fn function_sums_as_their_sql(dataset: &Path, walked: &Session) {
             );
         }
     }
-    assert!(perfq_query::views::sampled_stacks(&kept, false).unwrap().is_some());
+    assert!(perfq_query::views::sampled_stacks(&kept, false)
+        .unwrap()
+        .is_some());
     assert!(shown > 1_000, "{shown} rows");
+}
+
+/// The page's samples per (interval, thread, stack) count what the
+/// exported profile's runs count: the same threads in the same order,
+/// and per interval and thread the same samples, periods and stack
+/// leaves with a symbol, for every event.
+fn stack_counts_as_the_profile(dataset: &Path) {
+    use perfq_query::{profile, stack_counts};
+    use std::collections::BTreeMap;
+    let session = Session::open(dataset).unwrap();
+    let interval_ns = 3_000_000;
+    for event in perfq_query::events::sampled_events(&session).unwrap() {
+        let counts = stack_counts::by_interval(&session, &event, interval_ns).unwrap();
+        let opt = profile::Options {
+            event: Some(event.clone()),
+            interval_ns,
+            ..profile::Options::default()
+        };
+        let p = profile::profile(&session, &opt).unwrap();
+        let threads = |t: &[profile::Thread]| {
+            t.iter()
+                .map(|t| (t.pid, t.tid, t.comm.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(threads(&counts.threads), threads(&p.threads), "{event}");
+        let mut a: BTreeMap<(u64, usize), (u64, u64)> = BTreeMap::new();
+        for ((bucket, thread, _), (n, period)) in counts.cells() {
+            let e = a.entry((bucket, thread)).or_default();
+            (e.0, e.1) = (e.0 + n, e.1.wrapping_add(period));
+        }
+        let mut b: BTreeMap<(u64, usize), (u64, u64)> = BTreeMap::new();
+        let mut resolved = 0;
+        for r in &p.runs {
+            let e = b.entry((p.interval(r, interval_ns), r.thread)).or_default();
+            (e.0, e.1) = (e.0 + r.samples, e.1.wrapping_add(r.period));
+            let leaf = r.stack.and_then(|s| p.stacks[s].first());
+            if leaf.is_some_and(|&l| p.locations[l].resolved) {
+                resolved += r.samples;
+            }
+        }
+        assert_eq!(a, b, "{event}");
+        assert_eq!(counts.all, p.runs.iter().map(|r| r.samples).sum::<u64>());
+        assert_eq!(counts.resolved, resolved, "{event}");
+    }
 }
 
 /// Every row of `table`, each column as text, sorted.

@@ -40,14 +40,13 @@ pub(super) fn sums(
     opt: &Options<'_>,
 ) -> Result<Sums, Error> {
     let grouped = group(session, stacks, opt)?;
-    let names = Names::new(stacks);
     // Each function's total samples over every interval, which says
     // whether it is shown.
     let mut totals = vec![0u64; stacks.last_function() as usize + 1];
     for (set, &n) in (0..).zip(&grouped.set_samples) {
         if n > 0 {
             for &f in stacks.set(set) {
-                if let Some(t) = totals.get_mut(names.canonical(f) as usize) {
+                if let Some(t) = totals.get_mut(stacks.canonical(f) as usize) {
                     *t = t.wrapping_add(n);
                 }
             }
@@ -55,10 +54,13 @@ pub(super) fn sums(
     }
     let min = opt.min_total.max(1);
     let below = totals.iter().filter(|&&t| t > 0 && t < min).count() as u64;
-    let shown = |f: u32| totals.get(f as usize).is_some_and(|&t| t >= min);
+    // (A byte per function, read per function of each set: the totals
+    // themselves are eight times as large and read at random.)
+    let shown: Vec<bool> = totals.iter().map(|&t| t >= min).collect();
+    let shown = |f: u32| shown.get(f as usize).copied().unwrap_or(false);
     let mut own: FxHashMap<(u64, u32), Sum> = FxHashMap::default();
     for (&(bucket, f), &(n, p)) in &grouped.own {
-        let f = names.canonical(f);
+        let f = stacks.canonical(f);
         if shown(f) {
             add(own.entry((bucket, f)).or_default(), n, p);
         }
@@ -66,83 +68,54 @@ pub(super) fn sums(
     let mut total: FxHashMap<(u64, u32), Sum> = FxHashMap::default();
     for (&(bucket, set), &(n, p)) in &grouped.by_set {
         for &f in stacks.set(set) {
-            let f = names.canonical(f);
+            let f = stacks.canonical(f);
             if shown(f) {
                 add(total.entry((bucket, f)).or_default(), n, p);
             }
         }
     }
-    Ok(Sums {
-        rows: rows(own, total, stacks),
-        below,
-    })
+    let rows = rows(own, total, stacks);
+    Ok(Sums { rows, below })
 }
 
 /// The rows of the self and total sums, named and in order (interval,
-/// then symbol and DSO).
+/// then symbol and DSO: function ids are ranked by name).
 fn rows(
     own: FxHashMap<(u64, u32), Sum>,
     total: FxHashMap<(u64, u32), Sum>,
     stacks: &SampledStacks,
 ) -> Vec<Row> {
-    let mut by_key: FxHashMap<(u64, u32), Row> = FxHashMap::default();
-    for (is_self, sums) in [(true, own), (false, total)] {
-        for ((bucket, f), (n, p)) in sums {
-            let r = by_key.entry((bucket, f)).or_insert_with(|| {
-                let (symbol, dso) = stacks.with_name(f, |s, d| (s.to_string(), d.to_string()));
-                Row {
-                    bucket,
-                    symbol,
-                    dso,
-                    ..Row::default()
-                }
-            });
-            match is_self {
-                true => (r.self_samples, r.self_period) = (n, p),
-                false => (r.total_samples, r.total_period) = (n, p),
-            }
+    let mut by_key: FxHashMap<(u64, u32), [Sum; 2]> = FxHashMap::default();
+    for (i, sums) in [own, total].into_iter().enumerate() {
+        for (key, sum) in sums {
+            by_key.entry(key).or_default()[i] = sum;
         }
     }
-    let mut rows: Vec<Row> = by_key.into_values().collect();
-    rows.sort_unstable_by(|a, b| (a.bucket, &a.symbol, &a.dso).cmp(&(b.bucket, &b.symbol, &b.dso)));
-    rows
-}
-
-/// Function ids as names: the `functions` table names each id apart but
-/// for `[unknown]` (id 0), which a symbol `[unknown]` without a DSO spells
-/// too: the SQL sums those by name, as one.
-struct Names {
-    unknown: u32,
-}
-
-impl Names {
-    fn new(stacks: &SampledStacks) -> Self {
-        // Ranked by (symbol, DSO): `[unknown]` sorts among the symbols,
-        // found by bisection.
-        let (mut lo, mut hi) = (1u32, stacks.last_function() + 1);
-        let key = ("[unknown]", "[unknown]");
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match stacks.with_name(mid, |s, d| (s, d).cmp(&key)) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                _ => hi = mid,
-            }
-        }
-        let found = lo <= stacks.last_function()
-            && stacks.with_name(lo, |s, d| (s, d) == key);
-        Names {
-            unknown: if found { lo } else { 0 },
-        }
-    }
-
-    /// The id `f`'s name is summed under.
-    fn canonical(&self, f: u32) -> u32 {
+    let unknown = stacks.name_order(0);
+    let order = |f: u32| {
         if f == 0 {
-            self.unknown
+            unknown
         } else {
-            f
+            stacks.name_order(f)
         }
-    }
+    };
+    let mut keyed: Vec<((u64, u32), [Sum; 2])> = by_key.into_iter().collect();
+    keyed.sort_unstable_by_key(|&((bucket, f), _)| (bucket, order(f)));
+    keyed
+        .into_iter()
+        .map(|((bucket, f), [own, total])| {
+            let (symbol, dso) = stacks.with_name(f, |s, d| (s.to_string(), d.to_string()));
+            Row {
+                bucket,
+                symbol,
+                dso,
+                self_samples: own.0,
+                self_period: own.1,
+                total_samples: total.0,
+                total_period: total.1,
+            }
+        })
+        .collect()
 }
 
 /// The event's samples, grouped ([`Grouped`]).
@@ -152,7 +125,10 @@ fn group(session: &Session, stacks: &SampledStacks, opt: &Options<'_>) -> Result
         helpers::INTERVAL_LEAVES,
         &[
             ("event", Param::Text(opt.event)),
-            ("interval_ns", Param::Sql(&opt.interval_ns.max(1).to_string())),
+            (
+                "interval_ns",
+                Param::Sql(&opt.interval_ns.max(1).to_string()),
+            ),
         ],
     );
     let mut g = Grouped {
@@ -169,11 +145,17 @@ fn group(session: &Session, stacks: &SampledStacks, opt: &Options<'_>) -> Result
         let period = period.as_primitive::<UInt64Type>();
         let bucket = columns::cast(&b, "bucket", &DataType::Int64)?;
         let bucket = bucket.as_primitive::<Int64Type>();
-        for row in 0..b.num_rows() {
-            let c = capture.is_valid(row).then(|| stacks.capture(capture.value(row))).flatten();
-            let p = if period.is_valid(row) { period.value(row) } else { 0 };
+        let captures = stacks.capture_numbers(capture);
+        for (row, c) in captures.into_iter().enumerate() {
+            let p = if period.is_valid(row) {
+                period.value(row)
+            } else {
+                0
+            };
             let place = c.zip(stack.is_valid(row).then(|| stack.value(row)));
-            let set = place.and_then(|(c, s)| stacks.place(c, s)).map(|at| stacks.set_of(at));
+            let set = place
+                .and_then(|(c, s)| stacks.place(c, s))
+                .map(|at| stacks.set_of(at));
             if let Some(set) = set {
                 g.set_samples[set as usize] += 1;
             }

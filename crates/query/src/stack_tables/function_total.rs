@@ -165,12 +165,10 @@ fn samples_by_pair(session: &Session, stacks: &SampledStacks) -> Result<Option<B
         let period = columns::cast(&b, "period", &DataType::UInt64)?;
         let period = period.as_primitive::<UInt64Type>();
         let mut last: Option<(Pair, usize)> = None;
-        for row in 0..b.num_rows() {
-            if capture.is_null(row) || stack.is_null(row) {
-                continue;
-            }
+        let captures = stacks.capture_numbers(capture);
+        for (row, c) in captures.into_iter().enumerate() {
             // A capture or stack without a set joins nothing.
-            let Some(c) = stacks.capture(capture.value(row)) else {
+            let (Some(c), false) = (c, stack.is_null(row)) else {
                 continue;
             };
             let Some(place) = stacks.place(c, stack.value(row)) else {
@@ -320,10 +318,6 @@ impl OnRead for Totals {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use datafusion::arrow::array::{ArrayRef, StringArray, UInt64Array};
-
     use super::Rows;
 
     /// Each row's pair from where the pairs' rows end, empty pairs

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
 use datafusion::arrow::datatypes::{DataType, UInt64Type};
 use perfq_ids::TextIds;
 
@@ -37,6 +37,9 @@ pub struct SampledStacks {
     frames: Vec<Vec<u32>>,
     sets: Arc<SetList>,
     names: Arc<FunctionNames>,
+    /// The id of a function `[unknown]` in `[unknown]` among the named
+    /// ones (0 if there is none): see [`SampledStacks::canonical`].
+    unknown: u32,
 }
 
 /// What the stack tables read, from which [`SampledStacks`] is made.
@@ -72,7 +75,9 @@ impl SampledStacks {
             }
             frames[c] = ids;
         }
+        let unknown = bisect(&read.names, "[unknown]", "[unknown]").unwrap_or(0);
         Ok(Some(SampledStacks {
+            unknown,
             captures,
             index,
             stacks,
@@ -89,6 +94,29 @@ impl SampledStacks {
     /// Capture `name`'s number, if it has sampled stacks.
     pub fn capture(&self, name: &str) -> Option<u32> {
         self.captures.get(name)
+    }
+
+    /// The capture number of each row of `names` (a batch's capture
+    /// column; a null row has none): looked up only where the name
+    /// changes (a batch mostly holds one capture's rows).
+    pub fn capture_numbers(&self, names: &StringArray) -> Vec<Option<u32>> {
+        let mut last: Option<(&str, Option<u32>)> = None;
+        (0..names.len())
+            .map(|row| {
+                if names.is_null(row) {
+                    return None;
+                }
+                let name = names.value(row);
+                match last {
+                    Some((n, c)) if n == name => c,
+                    _ => {
+                        let c = self.capture(name);
+                        last = Some((name, c));
+                        c
+                    }
+                }
+            })
+            .collect()
     }
 
     /// Capture number `c`'s name.
@@ -122,6 +150,23 @@ impl SampledStacks {
         self.stacks[place]
     }
 
+    /// The places of the stacks, ordered by capture name and then stack id
+    /// (as `ORDER BY capture, stack_id` orders the rows of `stacks`).
+    pub fn in_order(&self) -> Vec<usize> {
+        let mut names: Vec<(&str, u32)> = self.captures.iter().zip(0..).collect();
+        names.sort_unstable();
+        let mut rank = vec![0u32; names.len()];
+        for (r, &(_, c)) in (0..).zip(&names) {
+            rank[c as usize] = r;
+        }
+        let mut keyed: Vec<(u32, u32, usize)> = (self.stacks.iter().enumerate())
+            .filter(|(_, &(c, _))| (c as usize) < rank.len())
+            .map(|(place, &(c, id))| (rank[c as usize], id, place))
+            .collect();
+        keyed.sort_unstable();
+        keyed.into_iter().map(|(_, _, place)| place).collect()
+    }
+
     /// The set of the stack at `place` (its number; [`Self::set`] lists
     /// it).
     pub fn set_of(&self, place: usize) -> u32 {
@@ -153,6 +198,11 @@ impl SampledStacks {
         Some(&self.path_functions[start..end])
     }
 
+    /// How many frames the kept paths hold together.
+    pub fn path_frames(&self) -> usize {
+        self.path_functions.len()
+    }
+
     /// The function of capture `c`'s frame `frame` (0, `[unknown]`, for a
     /// frame without one).
     pub fn function_of(&self, c: u32, frame: u64) -> u32 {
@@ -175,6 +225,35 @@ impl SampledStacks {
         self.names.with_name(id, f)
     }
 
+    /// The id of function `symbol` in `dso`, as the `functions` table
+    /// names it ([`Self::canonical`]).
+    pub fn function_id(&self, symbol: &str, dso: &str) -> Option<u32> {
+        match bisect(&self.names, symbol, dso) {
+            Some(id) => Some(id),
+            None => ((symbol, dso) == ("[unknown]", "[unknown]")).then_some(0),
+        }
+    }
+
+    /// The id function `id`'s name is summed under: its own, but for
+    /// `[unknown]` (id 0), which a symbol `[unknown]` without a DSO names
+    /// too. The SQL sums and joins functions by name, so as one.
+    pub fn canonical(&self, id: u32) -> u32 {
+        if id == 0 {
+            self.unknown
+        } else {
+            id
+        }
+    }
+
+    /// A key that orders function ids as their names (symbol, then DSO)
+    /// order, `[unknown]`'s (id 0) among them.
+    pub fn name_order(&self, id: u32) -> u64 {
+        match id {
+            0 => u64::from(lower_bound(&self.names, "[unknown]", "[unknown]")) << 1,
+            id => (u64::from(id) << 1) | 1,
+        }
+    }
+
     /// The functions table these stacks' ids are rows of.
     pub(super) fn names(&self) -> &Arc<FunctionNames> {
         &self.names
@@ -184,6 +263,27 @@ impl SampledStacks {
     pub(super) fn capture_names(&self) -> impl Iterator<Item = &str> {
         self.captures.iter()
     }
+}
+
+/// The first of ids 1 to the last (ranked by symbol and DSO, as their
+/// texts order) whose name is not below `symbol` in `dso` (one past the
+/// last if there is none), found by bisection.
+fn lower_bound(names: &FunctionNames, symbol: &str, dso: &str) -> u32 {
+    let (mut lo, mut hi) = (1u32, names.last() + 1);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match names.with_name(mid, |s, d| (s, d).cmp(&(symbol, dso))) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            _ => hi = mid,
+        }
+    }
+    lo
+}
+
+/// The id among ids 1 to the last of function `symbol` in `dso`.
+fn bisect(names: &FunctionNames, symbol: &str, dso: &str) -> Option<u32> {
+    let at = lower_bound(names, symbol, dso);
+    (at <= names.last() && names.with_name(at, |s, d| (s, d) == (symbol, dso))).then_some(at)
 }
 
 /// Each sampled stack's place, by stack id, in a few bytes per stack of

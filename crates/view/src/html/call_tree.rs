@@ -1,78 +1,148 @@
-//! The page's call tree: the profile's stacks as paths of functions named
-//! as `perf report` names them (symbol, DSO), its samples per (interval,
+//! The page's call tree: the sampled stacks' paths of functions, named as
+//! `perf report` names them (symbol, DSO), its samples per (interval,
 //! thread, node), and the tree cut to the nodes that hold a share of them.
 
-use std::collections::HashMap;
-
-use perfq_ids::{Interner, Numbering, TextIds};
-use perfq_query::profile::Profile;
+use perfq_query::stack_counts::StackCounts;
+use perfq_query::views::SampledStacks;
+use rustc_hash::FxHashMap;
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 use crate::Error;
 
-/// The call tree of a profile's stacks: nodes (parent, function), node 0
-/// the root.
+/// The call tree of the sampled stacks: nodes (parent, function), node 0
+/// the root; a node's id is its place in a walk of the paths sorted by
+/// their functions (a caller before its callees), and [`CallTree::first`]
+/// says when the page's order met it.
 pub(super) struct CallTree {
-    /// Each node's (parent, function); the root's is (`ROOT`, `ROOT`).
-    nodes: Interner<(u32, u32)>,
-    /// The functions, (symbol, DSO) numbers, by id.
-    functions: Interner<(u32, u32)>,
-    symbols: TextIds,
-    dsos: TextIds,
-    /// Each stack's leaf node.
-    pub(super) leaf_of: Vec<usize>,
+    /// Each node's parent (the root's: 0) and function (tree id; `ROOT`
+    /// for the root).
+    parent: Vec<u32>,
+    function: Vec<u32>,
+    /// Each node's place in the walk of the stacks in (capture, stack id)
+    /// order, each path from its root: that walk's first stack through it
+    /// (high half) and its depth there. The page numbers nodes so.
+    first: Vec<u64>,
+    /// The functions, by tree id: each one's function id (as
+    /// [`SampledStacks::canonical`] gives it).
+    functions: Vec<u32>,
+    /// By function id: its tree id (`ROOT`: none yet).
+    tree_id: Vec<u32>,
+    stacks: Arc<SampledStacks>,
+    /// Each sampled stack's leaf node, by its place.
+    leaf_of: Vec<u32>,
 }
 
 /// The root's parent and function.
 const ROOT: u32 = u32::MAX;
 
+/// The sampled stacks' paths of tree functions, from the root, in
+/// (capture, stack id) order, end to end.
+struct Paths {
+    functions: Vec<u32>,
+    ends: Vec<usize>,
+}
+
+impl Paths {
+    /// The path of the stack `w`-th in order.
+    fn get(&self, w: usize) -> &[u32] {
+        let start = w.checked_sub(1).map_or(0, |b| self.ends[b]);
+        &self.functions[start..self.ends[w]]
+    }
+}
+
 impl CallTree {
-    /// The tree of `p`'s stacks.
-    pub(super) fn of(p: &Profile) -> Result<Self, Error> {
+    /// The tree of the sampled stacks' paths. Tree functions are numbered
+    /// as the stacks in (capture, stack id) order meet them, each path
+    /// from its root; nodes are made from the paths sorted, where the
+    /// paths through a node are side by side: one comparison a frame, not
+    /// a lookup of (caller, function) in a table of millions of nodes (a
+    /// system-wide capture's unresolved frames make nearly every path a
+    /// branch of its own).
+    pub(super) fn of(stacks: Arc<SampledStacks>) -> Self {
         let mut tree = CallTree {
-            nodes: Interner::new(),
-            functions: Interner::new(),
-            symbols: TextIds::new(),
-            dsos: TextIds::new(),
-            leaf_of: Vec::with_capacity(p.stacks.len()),
+            parent: vec![0],
+            function: vec![ROOT],
+            first: vec![0],
+            functions: Vec::new(),
+            tree_id: vec![ROOT; stacks.last_function() as usize + 1],
+            leaf_of: vec![0; stacks.len()],
+            stacks: stacks.clone(),
         };
-        tree.nodes.number((ROOT, ROOT));
-        // A profile function's tree function, found once: stacks repeat
-        // their functions many times over.
-        let mut of_profile = vec![ROOT; p.functions.len()];
-        for stack in &p.stacks {
-            let mut node = 0;
-            for &l in stack.iter().rev() {
-                let pf = p.locations[l].symbol.function;
-                let f = match of_profile[pf] {
-                    ROOT => {
-                        let f = &p.functions[pf];
-                        let dso = f.mapping.map_or("[unknown]", |m| &p.mappings[m].name);
-                        let id = tree.function(&f.name, dso)?;
-                        of_profile[pf] = id;
-                        id
-                    }
-                    id => id,
-                };
-                node = tree.nodes.number((node, f));
+        let order = stacks.in_order();
+        let mut paths = Paths {
+            functions: Vec::with_capacity(stacks.path_frames()),
+            ends: Vec::with_capacity(order.len()),
+        };
+        for &place in &order {
+            for &id in stacks.path(place).unwrap_or_default().iter().rev() {
+                let f = tree.tree_function(id);
+                paths.functions.push(f);
             }
-            tree.leaf_of.push(node as usize);
+            paths.ends.push(paths.functions.len());
         }
-        Ok(tree)
+        // (A stable sort: equal paths stay in order.)
+        let mut sorted: Vec<usize> = (0..order.len()).collect();
+        sorted.sort_by(|&a, &b| paths.get(a).cmp(paths.get(b)));
+        tree.add_paths(&paths, &sorted, &order);
+        tree
     }
 
-    /// The id of function (`symbol`, `dso`), the next one if it is new.
+    /// Makes the nodes of `paths`, taken in the `sorted` order (`order`:
+    /// each one's stack's place).
+    fn add_paths(&mut self, paths: &Paths, sorted: &[usize], order: &[usize]) {
+        // The nodes of the path before, from the root.
+        let mut open: Vec<u32> = Vec::new();
+        let mut before: &[u32] = &[];
+        for &w in sorted {
+            let path = paths.get(w);
+            let shared = before.iter().zip(path).take_while(|(a, b)| a == b).count();
+            open.truncate(shared);
+            for (depth, &n) in open.iter().enumerate() {
+                let at = &mut self.first[n as usize];
+                *at = (*at).min(((w as u64) << 32) | depth as u64);
+            }
+            for (depth, &f) in path.iter().enumerate().skip(shared) {
+                let id = self.parent.len() as u32;
+                self.parent.push(open.last().copied().unwrap_or(0));
+                self.function.push(f);
+                self.first.push(((w as u64) << 32) | depth as u64);
+                open.push(id);
+            }
+            self.leaf_of[order[w]] = open.last().copied().unwrap_or(0);
+            before = path;
+        }
+    }
+
+    /// The tree id of function `id`, the next one if it is new.
+    fn tree_function(&mut self, id: u32) -> u32 {
+        let id = self.stacks.canonical(id);
+        let Some(at) = self.tree_id.get_mut(id as usize) else {
+            return ROOT;
+        };
+        if *at == ROOT {
+            *at = self.functions.len() as u32;
+            self.functions.push(id);
+        }
+        *at
+    }
+
+    /// The tree id of function (`symbol`, `dso`), the next one if it is
+    /// new.
     pub(super) fn function(&mut self, symbol: &str, dso: &str) -> Result<u32, Error> {
-        let too_many = || Error::TooLarge("the names of the call tree's functions".into());
-        let symbol = self.symbols.id(symbol).ok_or_else(too_many)?;
-        let dso = self.dsos.id(dso).ok_or_else(too_many)?;
-        Ok(self.functions.number((symbol, dso)))
+        match self.stacks.function_id(symbol, dso) {
+            Some(id) => Ok(self.tree_function(id)),
+            None => Err(Error::Query(perfq_query::Error::Shape(format!(
+                "function {symbol} in {dso} of the sums, which the functions table lacks"
+            )))),
+        }
     }
 
     /// Function `f`'s (symbol, DSO).
-    pub(super) fn names(&self, f: u32) -> (&str, &str) {
-        let (symbol, dso) = self.functions.keys()[f as usize];
-        (self.symbols.text(symbol), self.dsos.text(dso))
+    pub(super) fn names(&self, f: u32) -> (String, String) {
+        let id = self.functions[f as usize];
+        self.stacks
+            .with_name(id, |s, d| (s.to_string(), d.to_string()))
     }
 
     /// How many functions there are.
@@ -82,27 +152,21 @@ impl CallTree {
 
     /// How many nodes there are, the root's included.
     fn len(&self) -> usize {
-        self.nodes.len()
-    }
-
-    /// Node `n`'s parent (the root's own: 0).
-    fn parent(&self, n: usize) -> usize {
-        match self.nodes.keys()[n].0 {
-            ROOT => 0,
-            p => p as usize,
-        }
-    }
-
-    /// Node `n`'s function (`ROOT` for the root).
-    fn function_of(&self, n: usize) -> u32 {
-        self.nodes.keys()[n].1
+        self.parent.len()
     }
 }
 
-/// A profile's samples on the tree.
+/// Samples per (interval, thread, node).
+pub(super) type Cells = FxHashMap<(u64, usize, usize), (u64, u64)>;
+
+/// Samples and periods of (interval, thread, node), a cell's more than
+/// once where several stacks end in one node.
+pub(super) type NodeCells = Vec<((u64, usize, usize), (u64, u64))>;
+
+/// The samples on the tree.
 pub(super) struct Counts {
     /// Samples and periods per (interval, thread, node).
-    pub(super) cells: HashMap<(u64, usize, usize), (u64, u64)>,
+    pub(super) cells: NodeCells,
     /// Samples, and those whose leaf is a resolved function.
     pub(super) all: u64,
     pub(super) resolved: u64,
@@ -111,30 +175,22 @@ pub(super) struct Counts {
 }
 
 impl Counts {
-    /// The runs of `p` on `tree`, in intervals of `interval_ns`.
-    pub(super) fn of(p: &Profile, tree: &CallTree, interval_ns: u64) -> Self {
-        let mut c = Counts {
-            cells: HashMap::new(),
-            all: 0,
-            resolved: 0,
-            buckets: 0,
-        };
-        for r in &p.runs {
-            let node = r.stack.map_or(0, |s| tree.leaf_of[s]);
-            let b = p.interval(r, interval_ns);
-            c.buckets = c.buckets.max(b + 1);
-            let e = c.cells.entry((b, r.thread, node)).or_default();
-            e.0 += r.samples;
-            e.1 = e.1.wrapping_add(r.period);
-            c.all += r.samples;
-            if r.stack
-                .and_then(|s| p.stacks[s].first())
-                .is_some_and(|&l| p.locations[l].resolved)
-            {
-                c.resolved += r.samples;
-            }
+    /// The samples of `counts` on `tree`: a sample without a sampled
+    /// stack at the root.
+    pub(super) fn of(counts: &StackCounts, tree: &CallTree) -> Self {
+        let cells = counts
+            .cells()
+            .map(|((b, thread, place), sums)| {
+                let node = place.map_or(0, |p| tree.leaf_of[p] as usize);
+                ((b, thread, node), sums)
+            })
+            .collect();
+        Counts {
+            cells,
+            all: counts.all,
+            resolved: counts.resolved,
+            buckets: counts.intervals,
         }
-        c
     }
 }
 
@@ -152,29 +208,37 @@ pub(super) struct Pruned {
 }
 
 impl Pruned {
-    /// `tree` cut to the nodes with `threshold` samples or more.
+    /// `tree` cut to the nodes with `threshold` samples or more, the kept
+    /// ones numbered as [`CallTree::first`] orders them.
     pub(super) fn new(tree: &CallTree, counts: &Counts, threshold: u64) -> Self {
         let n = tree.len();
         let mut tot = vec![0u64; n];
         for ((_, _, node), (c, _)) in &counts.cells {
             tot[*node] += c;
         }
+        // (A node's id is past its caller's.)
         for i in (1..n).rev() {
-            tot[tree.parent(i)] += tot[i];
+            tot[tree.parent[i] as usize] += tot[i];
         }
+        let mut kept: Vec<usize> = (1..n).filter(|&i| tot[i] >= threshold).collect();
+        kept.sort_unstable_by_key(|&i| tree.first[i]);
         let mut p = Pruned {
-            kept: vec![0usize; n],
+            kept: vec![usize::MAX; n],
             parent: vec![0usize],
             function: vec![ROOT],
             cut: 0,
         };
+        p.kept[0] = 0;
+        // A kept node's caller is kept (it has at least its samples), and
+        // met before it.
+        for &i in &kept {
+            p.kept[i] = p.parent.len();
+            p.parent.push(p.kept[tree.parent[i] as usize]);
+            p.function.push(tree.function[i]);
+        }
         for (i, &below) in tot.iter().enumerate().skip(1) {
-            if below >= threshold {
-                p.kept[i] = p.parent.len();
-                p.parent.push(p.kept[tree.parent(i)]);
-                p.function.push(tree.function_of(i));
-            } else {
-                p.kept[i] = p.kept[tree.parent(i)];
+            if p.kept[i] == usize::MAX {
+                p.kept[i] = p.kept[tree.parent[i] as usize];
                 p.cut += usize::from(below > 0);
             }
         }
@@ -183,8 +247,8 @@ impl Pruned {
 
     /// The samples per (interval, thread, kept node), as the page reads
     /// them: columns, in that order.
-    pub(super) fn samples(&self, cells: HashMap<(u64, usize, usize), (u64, u64)>) -> Value {
-        let mut merged: HashMap<(u64, usize, usize), (u64, u64)> = HashMap::new();
+    pub(super) fn samples(&self, cells: NodeCells) -> Value {
+        let mut merged = Cells::default();
         for ((b, t, node), (c, w)) in cells {
             let e = merged.entry((b, t, self.kept[node])).or_default();
             e.0 += c;

@@ -1,13 +1,15 @@
-//! What the page holds, from a session: `perfq_query::profile`'s samples
-//! as a call tree of functions per time interval and thread, the
-//! `capture` table's header, and `perfq_query::topdown`'s answers.
+//! What the page holds, from a session: `perfq_query::stack_counts`'
+//! samples as a call tree of functions per time interval and thread,
+//! `perfq_query::function_sums`' per-function sums, the `capture` table's
+//! header, and `perfq_query::topdown`'s answers.
 
 use std::collections::HashMap;
 
 use perfq_query::columns;
-use perfq_query::profile::{self, Profile};
+use perfq_query::stack_counts;
 use perfq_query::topdown::{self, Report};
 use perfq_query::Session;
+use perfq_query::{function_sums, profile};
 use serde_json::{json, Value};
 
 use super::call_tree::{CallTree, Counts, Pruned};
@@ -93,18 +95,11 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
     let duration_ns = duration(session)?;
     let width_ms = (duration_ns / 1_000_000 / opt.intervals.max(1)).max(1) + 1;
     let interval_ns = width_ms * 1_000_000;
-    let p = profile::profile(
-        session,
-        &profile::Options {
-            event: Some(event.clone()),
-            interval_ns,
-            ..profile::Options::default()
-        },
-    )?;
-    let Some(event) = p.events.first().cloned() else {
+    let counted = stack_counts::by_interval(session, &event, interval_ns)?;
+    let Some(event) = profile::events_of(session, &[event])?.pop() else {
         return Err(Error::Empty);
     };
-    let mut notes = p.notes.clone();
+    let mut notes = Vec::new();
     if opt.event.is_none() && sampled.len() > 1 {
         notes.push(format!(
             "showing {} (the first event sampled); also sampled: {} (choose with --event)",
@@ -112,11 +107,16 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
             sampled[1..].join(", ")
         ));
     }
-    let mut tree = CallTree::of(&p)?;
-    let counts = Counts::of(&p, &tree, interval_ns);
     // Nodes and functions with fewer samples than this are left out.
-    let threshold = ((opt.prune * counts.all as f64).ceil() as u64).max(1);
-    let (sums, below) = functions::sums(session, &event.name, interval_ns, threshold, &mut tree)?;
+    let threshold = ((opt.prune * counted.all as f64).ceil() as u64).max(1);
+    let summing = function_sums::Options {
+        event: &event.name,
+        interval_ns,
+        min_total: threshold,
+    };
+    let stacks = counted.stacks.clone();
+    let (tree, sums, below) = functions::sums_beside(session, &summing, || CallTree::of(stacks))?;
+    let counts = Counts::of(&counted, &tree);
     let pruned = Pruned::new(&tree, &counts, threshold);
     let shown = Shown::choose(&tree, &pruned, &sums, below);
     notes.extend(left_out(pruned.cut, shown.dropped, opt.prune));
@@ -124,7 +124,7 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
     let level2 = td
         .as_ref()
         .is_some_and(|(_, nodes, _)| nodes.iter().any(|n| n.2 == 2));
-    let meta = meta(session, &p, &event.name, &counts, duration_ns, td.as_ref())?;
+    let meta = meta(session, &event.name, &counts, duration_ns, td.as_ref())?;
     let diff = match &opt.base {
         Some((base, name)) => Some(diff_data(base, name, session, &event.name)?),
         None => None,
@@ -136,7 +136,7 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
         "functions": shown.functions,
         "function_sums": shown.sums(sums),
         "nodes": { "parent": pruned.parent, "fn": shown.nodes(&pruned) },
-        "threads": p.threads.iter().map(|t| json!([t.pid, t.tid, t.comm])).collect::<Vec<_>>(),
+        "threads": counted.threads.iter().map(|t| json!([t.pid, t.tid, t.comm])).collect::<Vec<_>>(),
         "buckets": { "count": counts.buckets.max(1), "width_ms": width_ms },
         "samples": pruned.samples(counts.cells),
         "topdown": td.as_ref().map(|(v, _, _)| v.clone()),
@@ -340,7 +340,6 @@ fn shown_path(path: &str) -> String {
 /// The header: the captures as the `capture` table describes them.
 fn meta(
     session: &Session,
-    p: &Profile,
     event: &str,
     counts: &Counts,
     duration_ns: u64,
@@ -356,8 +355,7 @@ fn meta(
     if let Some((_, _, models)) = td {
         out.push(("top-down".into(), models.join("; ")));
     }
-    let events: Vec<&str> = p.events.iter().map(|e| e.name.as_str()).collect();
-    out.push(("event shown".into(), events.join(", ")));
+    out.push(("event shown".into(), event.to_string()));
     out.push((
         "duration".into(),
         format!("{:.3} s", duration_ns as f64 / 1e9),

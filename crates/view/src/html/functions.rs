@@ -15,26 +15,43 @@ use crate::Error;
 /// periods.
 pub(super) type Sums = HashMap<(u64, u32), [u64; 4]>;
 
-/// The sums of `event` per interval of `interval_ns` of the functions
-/// with `threshold` total samples or more, by the tree's function ids (a
-/// function the tree lacks is added to it), and how many functions with
-/// samples have fewer.
-pub(super) fn sums(
+/// The sums of `opt.event` per interval of the functions with
+/// `opt.min_total` total samples or more, read while `tree` is made (by
+/// `make_tree`, on this thread; the sums on another), then by the tree's
+/// function ids (a function the tree lacks is added to it); and how many
+/// functions with samples have fewer.
+pub(super) fn sums_beside(
     session: &Session,
-    event: &str,
-    interval_ns: u64,
-    threshold: u64,
-    tree: &mut CallTree,
-) -> Result<(Sums, u64), Error> {
-    let opt = function_sums::Options {
-        event,
-        interval_ns,
-        min_total: threshold,
-    };
-    let function_sums::Sums { rows, below } = function_sums::by_interval(session, &opt)?;
+    opt: &function_sums::Options<'_>,
+    make_tree: impl FnOnce() -> CallTree,
+) -> Result<(CallTree, Sums, u64), Error> {
+    let (mut tree, summed) = std::thread::scope(|s| {
+        let summed = s.spawn(|| function_sums::by_interval(session, opt));
+        let tree = make_tree();
+        (tree, summed.join())
+    });
+    let summed = summed.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+    let (sums, below) = on_tree(summed, &mut tree)?;
+    Ok((tree, sums, below))
+}
+
+/// `summed` by the tree's function ids, and how many functions were left
+/// out.
+fn on_tree(summed: function_sums::Sums, tree: &mut CallTree) -> Result<(Sums, u64), Error> {
+    let function_sums::Sums { rows, below } = summed;
     let mut sums = Sums::new();
-    for r in rows {
-        let f = tree.function(&r.symbol, &r.dso)?;
+    // A function's rows are in every interval it has samples in: found in
+    // the tree once.
+    let mut found: HashMap<(&str, &str), u32> = HashMap::new();
+    for r in &rows {
+        let f = match found.get(&(r.symbol.as_str(), r.dso.as_str())) {
+            Some(&f) => f,
+            None => {
+                let f = tree.function(&r.symbol, &r.dso)?;
+                found.insert((&r.symbol, &r.dso), f);
+                f
+            }
+        };
         let sum = [
             r.self_samples,
             r.total_samples,
@@ -85,8 +102,7 @@ impl Shown {
         let at = &mut self.renumber[f as usize];
         if *at == usize::MAX {
             *at = self.functions.len();
-            let (symbol, dso) = tree.names(f);
-            self.functions.push((symbol.to_string(), dso.to_string()));
+            self.functions.push(tree.names(f));
         }
     }
 

@@ -1,0 +1,291 @@
+//! One event's samples counted per (interval, thread, sampled stack):
+//! what the HTML page's flame graph and time line are drawn from, with
+//! the stacks as the stack tables read them (`views::sampled_stacks`),
+//! whose paths give the call tree. The samples are those of every other
+//! count (`delivered_samples`), each thread named by its comm when they
+//! were delivered, as the flame graph and the exported profiles name them
+//! (`_named_delivered`); threads are numbered as the profiles number them
+//! (by their first sample in `_profile_samples`' order).
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, AsArray, PrimitiveArray, RecordBatch};
+use datafusion::arrow::datatypes::{DataType, Int64Type, UInt64Type};
+use perfq_ids::{IdTable, Interner, TextIds};
+use rustc_hash::FxHashMap;
+
+use crate::helpers::{self, Param};
+use crate::profile::Thread;
+use crate::views::SampledStacks;
+use crate::{columns, events, named_samples, views, Error, Session};
+
+/// A cell: (interval, thread, the stack's place among the sampled stacks;
+/// `None` for a sample without one).
+pub type Cell = (u64, usize, Option<usize>);
+
+/// The samples of one event per cell.
+#[derive(Debug)]
+pub struct StackCounts {
+    /// The sampled stacks, each with its path.
+    pub stacks: Arc<SampledStacks>,
+    /// The threads, numbered by their first sample in `_profile_samples`'
+    /// order (capture, thread, time); [`Thread::capture`] numbers the
+    /// captures as their samples were read.
+    pub threads: Vec<Thread>,
+    /// Samples and the sum of their periods (wrapping), per cell, the
+    /// threads numbered as met ([`StackCounts::cells`] numbers them).
+    cells: FxHashMap<Cell, (u64, u64)>,
+    /// Each thread's number, by its number as met.
+    numbers: Vec<usize>,
+    /// Samples in all.
+    pub all: u64,
+    /// Samples whose leaf frame has a symbol.
+    pub resolved: u64,
+    /// One more than the last interval with samples (0 without samples).
+    pub intervals: u64,
+}
+
+impl StackCounts {
+    /// Each cell's samples and the sum of their periods (wrapping).
+    pub fn cells(&self) -> impl Iterator<Item = (Cell, (u64, u64))> + '_ {
+        self.cells
+            .iter()
+            .map(|(&(b, t, place), &v)| ((b, self.numbers[t], place), v))
+    }
+}
+
+/// `event`'s samples in intervals of `interval_ns` (counted from their
+/// capture's first sample, as `perfq topdown --by interval` counts), on
+/// the sampled stacks. Fails for an event without samples, and where
+/// perfq does not compute the stack tables itself (a session that
+/// defines some of them).
+pub fn by_interval(session: &Session, event: &str, interval_ns: u64) -> Result<StackCounts, Error> {
+    named_samples::require_tables(session)?;
+    events::chosen(Some(event), &events::sampled_events(session)?)?;
+    views::ensure(session, "delivered_samples")?;
+    named_samples::register_comms(session)?;
+    let Some(stacks) = views::sampled_stacks(session, true)? else {
+        return Err(Error::Shape(
+            "the call tree reads the stack tables perfq computes itself, and this session \
+             defines some of them (stack_sets, set_functions, stack_functions, functions)"
+                .into(),
+        ));
+    };
+    let mut read = Read {
+        starts: capture_starts(session)?,
+        interval_ns: interval_ns.max(1),
+        captures: TextIds::new(),
+        capture_starts: Vec::new(),
+        threads: Interner::new(),
+        first: Vec::new(),
+        counts: StackCounts {
+            threads: Vec::new(),
+            cells: FxHashMap::default(),
+            numbers: Vec::new(),
+            all: 0,
+            resolved: 0,
+            intervals: 0,
+            stacks,
+        },
+    };
+    read.scan(session, event)?;
+    Ok(read.finish())
+}
+
+/// Each capture's first sample time, by name (`None` for one without a
+/// `capture` row, whose intervals count from 0).
+fn capture_starts(session: &Session) -> Result<FxHashMap<String, Option<u64>>, Error> {
+    let mut starts = FxHashMap::default();
+    for b in &session.sql("SELECT capture, time_first FROM capture")? {
+        let capture = columns::strings(b, "capture")?;
+        let first = columns::u64s(b, "time_first")?;
+        for (c, t) in capture.into_iter().zip(first) {
+            if let Some(c) = c {
+                starts.insert(c, t);
+            }
+        }
+    }
+    Ok(starts)
+}
+
+/// Where a sample comes in `_profile_samples`' order (`ORDER BY capture,
+/// tid, time, sample_id, event_id`, nulls last), its capture by number
+/// among [`Read::captures`]: each `Option` as `(is null, value)`.
+type SampleOrder = (u32, (bool, i64), (bool, u64), (bool, u64), (bool, u64));
+
+/// The samples as they are read.
+struct Read {
+    /// Each capture's first sample time, by name.
+    starts: FxHashMap<String, Option<u64>>,
+    interval_ns: u64,
+    /// The samples' captures, numbered as met, and each one's number
+    /// among the stacks' and first sample time.
+    captures: TextIds,
+    capture_starts: Vec<(Option<u32>, u64)>,
+    /// The threads, numbered as met, and each one's first sample.
+    threads: Interner<Thread>,
+    first: Vec<SampleOrder>,
+    /// The counts, threads numbered as met.
+    counts: StackCounts,
+}
+
+/// A batch's columns.
+struct Columns<'b> {
+    capture: &'b datafusion::arrow::array::StringArray,
+    comm: &'b datafusion::arrow::array::StringArray,
+    pid: &'b PrimitiveArray<Int64Type>,
+    tid: &'b PrimitiveArray<Int64Type>,
+    u64s: [&'b PrimitiveArray<UInt64Type>; 5],
+}
+
+/// The value of row `i`, if not null.
+fn at<T: datafusion::arrow::datatypes::ArrowPrimitiveType>(
+    a: &PrimitiveArray<T>,
+    i: usize,
+) -> Option<T::Native> {
+    a.is_valid(i).then(|| a.value(i))
+}
+
+/// `(is null, value)`: orders as `ORDER BY` does, nulls last.
+fn nulls_last<T: Default>(v: Option<T>) -> (bool, T) {
+    match v {
+        Some(v) => (false, v),
+        None => (true, T::default()),
+    }
+}
+
+impl Read {
+    /// Reads `event`'s samples.
+    fn scan(&mut self, session: &Session, event: &str) -> Result<(), Error> {
+        let named = named_samples::named_delivered();
+        let only = format!("name = {}", columns::quote(event));
+        let sql = helpers::fill(
+            helpers::EVENT_SAMPLES,
+            &[("named", Param::Sql(&named)), ("only", Param::Sql(&only))],
+        );
+        session.for_each_batch(&sql, |b| self.batch(&b))
+    }
+
+    fn batch(&mut self, b: &RecordBatch) -> Result<(), Error> {
+        let text = |c: &str| columns::cast(b, c, &DataType::Utf8);
+        let (capture, comm) = (text("capture")?, text("comm")?);
+        let int = |c: &str| columns::cast(b, c, &DataType::Int64);
+        let (pid, tid) = (int("pid")?, int("tid")?);
+        let u64s = ["time", "stack_id", "weight", "sample_id", "event_id"]
+            .map(|c| columns::cast(b, c, &DataType::UInt64));
+        let [time, stack, weight, sample, event] = u64s;
+        let (time, stack, weight, sample, event) = (time?, stack?, weight?, sample?, event?);
+        let cols = Columns {
+            capture: capture.as_string::<i32>(),
+            comm: comm.as_string::<i32>(),
+            pid: pid.as_primitive(),
+            tid: tid.as_primitive(),
+            u64s: [&time, &stack, &weight, &sample, &event].map(|a| a.as_primitive()),
+        };
+        for i in 0..b.num_rows() {
+            if cols.capture.is_valid(i) {
+                self.row(&cols, i)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn row(&mut self, cols: &Columns<'_>, i: usize) -> Result<(), Error> {
+        let [time, stack, weight, sample, event] = cols.u64s;
+        let name = cols.capture.value(i);
+        let id = |a: &PrimitiveArray<Int64Type>| {
+            at(a, i).and_then(|v| i32::try_from(v).ok()).unwrap_or(-1)
+        };
+        let comm = if cols.comm.is_valid(i) {
+            cols.comm.value(i)
+        } else {
+            ""
+        };
+        let capture = self
+            .captures
+            .id(name)
+            .ok_or_else(|| Error::Shape("capture names beyond 4 GiB".into()))?;
+        let thread = self.thread(capture as usize, id(cols.pid), id(cols.tid), comm);
+        let order: SampleOrder = (
+            capture,
+            nulls_last(at(cols.tid, i)),
+            nulls_last(at(time, i)),
+            nulls_last(at(sample, i)),
+            nulls_last(at(event, i)),
+        );
+        match self.first.get_mut(thread) {
+            Some(first) => *first = (*first).min(order),
+            None => self.first.push(order),
+        }
+        if self.capture_starts.len() <= capture as usize {
+            let start = self.starts.get(name).copied().flatten().unwrap_or(0);
+            let c = self.counts.stacks.capture(name);
+            self.capture_starts.push((c, start));
+        }
+        let (c, start) = self.capture_starts[capture as usize];
+        let bucket = at(time, i).unwrap_or(0).saturating_sub(start) / self.interval_ns;
+        let out = &mut self.counts;
+        let place = c
+            .zip(at(stack, i))
+            .and_then(|(c, s)| out.stacks.place(c, s));
+        let e = out.cells.entry((bucket, thread, place)).or_default();
+        e.0 += 1;
+        e.1 = e.1.wrapping_add(at(weight, i).unwrap_or(0));
+        out.all += 1;
+        if place.is_some_and(|p| out.stacks.leaf_resolved(p)) {
+            out.resolved += 1;
+        }
+        out.intervals = out.intervals.max(bucket + 1);
+        Ok(())
+    }
+
+    /// The number of a thread, the next one if it is new.
+    fn thread(&mut self, capture: usize, pid: i32, tid: i32, comm: &str) -> usize {
+        let hash = IdTable::hash((capture, pid, tid, comm));
+        let same =
+            |t: &Thread| t.capture == capture && t.pid == pid && t.tid == tid && t.comm == comm;
+        let make = || Thread {
+            capture,
+            pid,
+            tid,
+            comm: comm.to_string(),
+        };
+        self.threads.id_by(hash, same, make) as usize
+    }
+
+    /// The counts, the threads in order.
+    fn finish(mut self) -> StackCounts {
+        let numbers = self.threads_in_order();
+        self.counts.threads = numbers_to_threads(self.threads, &numbers);
+        self.counts.numbers = numbers;
+        self.counts
+    }
+
+    /// Each thread's number by its first sample in `_profile_samples`'
+    /// order (captures by name), by its number as met.
+    fn threads_in_order(&self) -> Vec<usize> {
+        let captures = &self.captures;
+        let by_name = |a: &SampleOrder, b: &SampleOrder| -> Ordering {
+            let name = |o: &SampleOrder| captures.text(o.0);
+            name(a)
+                .cmp(name(b))
+                .then_with(|| (a.1, a.2, a.3, a.4).cmp(&(b.1, b.2, b.3, b.4)))
+        };
+        let mut order: Vec<usize> = (0..self.first.len()).collect();
+        order.sort_unstable_by(|&a, &b| by_name(&self.first[a], &self.first[b]));
+        let mut number = vec![0usize; order.len()];
+        for (n, &t) in order.iter().enumerate() {
+            number[t] = n;
+        }
+        number
+    }
+}
+
+/// The threads, as numbered anew (`numbers`, by number as met).
+fn numbers_to_threads(threads: Interner<Thread>, numbers: &[usize]) -> Vec<Thread> {
+    let mut placed: Vec<(usize, Thread)> =
+        numbers.iter().copied().zip(threads.into_keys()).collect();
+    placed.sort_unstable_by_key(|(n, _)| *n);
+    placed.into_iter().map(|(_, t)| t).collect()
+}
