@@ -23,15 +23,21 @@ fn add(sum: &mut Sum, samples: u64, period: u64) {
     sum.1 = sum.1.wrapping_add(period);
 }
 
-/// The samples of the event, grouped: self by (interval, function), total
-/// by (interval, set), and every set's samples, those without an
-/// interval (no `capture` row) included.
+/// The samples of the event with an interval, each as (interval, its
+/// leaf's function, its set or [`NO_SET`], period); and every set's
+/// samples, those without an interval (no `capture` row) included. Kept
+/// per sample and summed once the functions shown are known: grouped by
+/// (interval, function) and (interval, set) first, the groups of a
+/// system-wide capture were nearly as many as its samples, in two large
+/// tables.
 #[derive(Default)]
-struct Grouped {
-    own: FxHashMap<(u64, u32), Sum>,
-    by_set: FxHashMap<(u64, u32), Sum>,
+struct Read {
+    samples: Vec<(u64, u32, u32, u64)>,
     set_samples: Vec<u64>,
 }
+
+/// A sample without a set.
+const NO_SET: u32 = u32::MAX;
 
 /// The sums of `opt` from `stacks`.
 pub(super) fn sums(
@@ -39,11 +45,11 @@ pub(super) fn sums(
     stacks: &SampledStacks,
     opt: &Options<'_>,
 ) -> Result<Sums, Error> {
-    let grouped = group(session, stacks, opt)?;
+    let read = read(session, stacks, opt)?;
     // Each function's total samples over every interval, which says
     // whether it is shown.
     let mut totals = vec![0u64; stacks.last_function() as usize + 1];
-    for (set, &n) in (0..).zip(&grouped.set_samples) {
+    for (set, &n) in (0..).zip(&read.set_samples) {
         if n > 0 {
             for &f in stacks.set(set) {
                 if let Some(t) = totals.get_mut(stacks.canonical(f) as usize) {
@@ -59,18 +65,21 @@ pub(super) fn sums(
     let shown: Vec<bool> = totals.iter().map(|&t| t >= min).collect();
     let shown = |f: u32| shown.get(f as usize).copied().unwrap_or(false);
     let mut own: FxHashMap<(u64, u32), Sum> = FxHashMap::default();
-    for (&(bucket, f), &(n, p)) in &grouped.own {
+    let mut total: FxHashMap<(u64, u32), Sum> = FxHashMap::default();
+    for &(bucket, f, set, p) in &read.samples {
         let f = stacks.canonical(f);
         if shown(f) {
-            add(own.entry((bucket, f)).or_default(), n, p);
+            add(own.entry((bucket, f)).or_default(), 1, p);
         }
-    }
-    let mut total: FxHashMap<(u64, u32), Sum> = FxHashMap::default();
-    for (&(bucket, set), &(n, p)) in &grouped.by_set {
-        for &f in stacks.set(set) {
+        let functions = if set == NO_SET {
+            &[][..]
+        } else {
+            stacks.set(set)
+        };
+        for &f in functions {
             let f = stacks.canonical(f);
             if shown(f) {
-                add(total.entry((bucket, f)).or_default(), n, p);
+                add(total.entry((bucket, f)).or_default(), 1, p);
             }
         }
     }
@@ -118,8 +127,8 @@ fn rows(
         .collect()
 }
 
-/// The event's samples, grouped ([`Grouped`]).
-fn group(session: &Session, stacks: &SampledStacks, opt: &Options<'_>) -> Result<Grouped, Error> {
+/// The event's samples ([`Read`]).
+fn read(session: &Session, stacks: &SampledStacks, opt: &Options<'_>) -> Result<Read, Error> {
     views::ensure(session, "delivered_samples")?;
     let sql = helpers::fill(
         helpers::INTERVAL_LEAVES,
@@ -131,9 +140,9 @@ fn group(session: &Session, stacks: &SampledStacks, opt: &Options<'_>) -> Result
             ),
         ],
     );
-    let mut g = Grouped {
+    let mut g = Read {
         set_samples: vec![0; stacks.sets() as usize],
-        ..Grouped::default()
+        ..Read::default()
     };
     session.for_each_batch(&sql, |b| {
         let capture = columns::cast(&b, "capture", &DataType::Utf8)?;
@@ -168,10 +177,7 @@ fn group(session: &Session, stacks: &SampledStacks, opt: &Options<'_>) -> Result
                 (Some(c), true) => stacks.function_of(c, leaf.value(row)),
                 _ => 0,
             };
-            add(g.own.entry((bucket, own)).or_default(), 1, p);
-            if let Some(set) = set {
-                add(g.by_set.entry((bucket, set)).or_default(), 1, p);
-            }
+            g.samples.push((bucket, own, set.unwrap_or(NO_SET), p));
         }
         Ok(())
     })?;

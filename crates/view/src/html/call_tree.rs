@@ -5,7 +5,7 @@
 use perfq_query::stack_counts::StackCounts;
 use perfq_query::views::SampledStacks;
 use rustc_hash::FxHashMap;
-use serde_json::{json, Value};
+use serde::Serialize;
 use std::sync::Arc;
 
 use crate::Error;
@@ -194,6 +194,19 @@ impl Counts {
     }
 }
 
+/// The samples per (interval, thread, kept node) as the page reads them:
+/// columns, written as they are (hundreds of thousands of numbers, each a
+/// JSON value of its own when made as one), fields in the order a JSON
+/// object's keys are written (sorted).
+#[derive(Serialize)]
+pub(super) struct SampleColumns {
+    bucket: Vec<u64>,
+    count: Vec<u64>,
+    node: Vec<usize>,
+    period: Vec<u64>,
+    thread: Vec<usize>,
+}
+
 /// The tree cut to the nodes with at least a threshold of samples below
 /// them: a cut node's samples count in its nearest kept caller.
 pub(super) struct Pruned {
@@ -247,7 +260,7 @@ impl Pruned {
 
     /// The samples per (interval, thread, kept node), as the page reads
     /// them: columns, in that order.
-    pub(super) fn samples(&self, cells: NodeCells) -> Value {
+    pub(super) fn samples(&self, cells: NodeCells) -> SampleColumns {
         let mut merged = Cells::default();
         for ((b, t, node), (c, w)) in cells {
             let e = merged.entry((b, t, self.kept[node])).or_default();
@@ -256,12 +269,12 @@ impl Pruned {
         }
         let mut cells: Vec<_> = merged.into_iter().collect();
         cells.sort_unstable();
-        json!({
-            "bucket": cells.iter().map(|c| c.0 .0).collect::<Vec<_>>(),
-            "thread": cells.iter().map(|c| c.0 .1).collect::<Vec<_>>(),
-            "node": cells.iter().map(|c| c.0 .2).collect::<Vec<_>>(),
-            "count": cells.iter().map(|c| c.1 .0).collect::<Vec<_>>(),
-            "period": cells.iter().map(|c| c.1 .1).collect::<Vec<_>>(),
-        })
+        SampleColumns {
+            bucket: cells.iter().map(|c| c.0 .0).collect(),
+            count: cells.iter().map(|c| c.1 .0).collect(),
+            node: cells.iter().map(|c| c.0 .2).collect(),
+            period: cells.iter().map(|c| c.1 .1).collect(),
+            thread: cells.iter().map(|c| c.0 .1).collect(),
+        }
     }
 }

@@ -10,10 +10,11 @@ use perfq_query::stack_counts;
 use perfq_query::topdown::{self, Report};
 use perfq_query::Session;
 use perfq_query::{function_sums, profile};
+use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::call_tree::{CallTree, Counts, Pruned};
-use super::functions::{self, Shown};
+use super::call_tree::{CallTree, Counts, Pruned, SampleColumns};
+use super::functions::{self, Shown, SumColumns};
 use crate::Error;
 
 /// What to show.
@@ -49,14 +50,40 @@ impl Default for Options<'_> {
 pub struct Page {
     /// The title.
     pub title: String,
-    /// The data the page's script reads.
-    pub data: Value,
+    /// The data the page's script reads, as JSON.
+    pub data: String,
     /// Whether there are top-down numbers, and level-2 ones.
     pub topdown: bool,
     /// Whether level 2 is there.
     pub level2: bool,
     /// What the page says was left out (also for the command line).
     pub notes: Vec<String>,
+}
+
+/// What the page's script reads, fields in the order a JSON object's keys
+/// are written (sorted); the large columns written as they are, not made
+/// into a JSON value each first.
+#[derive(Serialize)]
+struct Data<'a> {
+    buckets: Value,
+    diff: Option<Value>,
+    event: Value,
+    function_sums: SumColumns,
+    functions: &'a [(String, String)],
+    meta: Vec<(String, String)>,
+    nodes: NodeColumns<'a>,
+    notes: &'a [String],
+    samples: SampleColumns,
+    threads: Vec<(i32, i32, &'a str)>,
+    topdown: Option<&'a Value>,
+}
+
+/// The kept call-tree nodes: each one's function (page id; -1 for the
+/// root) and parent.
+#[derive(Serialize)]
+struct NodeColumns<'a> {
+    r#fn: Vec<i64>,
+    parent: &'a [usize],
 }
 
 /// A node's colour: a level-1 category's own, a level-2 node a shade of
@@ -129,19 +156,25 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
         Some((base, name)) => Some(diff_data(base, name, session, &event.name)?),
         None => None,
     };
-    let data = json!({
-        "meta": meta,
-        "notes": notes,
-        "event": { "name": event.name, "unit": event.unit.name() },
-        "functions": shown.functions,
-        "function_sums": shown.sums(sums),
-        "nodes": { "parent": pruned.parent, "fn": shown.nodes(&pruned) },
-        "threads": counted.threads.iter().map(|t| json!([t.pid, t.tid, t.comm])).collect::<Vec<_>>(),
-        "buckets": { "count": counts.buckets.max(1), "width_ms": width_ms },
-        "samples": pruned.samples(counts.cells),
-        "topdown": td.as_ref().map(|(v, _, _)| v.clone()),
-        "diff": diff,
-    });
+    let data = Data {
+        buckets: json!({ "count": counts.buckets.max(1), "width_ms": width_ms }),
+        diff,
+        event: json!({ "name": event.name, "unit": event.unit.name() }),
+        function_sums: shown.sums(sums),
+        nodes: NodeColumns {
+            r#fn: shown.nodes(&pruned),
+            parent: &pruned.parent,
+        },
+        functions: &shown.functions,
+        meta,
+        notes: &notes,
+        samples: pruned.samples(counts.cells),
+        threads: (counted.threads.iter())
+            .map(|t| (t.pid, t.tid, t.comm.as_str()))
+            .collect(),
+        topdown: td.as_ref().map(|(v, _, _)| v),
+    };
+    let data = serde_json::to_string(&data)?;
     Ok(Page {
         title: opt.title.clone(),
         data,

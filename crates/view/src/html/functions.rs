@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use perfq_query::{function_sums, Session};
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use super::call_tree::{CallTree, Pruned};
 use crate::Error;
@@ -63,6 +63,19 @@ fn on_tree(summed: function_sums::Sums, tree: &mut CallTree) -> Result<(Sums, u6
     Ok((sums, below))
 }
 
+/// The shown functions' sums as the page reads them: columns, fields in
+/// the order a JSON object's keys are written (sorted).
+#[derive(Serialize)]
+pub(super) struct SumColumns {
+    bucket: Vec<u64>,
+    r#fn: Vec<usize>,
+    #[serde(rename = "self")]
+    own: Vec<u64>,
+    self_period: Vec<u64>,
+    total: Vec<u64>,
+    total_period: Vec<u64>,
+}
+
 /// The functions the page lists.
 pub(super) struct Shown {
     /// (symbol, DSO), by the page's id.
@@ -117,21 +130,21 @@ impl Shown {
 
     /// The shown functions' sums, as the page reads them: columns, by
     /// interval and then function.
-    pub(super) fn sums(&self, sums: Sums) -> Value {
+    pub(super) fn sums(&self, sums: Sums) -> SumColumns {
         let mut sums: Vec<_> = sums
             .into_iter()
             .filter(|((_, f), _)| self.renumber[*f as usize] != usize::MAX)
             .map(|((b, f), v)| ((b, self.renumber[f as usize]), v))
             .collect();
         sums.sort_unstable();
-        json!({
-            "bucket": sums.iter().map(|c| c.0 .0).collect::<Vec<_>>(),
-            "fn": sums.iter().map(|c| c.0 .1).collect::<Vec<_>>(),
-            "self": sums.iter().map(|c| c.1[0]).collect::<Vec<_>>(),
-            "total": sums.iter().map(|c| c.1[1]).collect::<Vec<_>>(),
-            "self_period": sums.iter().map(|c| c.1[2]).collect::<Vec<_>>(),
-            "total_period": sums.iter().map(|c| c.1[3]).collect::<Vec<_>>(),
-        })
+        SumColumns {
+            bucket: sums.iter().map(|c| c.0 .0).collect(),
+            r#fn: sums.iter().map(|c| c.0 .1).collect(),
+            own: sums.iter().map(|c| c.1[0]).collect(),
+            self_period: sums.iter().map(|c| c.1[2]).collect(),
+            total: sums.iter().map(|c| c.1[1]).collect(),
+            total_period: sums.iter().map(|c| c.1[3]).collect(),
+        }
     }
 
     /// Each shown function's page id, by (symbol, DSO).

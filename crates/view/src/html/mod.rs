@@ -38,9 +38,8 @@ fn escape(s: &str) -> String {
 
 /// Writes the page.
 pub fn write(page: &Page, out: &mut dyn Write) -> Result<(), Error> {
-    let json = serde_json::to_string(&page.data)?;
     // Inside a script element only `</` can end it early.
-    let json = json.replace("</", "<\\/");
+    let json = page.data.replace("</", "<\\/");
     let (level2, heads) = match (page.topdown, page.level2) {
         (false, _) => ("", ""),
         (true, false) => ("", "<th>top-down (level 1)</th><th>flagged</th>"),
@@ -54,9 +53,17 @@ pub fn write(page: &Page, out: &mut dyn Write) -> Result<(), Error> {
         .replace("{{STYLE}}", STYLE)
         .replace("{{LEVEL2}}", level2)
         .replace("{{TOPDOWN_HEADS}}", heads)
-        .replace("{{SCRIPT}}", SCRIPT)
-        .replace("{{DATA}}", &json);
-    out.write_all(html.as_bytes())?;
+        .replace("{{SCRIPT}}", SCRIPT);
+    // The data last, written where it goes rather than copied into the
+    // page (megabytes on a system-wide capture).
+    let mut parts = html.split("{{DATA}}");
+    if let Some(first) = parts.next() {
+        out.write_all(first.as_bytes())?;
+    }
+    for part in parts {
+        out.write_all(json.as_bytes())?;
+        out.write_all(part.as_bytes())?;
+    }
     Ok(())
 }
 
