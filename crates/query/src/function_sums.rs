@@ -31,6 +31,19 @@ pub struct Options<'a> {
     pub min_total: u64,
 }
 
+impl Options<'_> {
+    /// Interval template `template` (`{event}`, `{interval_ns}`) for these
+    /// options.
+    fn fill(&self, template: &str) -> String {
+        let interval_ns = self.interval_ns.max(1).to_string();
+        let params = [
+            ("event", Param::Text(self.event)),
+            ("interval_ns", Param::Sql(&interval_ns)),
+        ];
+        helpers::fill(template, &params)
+    }
+}
+
 /// The functions' sums.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Sums {
@@ -79,16 +92,7 @@ pub fn by_interval(session: &Session, opt: &Options<'_>) -> Result<Sums, Error> 
 #[doc(hidden)]
 pub fn by_sql(session: &Session, opt: &Options<'_>) -> Result<Sums, Error> {
     views::ensure(session, "sample_symbols")?;
-    let samples = helpers::fill(
-        helpers::INTERVAL_SAMPLES,
-        &[
-            ("event", Param::Text(opt.event)),
-            (
-                "interval_ns",
-                Param::Sql(&opt.interval_ns.max(1).to_string()),
-            ),
-        ],
-    );
+    let samples = opt.fill(helpers::INTERVAL_SAMPLES);
     let totals = format!(
         "SELECT ft.symbol AS symbol, ft.dso AS dso, SUM(ft.samples) AS n \
          FROM function_total ft JOIN events e ON e.capture = ft.capture AND e.event_id = ft.event_id \

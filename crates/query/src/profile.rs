@@ -414,6 +414,27 @@ fn apportion(total: u64, weights: &[u64]) -> Vec<u64> {
     parts
 }
 
+/// The number of thread (`capture`, `pid`, `tid`, `comm`) among
+/// `threads`, the next one if it is new (looked up by its parts: the comm
+/// is copied only for a new thread).
+pub(crate) fn number_thread(
+    threads: &mut Interner<Thread>,
+    capture: usize,
+    pid: i32,
+    tid: i32,
+    comm: &str,
+) -> usize {
+    let hash = IdTable::hash((capture, pid, tid, comm));
+    let same = |t: &Thread| t.capture == capture && t.pid == pid && t.tid == tid && t.comm == comm;
+    let make = || Thread {
+        capture,
+        pid,
+        tid,
+        comm: comm.to_string(),
+    };
+    threads.id_by(hash, same, make) as usize
+}
+
 /// A profile as it is put together: the captures, mappings, functions
 /// and threads interned (looked up by borrowed text, each made once),
 /// moved into the profile at the end.
@@ -503,16 +524,7 @@ impl Builder {
     }
 
     fn thread(&mut self, capture: usize, pid: i32, tid: i32, comm: &str) -> usize {
-        let hash = IdTable::hash((capture, pid, tid, comm));
-        let same =
-            |t: &Thread| t.capture == capture && t.pid == pid && t.tid == tid && t.comm == comm;
-        let make = || Thread {
-            capture,
-            pid,
-            tid,
-            comm: comm.to_string(),
-        };
-        self.threads.id_by(hash, same, make) as usize
+        number_thread(&mut self.threads, capture, pid, tid, comm)
     }
 
     /// Each capture's first sample time.

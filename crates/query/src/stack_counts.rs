@@ -12,11 +12,11 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, PrimitiveArray, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Int64Type, UInt64Type};
-use perfq_ids::{IdTable, Interner, TextIds};
+use perfq_ids::{Interner, TextIds};
 use rustc_hash::FxHashMap;
 
 use crate::helpers::{self, Param};
-use crate::profile::Thread;
+use crate::profile::{self, Thread};
 use crate::views::SampledStacks;
 use crate::{columns, events, named_samples, views, Error, Session};
 
@@ -206,7 +206,8 @@ impl Read {
             .captures
             .id(name)
             .ok_or_else(|| Error::Shape("capture names beyond 4 GiB".into()))?;
-        let thread = self.thread(capture as usize, id(cols.pid), id(cols.tid), comm);
+        let (pid, tid) = (id(cols.pid), id(cols.tid));
+        let thread = profile::number_thread(&mut self.threads, capture as usize, pid, tid, comm);
         let order: SampleOrder = (
             capture,
             nulls_last(at(cols.tid, i)),
@@ -238,20 +239,6 @@ impl Read {
         }
         out.intervals = out.intervals.max(bucket + 1);
         Ok(())
-    }
-
-    /// The number of a thread, the next one if it is new.
-    fn thread(&mut self, capture: usize, pid: i32, tid: i32, comm: &str) -> usize {
-        let hash = IdTable::hash((capture, pid, tid, comm));
-        let same =
-            |t: &Thread| t.capture == capture && t.pid == pid && t.tid == tid && t.comm == comm;
-        let make = || Thread {
-            capture,
-            pid,
-            tid,
-            comm: comm.to_string(),
-        };
-        self.threads.id_by(hash, same, make) as usize
     }
 
     /// The counts, the threads in order.

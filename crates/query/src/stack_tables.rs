@@ -42,7 +42,26 @@ pub use sampled::SampledStacks;
 #[derive(Default)]
 struct FrameFunctions {
     ids: FxHashMap<String, Vec<u32>>,
-    resolved: FxHashMap<String, Vec<u64>>,
+    resolved: FxHashMap<String, Bits>,
+}
+
+/// A bit per number (unset past the last one set), 64 to a word: a
+/// frame's or stack's flag, where a `bool` each took eight times as much.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Bits(Vec<u64>);
+
+impl Bits {
+    pub(super) fn set(&mut self, n: usize) {
+        let word = n / 64;
+        if self.0.len() <= word {
+            self.0.resize(word + 1, 0);
+        }
+        self.0[word] |= 1 << (n % 64);
+    }
+
+    pub(super) fn get(&self, n: usize) -> bool {
+        self.0.get(n / 64).is_some_and(|w| w & (1 << (n % 64)) != 0)
+    }
 }
 
 /// What [`keep`] keeps.
@@ -135,8 +154,8 @@ struct StackSetsRead {
     sets: Sets,
     /// Each sampled stack's set, in the order read.
     set_of_stack: Vec<u32>,
-    /// A bit per stack read: its leaf frame has a symbol.
-    leaf_resolved: Vec<u64>,
+    /// By stack, in the order read: its leaf frame has a symbol.
+    leaf_resolved: Bits,
     /// With paths: each stack's function ids, leaf first, one per frame,
     /// end to end, and where each ends.
     path_ends: Vec<usize>,
@@ -170,31 +189,24 @@ impl StackSetsRead {
             .map_err(|e| Error::Shape(format!("stacks.frame_ids: {e}")))?;
         let stack_frames = stack_frames.as_primitive::<UInt32Type>().values();
         let offsets = lists.value_offsets();
-        let mut capture: Option<(&str, &[u32], &[u64])> = None;
+        let none = Bits::default();
+        let mut capture: Option<(&str, &[u32], &Bits)> = None;
         for row in 0..b.num_rows() {
             let name = captures.value(row);
             let (map, resolved) = match capture {
                 Some((c, m, r)) if c == name => (m, r),
                 _ => {
                     let m = frames.ids.get(name).map_or(&[][..], Vec::as_slice);
-                    let r = frames.resolved.get(name).map_or(&[][..], Vec::as_slice);
+                    let r = frames.resolved.get(name).unwrap_or(&none);
                     capture = Some((name, m, r));
                     (m, r)
                 }
             };
             self.functions_of_stack.clear();
             let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
-            let place = self.set_of_stack.len();
-            if place.is_multiple_of(64) {
-                self.leaf_resolved.push(0);
-            }
-            if let Some(&leaf) = stack_frames.get(start).filter(|_| start < end) {
-                let bit = |f: u32| {
-                    resolved
-                        .get(f as usize / 64)
-                        .map_or(0, |w| w >> (f % 64) & 1)
-                };
-                self.leaf_resolved[place / 64] |= bit(leaf) << (place % 64);
+            let leaf = stack_frames.get(start).filter(|_| start < end);
+            if leaf.is_some_and(|&f| resolved.get(f as usize)) {
+                self.leaf_resolved.set(self.set_of_stack.len());
             }
             // A frame without a function row is the `[unknown]` function
             // 0, as the SQL's COALESCE makes it.
@@ -505,15 +517,10 @@ fn native_functions(
         mut by_capture,
     } = number_functions(&symbolic, &unnamed, &dso_names, captures.len())?;
     drop(unnamed);
-    let mut resolved = vec![Vec::new(); captures.len()];
+    let mut resolved = vec![Bits::default(); captures.len()];
     for (c, frame, k) in named {
         assign(&mut by_capture, c, frame, id_of[k as usize]);
-        let bits: &mut Vec<u64> = &mut resolved[c as usize];
-        let word = frame as usize / 64;
-        if bits.len() <= word {
-            bits.resize(word + 1, 0);
-        }
-        bits[word] |= 1 << (frame % 64);
+        resolved[c as usize].set(frame as usize);
     }
     let names = || captures.iter().map(str::to_string);
     let by_capture = FrameFunctions {

@@ -10,7 +10,7 @@ use datafusion::arrow::datatypes::{DataType, Int64Type, UInt64Type};
 use rustc_hash::FxHashMap;
 
 use super::{Options, Row, Sums};
-use crate::helpers::{self, Param};
+use crate::helpers;
 use crate::views::SampledStacks;
 use crate::{columns, views, Error, Session};
 
@@ -100,16 +100,8 @@ fn rows(
             by_key.entry(key).or_default()[i] = sum;
         }
     }
-    let unknown = stacks.name_order(0);
-    let order = |f: u32| {
-        if f == 0 {
-            unknown
-        } else {
-            stacks.name_order(f)
-        }
-    };
     let mut keyed: Vec<((u64, u32), [Sum; 2])> = by_key.into_iter().collect();
-    keyed.sort_unstable_by_key(|&((bucket, f), _)| (bucket, order(f)));
+    keyed.sort_unstable_by_key(|&((bucket, f), _)| (bucket, stacks.name_order(f)));
     keyed
         .into_iter()
         .map(|((bucket, f), [own, total])| {
@@ -130,16 +122,7 @@ fn rows(
 /// The event's samples ([`Read`]).
 fn read(session: &Session, stacks: &SampledStacks, opt: &Options<'_>) -> Result<Read, Error> {
     views::ensure(session, "delivered_samples")?;
-    let sql = helpers::fill(
-        helpers::INTERVAL_LEAVES,
-        &[
-            ("event", Param::Text(opt.event)),
-            (
-                "interval_ns",
-                Param::Sql(&opt.interval_ns.max(1).to_string()),
-            ),
-        ],
-    );
+    let sql = opt.fill(helpers::INTERVAL_LEAVES);
     let mut g = Read {
         set_samples: vec![0; stacks.sets() as usize],
         ..Read::default()

@@ -12,7 +12,7 @@ use datafusion::arrow::datatypes::{DataType, UInt64Type};
 use perfq_ids::TextIds;
 
 use super::function_names::FunctionNames;
-use super::{text_id, SetList};
+use super::{text_id, Bits, SetList};
 use crate::Error;
 
 /// The sampled stacks, their functions and the functions' names.
@@ -27,8 +27,8 @@ pub struct SampledStacks {
     stacks: Vec<(u32, u32)>,
     /// By place: the stack's set (its number in `sets`).
     set_of: Vec<u32>,
-    /// By place, a bit each: the stack's leaf frame has a symbol.
-    leaf_resolved: Vec<u64>,
+    /// By place: the stack's leaf frame has a symbol.
+    leaf_resolved: Bits,
     /// By place: where each stack's path ends in `path_functions` (empty
     /// unless paths were asked for).
     path_ends: Vec<usize>,
@@ -38,8 +38,10 @@ pub struct SampledStacks {
     sets: Arc<SetList>,
     names: Arc<FunctionNames>,
     /// The id of a function `[unknown]` in `[unknown]` among the named
-    /// ones (0 if there is none): see [`SampledStacks::canonical`].
+    /// ones (0 if there is none): see [`SampledStacks::canonical`]; and
+    /// where that name falls among them ([`SampledStacks::name_order`]).
     unknown: u32,
+    unknown_at: u32,
 }
 
 /// What the stack tables read, from which [`SampledStacks`] is made.
@@ -49,7 +51,7 @@ pub(super) struct Read<'a> {
     /// In the order read: each stack's set, whether its leaf resolved, and
     /// its path (`path_ends` empty without paths).
     pub(super) set_of_stack: Vec<u32>,
-    pub(super) leaf_resolved: Vec<u64>,
+    pub(super) leaf_resolved: Bits,
     pub(super) path_ends: Vec<usize>,
     pub(super) path_functions: Vec<u32>,
     /// Each capture's frames' function ids, by capture name.
@@ -75,9 +77,14 @@ impl SampledStacks {
             }
             frames[c] = ids;
         }
-        let unknown = bisect(&read.names, "[unknown]", "[unknown]").unwrap_or(0);
+        let unknown_at = lower_bound(&read.names, "[unknown]", "[unknown]");
+        let unknown = match named_at(&read.names, unknown_at, "[unknown]", "[unknown]") {
+            true => unknown_at,
+            false => 0,
+        };
         Ok(Some(SampledStacks {
             unknown,
+            unknown_at,
             captures,
             index,
             stacks,
@@ -119,16 +126,6 @@ impl SampledStacks {
             .collect()
     }
 
-    /// Capture number `c`'s name.
-    pub fn capture_name(&self, c: u32) -> &str {
-        self.captures.text(c)
-    }
-
-    /// How many captures there are.
-    pub fn captures(&self) -> usize {
-        self.captures.len()
-    }
-
     /// The place of capture `c`'s stack `id`, if it is sampled.
     pub fn place(&self, c: u32, id: u64) -> Option<usize> {
         let index = self.index.get(c as usize)?;
@@ -143,11 +140,6 @@ impl SampledStacks {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.stacks.is_empty()
-    }
-
-    /// The stack at `place`: its capture number and stack id.
-    pub fn stack(&self, place: usize) -> (u32, u32) {
-        self.stacks[place]
     }
 
     /// The places of the stacks, ordered by capture name and then stack id
@@ -185,9 +177,7 @@ impl SampledStacks {
 
     /// Whether the leaf frame of the stack at `place` has a symbol.
     pub fn leaf_resolved(&self, place: usize) -> bool {
-        self.leaf_resolved
-            .get(place / 64)
-            .is_some_and(|w| w & (1 << (place % 64)) != 0)
+        self.leaf_resolved.get(place)
     }
 
     /// The function ids of the stack at `place`, leaf first, one per frame;
@@ -249,7 +239,7 @@ impl SampledStacks {
     /// order, `[unknown]`'s (id 0) among them.
     pub fn name_order(&self, id: u32) -> u64 {
         match id {
-            0 => u64::from(lower_bound(&self.names, "[unknown]", "[unknown]")) << 1,
+            0 => u64::from(self.unknown_at) << 1,
             id => (u64::from(id) << 1) | 1,
         }
     }
@@ -283,7 +273,12 @@ fn lower_bound(names: &FunctionNames, symbol: &str, dso: &str) -> u32 {
 /// The id among ids 1 to the last of function `symbol` in `dso`.
 fn bisect(names: &FunctionNames, symbol: &str, dso: &str) -> Option<u32> {
     let at = lower_bound(names, symbol, dso);
-    (at <= names.last() && names.with_name(at, |s, d| (s, d) == (symbol, dso))).then_some(at)
+    named_at(names, at, symbol, dso).then_some(at)
+}
+
+/// Whether id `at` (from [`lower_bound`]) is function `symbol` in `dso`.
+fn named_at(names: &FunctionNames, at: u32, symbol: &str, dso: &str) -> bool {
+    at <= names.last() && names.with_name(at, |s, d| (s, d) == (symbol, dso))
 }
 
 /// Each sampled stack's place, by stack id, in a few bytes per stack of
