@@ -1,4 +1,4 @@
-//! One event's samples counted per (interval, thread, sampled stack):
+//! One event's samples, each in its cell (interval, thread, sampled stack):
 //! what the HTML page's flame graph and time line are drawn from, with
 //! the stacks as the stack tables read them (`views::sampled_stacks`),
 //! whose paths give the call tree. The samples are those of every other
@@ -24,7 +24,23 @@ use crate::{columns, events, named_samples, views, Error, Session};
 /// `None` for a sample without one).
 pub type Cell = (u64, usize, Option<usize>);
 
-/// The samples of one event per cell.
+/// One sample as counted: 24 bytes, however many cells there are (a
+/// system-wide capture's samples are nearly all cells of their own, and
+/// a table of them grew by rehashing into several times their size).
+#[derive(Clone, Copy, Debug)]
+struct Counted {
+    bucket: u64,
+    period: u64,
+    /// The thread as met.
+    thread: u32,
+    /// The stack's place ([`NO_STACK`]: none).
+    place: u32,
+}
+
+/// [`Counted::place`] of a sample without a sampled stack.
+const NO_STACK: u32 = u32::MAX;
+
+/// The samples of one event, each in its cell.
 #[derive(Debug)]
 pub struct StackCounts {
     /// The sampled stacks, each with its path.
@@ -33,9 +49,9 @@ pub struct StackCounts {
     /// order (capture, thread, time); [`Thread::capture`] numbers the
     /// captures as their samples were read.
     pub threads: Vec<Thread>,
-    /// Samples and the sum of their periods (wrapping), per cell, the
-    /// threads numbered as met ([`StackCounts::cells`] numbers them).
-    cells: FxHashMap<Cell, (u64, u64)>,
+    /// The samples as read, threads numbered as met
+    /// ([`StackCounts::samples`] numbers them).
+    counted: Vec<Counted>,
     /// Each thread's number, by its number as met.
     numbers: Vec<usize>,
     /// Samples in all.
@@ -47,11 +63,13 @@ pub struct StackCounts {
 }
 
 impl StackCounts {
-    /// Each cell's samples and the sum of their periods (wrapping).
-    pub fn cells(&self) -> impl Iterator<Item = (Cell, (u64, u64))> + '_ {
-        self.cells
-            .iter()
-            .map(|(&(b, t, place), &v)| ((b, self.numbers[t], place), v))
+    /// Each sample's cell and period, in no order (a cell's samples are
+    /// summed by the reader, who may first merge cells).
+    pub fn samples(&self) -> impl Iterator<Item = (Cell, u64)> + '_ {
+        self.counted.iter().map(|c| {
+            let place = (c.place != NO_STACK).then_some(c.place as usize);
+            ((c.bucket, self.numbers[c.thread as usize], place), c.period)
+        })
     }
 }
 
@@ -81,7 +99,7 @@ pub fn by_interval(session: &Session, event: &str, interval_ns: u64) -> Result<S
         first: Vec::new(),
         counts: StackCounts {
             threads: Vec::new(),
-            cells: FxHashMap::default(),
+            counted: Vec::new(),
             numbers: Vec::new(),
             all: 0,
             resolved: 0,
@@ -230,9 +248,19 @@ impl Read {
         let place = c
             .zip(at(stack, i))
             .and_then(|(c, s)| out.stacks.place(c, s));
-        let e = out.cells.entry((bucket, thread, place)).or_default();
-        e.0 += 1;
-        e.1 = e.1.wrapping_add(at(weight, i).unwrap_or(0));
+        let too_many = || Error::Shape("more than 4G threads or sampled stacks".into());
+        out.counted.push(Counted {
+            bucket,
+            period: at(weight, i).unwrap_or(0),
+            thread: u32::try_from(thread).map_err(|_| too_many())?,
+            place: match place {
+                Some(p) => u32::try_from(p)
+                    .ok()
+                    .filter(|&p| p != NO_STACK)
+                    .ok_or_else(too_many)?,
+                None => NO_STACK,
+            },
+        });
         out.all += 1;
         if place.is_some_and(|p| out.stacks.leaf_resolved(p)) {
             out.resolved += 1;

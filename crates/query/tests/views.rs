@@ -357,9 +357,9 @@ fn stack_counts_as_the_profile(dataset: &Path) {
         };
         assert_eq!(threads(&counts.threads), threads(&p.threads), "{event}");
         let mut a: BTreeMap<(u64, usize), (u64, u64)> = BTreeMap::new();
-        for ((bucket, thread, _), (n, period)) in counts.cells() {
+        for ((bucket, thread, _), period) in counts.samples() {
             let e = a.entry((bucket, thread)).or_default();
-            (e.0, e.1) = (e.0 + n, e.1.wrapping_add(period));
+            (e.0, e.1) = (e.0 + 1, e.1.wrapping_add(period));
         }
         let mut b: BTreeMap<(u64, usize), (u64, u64)> = BTreeMap::new();
         let mut resolved = 0;

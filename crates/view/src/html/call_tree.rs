@@ -10,27 +10,27 @@ use std::sync::Arc;
 
 use crate::Error;
 
-/// The call tree of the sampled stacks: nodes (parent, function), node 0
-/// the root; a node's id is its place in a walk of the paths sorted by
-/// their functions (a caller before its callees), and [`CallTree::first`]
-/// says when the page's order met it.
+/// The call tree of the sampled stacks, as their paths of functions
+/// sorted: the paths through a node lie side by side, so that a node is
+/// a run of them, and its samples their sum. No node is made until it is
+/// known to be kept ([`Pruned`]): a system-wide capture's unresolved
+/// frames make nearly every path a branch of its own, millions of nodes
+/// of which the page shows a few thousand.
 pub(super) struct CallTree {
-    /// Each node's parent (the root's: 0) and function (tree id; `ROOT`
-    /// for the root).
-    parent: Vec<u32>,
-    function: Vec<u32>,
-    /// Each node's place in the walk of the stacks in (capture, stack id)
-    /// order, each path from its root: that walk's first stack through it
-    /// (high half) and its depth there. The page numbers nodes so.
-    first: Vec<u64>,
     /// The functions, by tree id: each one's function id (as
     /// [`SampledStacks::canonical`] gives it).
     functions: Vec<u32>,
     /// By function id: its tree id (`ROOT`: none yet).
     tree_id: Vec<u32>,
     stacks: Arc<SampledStacks>,
-    /// Each sampled stack's leaf node, by its place.
-    leaf_of: Vec<u32>,
+    /// The paths, in (capture, stack id) order: the page's order, in
+    /// which nodes and functions are numbered as met.
+    paths: Paths,
+    /// Each path's stack's place.
+    order: Vec<usize>,
+    /// The paths (by their place in that order) sorted by function, equal
+    /// paths in that order.
+    sorted: Vec<usize>,
 }
 
 /// The root's parent and function.
@@ -51,67 +51,123 @@ impl Paths {
     }
 }
 
+/// A node, as the run of sorted paths through it.
+struct Span {
+    /// The sorted paths `lo..hi` go through it.
+    lo: usize,
+    hi: usize,
+    depth: usize,
+    function: u32,
+    /// Its place in the walk of the paths in the page's order, each from
+    /// its root: the first path through it (high half) and its depth.
+    first: u64,
+}
+
+/// A node of the path being walked, not yet closed.
+struct Open {
+    function: u32,
+    lo: usize,
+    first: u64,
+    samples: u64,
+}
+
+/// The nodes closed so far: those kept, and how many others had samples.
+struct Closed {
+    threshold: u64,
+    kept: Vec<Span>,
+    cut: usize,
+}
+
+impl Closed {
+    /// Closes the nodes of `open` deeper than `to`: their runs end before
+    /// the sorted path `hi`.
+    fn close(&mut self, open: &mut Vec<Open>, to: usize, hi: usize) {
+        while open.len() > to {
+            let depth = open.len() - 1;
+            let Some(o) = open.pop() else { break };
+            if o.samples >= self.threshold {
+                let (lo, function, first) = (o.lo, o.function, o.first);
+                self.kept.push(Span {
+                    lo,
+                    hi,
+                    depth,
+                    function,
+                    first,
+                });
+            } else if o.samples > 0 {
+                self.cut += 1;
+            }
+        }
+    }
+}
+
 impl CallTree {
-    /// The tree of the sampled stacks' paths. Tree functions are numbered
-    /// as the stacks in (capture, stack id) order meet them, each path
-    /// from its root; nodes are made from the paths sorted, where the
-    /// paths through a node are side by side: one comparison a frame, not
-    /// a lookup of (caller, function) in a table of millions of nodes (a
-    /// system-wide capture's unresolved frames make nearly every path a
-    /// branch of its own).
+    /// The sampled stacks' paths, sorted. Tree functions are numbered as
+    /// the stacks in (capture, stack id) order meet them, each path from
+    /// its root.
     pub(super) fn of(stacks: Arc<SampledStacks>) -> Self {
+        let order = stacks.in_order();
         let mut tree = CallTree {
-            parent: vec![0],
-            function: vec![ROOT],
-            first: vec![0],
             functions: Vec::new(),
             tree_id: vec![ROOT; stacks.last_function() as usize + 1],
-            leaf_of: vec![0; stacks.len()],
+            paths: Paths {
+                functions: Vec::with_capacity(stacks.path_frames()),
+                ends: Vec::with_capacity(order.len()),
+            },
+            sorted: (0..order.len()).collect(),
+            order: Vec::new(),
             stacks: stacks.clone(),
-        };
-        let order = stacks.in_order();
-        let mut paths = Paths {
-            functions: Vec::with_capacity(stacks.path_frames()),
-            ends: Vec::with_capacity(order.len()),
         };
         for &place in &order {
             for &id in stacks.path(place).unwrap_or_default().iter().rev() {
                 let f = tree.tree_function(id);
-                paths.functions.push(f);
+                tree.paths.functions.push(f);
             }
-            paths.ends.push(paths.functions.len());
+            tree.paths.ends.push(tree.paths.functions.len());
         }
+        tree.order = order;
         // (A stable sort: equal paths stay in order.)
-        let mut sorted: Vec<usize> = (0..order.len()).collect();
-        sorted.sort_by(|&a, &b| paths.get(a).cmp(paths.get(b)));
-        tree.add_paths(&paths, &sorted, &order);
+        let paths = &tree.paths;
+        tree.sorted.sort_by(|&a, &b| paths.get(a).cmp(paths.get(b)));
         tree
     }
 
-    /// Makes the nodes of `paths`, taken in the `sorted` order (`order`:
-    /// each one's stack's place).
-    fn add_paths(&mut self, paths: &Paths, sorted: &[usize], order: &[usize]) {
-        // The nodes of the path before, from the root.
-        let mut open: Vec<u32> = Vec::new();
+    /// The nodes with `threshold` samples or more (`samples`: each
+    /// sampled stack's, by place), and how many nodes with samples have
+    /// fewer. A node's samples are those of the run of sorted paths
+    /// through it, and a callee's run lies within its caller's, so that a
+    /// kept node's callers are kept.
+    fn kept(&self, samples: &[u64], threshold: u64) -> (Vec<Span>, usize) {
+        let mut closed = Closed {
+            threshold,
+            kept: Vec::new(),
+            cut: 0,
+        };
+        let mut open: Vec<Open> = Vec::new();
         let mut before: &[u32] = &[];
-        for &w in sorted {
-            let path = paths.get(w);
+        for (k, &w) in self.sorted.iter().enumerate() {
+            let path = self.paths.get(w);
             let shared = before.iter().zip(path).take_while(|(a, b)| a == b).count();
-            open.truncate(shared);
-            for (depth, &n) in open.iter().enumerate() {
-                let at = &mut self.first[n as usize];
-                *at = (*at).min(((w as u64) << 32) | depth as u64);
+            closed.close(&mut open, shared, k);
+            let n = samples.get(self.order[w]).copied().unwrap_or(0);
+            let at = |depth: usize| ((w as u64) << 32) | depth as u64;
+            for (depth, o) in open.iter_mut().enumerate() {
+                o.first = o.first.min(at(depth));
+                o.samples += n;
             }
-            for (depth, &f) in path.iter().enumerate().skip(shared) {
-                let id = self.parent.len() as u32;
-                self.parent.push(open.last().copied().unwrap_or(0));
-                self.function.push(f);
-                self.first.push(((w as u64) << 32) | depth as u64);
-                open.push(id);
+            for (depth, &function) in path.iter().enumerate().skip(shared) {
+                let first = at(depth);
+                open.push(Open {
+                    function,
+                    lo: k,
+                    first,
+                    samples: n,
+                });
             }
-            self.leaf_of[order[w]] = open.last().copied().unwrap_or(0);
             before = path;
         }
+        closed.close(&mut open, 0, self.sorted.len());
+        (closed.kept, closed.cut)
     }
 
     /// The tree id of function `id`, the next one if it is new.
@@ -149,50 +205,10 @@ impl CallTree {
     pub(super) fn functions(&self) -> usize {
         self.functions.len()
     }
-
-    /// How many nodes there are, the root's included.
-    fn len(&self) -> usize {
-        self.parent.len()
-    }
 }
 
-/// Samples per (interval, thread, node).
-pub(super) type Cells = FxHashMap<(u64, usize, usize), (u64, u64)>;
-
-/// Samples and periods of (interval, thread, node), a cell's more than
-/// once where several stacks end in one node.
-pub(super) type NodeCells = Vec<((u64, usize, usize), (u64, u64))>;
-
-/// The samples on the tree.
-pub(super) struct Counts {
-    /// Samples and periods per (interval, thread, node).
-    pub(super) cells: NodeCells,
-    /// Samples, and those whose leaf is a resolved function.
-    pub(super) all: u64,
-    pub(super) resolved: u64,
-    /// Intervals met.
-    pub(super) buckets: u64,
-}
-
-impl Counts {
-    /// The samples of `counts` on `tree`: a sample without a sampled
-    /// stack at the root.
-    pub(super) fn of(counts: &StackCounts, tree: &CallTree) -> Self {
-        let cells = counts
-            .cells()
-            .map(|((b, thread, place), sums)| {
-                let node = place.map_or(0, |p| tree.leaf_of[p] as usize);
-                ((b, thread, node), sums)
-            })
-            .collect();
-        Counts {
-            cells,
-            all: counts.all,
-            resolved: counts.resolved,
-            buckets: counts.intervals,
-        }
-    }
-}
+/// Samples and periods per (interval, thread, kept node).
+type Cells = FxHashMap<(u64, usize, usize), (u64, u64)>;
 
 /// The samples per (interval, thread, kept node) as the page reads them:
 /// columns, written as they are (hundreds of thousands of numbers, each a
@@ -210,10 +226,12 @@ pub(super) struct SampleColumns {
 /// The tree cut to the nodes with at least a threshold of samples below
 /// them: a cut node's samples count in its nearest kept caller.
 pub(super) struct Pruned {
-    /// Each node's kept node (itself, or the caller it counts in).
-    pub(super) kept: Vec<usize>,
+    /// Each sampled stack's node, by place: its leaf's nearest kept node
+    /// (0: the root).
+    leaf: Vec<usize>,
     /// The kept nodes: parent and function (tree ids; `ROOT` for the
-    /// root).
+    /// root), node 0 the root, the others numbered as the page's order
+    /// meets them.
     pub(super) parent: Vec<usize>,
     pub(super) function: Vec<u32>,
     /// Nodes with samples that were cut.
@@ -221,50 +239,61 @@ pub(super) struct Pruned {
 }
 
 impl Pruned {
-    /// `tree` cut to the nodes with `threshold` samples or more, the kept
-    /// ones numbered as [`CallTree::first`] orders them.
-    pub(super) fn new(tree: &CallTree, counts: &Counts, threshold: u64) -> Self {
-        let n = tree.len();
-        let mut tot = vec![0u64; n];
-        for ((_, _, node), (c, _)) in &counts.cells {
-            tot[*node] += c;
-        }
-        // (A node's id is past its caller's.)
-        for i in (1..n).rev() {
-            tot[tree.parent[i] as usize] += tot[i];
-        }
-        let mut kept: Vec<usize> = (1..n).filter(|&i| tot[i] >= threshold).collect();
-        kept.sort_unstable_by_key(|&i| tree.first[i]);
-        let mut p = Pruned {
-            kept: vec![usize::MAX; n],
-            parent: vec![0usize],
-            function: vec![ROOT],
-            cut: 0,
-        };
-        p.kept[0] = 0;
-        // A kept node's caller is kept (it has at least its samples), and
-        // met before it.
-        for &i in &kept {
-            p.kept[i] = p.parent.len();
-            p.parent.push(p.kept[tree.parent[i] as usize]);
-            p.function.push(tree.function[i]);
-        }
-        for (i, &below) in tot.iter().enumerate().skip(1) {
-            if p.kept[i] == usize::MAX {
-                p.kept[i] = p.kept[tree.parent[i] as usize];
-                p.cut += usize::from(below > 0);
+    /// `tree` cut to the nodes with `threshold` samples or more of
+    /// `counts`.
+    pub(super) fn new(tree: &CallTree, counts: &StackCounts, threshold: u64) -> Self {
+        let mut samples = vec![0u64; tree.stacks.len()];
+        for ((_, _, place), _) in counts.samples() {
+            if let Some(n) = place.and_then(|p| samples.get_mut(p)) {
+                *n += 1;
             }
         }
+        let (spans, cut) = tree.kept(&samples, threshold);
+        let mut by_first: Vec<usize> = (0..spans.len()).collect();
+        by_first.sort_unstable_by_key(|&i| spans[i].first);
+        let mut id = vec![0usize; spans.len()];
+        let mut p = Pruned {
+            leaf: vec![0; tree.stacks.len()],
+            parent: vec![0; spans.len() + 1],
+            function: vec![ROOT; spans.len() + 1],
+            cut,
+        };
+        for (n, &i) in (1..).zip(&by_first) {
+            id[i] = n;
+            p.function[n] = spans[i].function;
+        }
+        p.link(tree, &spans, &id);
         p
+    }
+
+    /// Sets each kept node's parent and each stack's node: a walk of the
+    /// sorted paths with the kept nodes that hold the one walked, from the
+    /// root (`id`: each span's node).
+    fn link(&mut self, tree: &CallTree, spans: &[Span], id: &[usize]) {
+        let mut pre: Vec<usize> = (0..spans.len()).collect();
+        pre.sort_unstable_by_key(|&i| (spans[i].lo, spans[i].depth));
+        let mut next = pre.into_iter().peekable();
+        let mut holding: Vec<usize> = Vec::new();
+        for (k, &w) in tree.sorted.iter().enumerate() {
+            while holding.last().is_some_and(|&s| spans[s].hi <= k) {
+                holding.pop();
+            }
+            while let Some(s) = next.next_if(|&s| spans[s].lo == k) {
+                self.parent[id[s]] = holding.last().map_or(0, |&t| id[t]);
+                holding.push(s);
+            }
+            self.leaf[tree.order[w]] = holding.last().map_or(0, |&t| id[t]);
+        }
     }
 
     /// The samples per (interval, thread, kept node), as the page reads
     /// them: columns, in that order.
-    pub(super) fn samples(&self, cells: NodeCells) -> SampleColumns {
+    pub(super) fn samples(&self, counts: &StackCounts) -> SampleColumns {
         let mut merged = Cells::default();
-        for ((b, t, node), (c, w)) in cells {
-            let e = merged.entry((b, t, self.kept[node])).or_default();
-            e.0 += c;
+        for ((b, t, place), w) in counts.samples() {
+            let node = place.and_then(|p| self.leaf.get(p)).copied().unwrap_or(0);
+            let e = merged.entry((b, t, node)).or_default();
+            e.0 += 1;
             e.1 = e.1.wrapping_add(w);
         }
         let mut cells: Vec<_> = merged.into_iter().collect();

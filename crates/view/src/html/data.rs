@@ -13,7 +13,7 @@ use perfq_query::{function_sums, profile};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::call_tree::{CallTree, Counts, Pruned, SampleColumns};
+use super::call_tree::{CallTree, Pruned, SampleColumns};
 use super::functions::{self, Shown, SumColumns};
 use crate::Error;
 
@@ -143,21 +143,20 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
     };
     let stacks = counted.stacks.clone();
     let (tree, sums, below) = functions::sums_beside(session, &summing, || CallTree::of(stacks))?;
-    let counts = Counts::of(&counted, &tree);
-    let pruned = Pruned::new(&tree, &counts, threshold);
+    let pruned = Pruned::new(&tree, &counted, threshold);
     let shown = Shown::choose(&tree, &pruned, &sums, below);
     notes.extend(left_out(pruned.cut, shown.dropped, opt.prune));
     let td = topdown_data(session, &shown.ids(), width_ms, &mut notes)?;
     let level2 = td
         .as_ref()
         .is_some_and(|(_, nodes, _)| nodes.iter().any(|n| n.2 == 2));
-    let meta = meta(session, &event.name, &counts, duration_ns, td.as_ref())?;
+    let meta = meta(session, &event.name, &counted, duration_ns, td.as_ref())?;
     let diff = match &opt.base {
         Some((base, name)) => Some(diff_data(base, name, session, &event.name)?),
         None => None,
     };
     let data = Data {
-        buckets: json!({ "count": counts.buckets.max(1), "width_ms": width_ms }),
+        buckets: json!({ "count": counted.intervals.max(1), "width_ms": width_ms }),
         diff,
         event: json!({ "name": event.name, "unit": event.unit.name() }),
         function_sums: shown.sums(sums),
@@ -168,7 +167,7 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
         functions: &shown.functions,
         meta,
         notes: &notes,
-        samples: pruned.samples(counts.cells),
+        samples: pruned.samples(&counted),
         threads: (counted.threads.iter())
             .map(|t| (t.pid, t.tid, t.comm.as_str()))
             .collect(),
@@ -374,7 +373,7 @@ fn shown_path(path: &str) -> String {
 fn meta(
     session: &Session,
     event: &str,
-    counts: &Counts,
+    counts: &stack_counts::StackCounts,
     duration_ns: u64,
     td: Option<&Topdown>,
 ) -> Result<Vec<(String, String)>, Error> {
