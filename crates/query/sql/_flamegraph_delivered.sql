@@ -5,13 +5,14 @@
 -- user frame into its inlining levels).
 --
 --   capture, sample_id, time, pid, tid,
---   stack_id                      the sample's
+--   stack_id, leaf_frame_id       the sample's
 --   event_id, name, member        its event (→ events)
 --   weight                        its period
 --   unwound                       its event samples the user stack
 SELECT d.capture AS capture, d.sample_id AS sample_id, d.time AS time, d.pid AS pid,
   d.tid AS tid,
-  d.stack_id AS stack_id, d.event_id AS event_id, e.name AS name, e.member AS member,
+  d.stack_id AS stack_id, d.leaf_frame_id AS leaf_frame_id,
+  d.event_id AS event_id, e.name AS name, e.member AS member,
   d.period AS weight,
   instr(concat('|', e.sample_type, '|'), '|STACK_USER|') > 0 AS unwound
 FROM delivered_samples d

@@ -9,12 +9,14 @@
 --                end_time, comm) flamegraph.rs keeps
 --
 --   capture, sample_id, time, pid, tid,
---   stack_id, event_id, name, unwound,
+--   stack_id, leaf_frame_id,
+--   event_id, name, unwound,
 --   weight                    the sample's (_flamegraph_delivered)
 --   comm                      its process name
 SELECT d.capture AS capture, d.sample_id AS sample_id, d.time AS time, d.pid AS pid,
   d.tid AS tid,
-  d.stack_id AS stack_id, d.event_id AS event_id, d.name AS name, d.unwound AS unwound, d.weight AS weight,
+  d.stack_id AS stack_id, d.leaf_frame_id AS leaf_frame_id, d.event_id AS event_id, d.name AS name,
+  d.unwound AS unwound, d.weight AS weight,
   COALESCE(c.comm, CASE WHEN d.tid = 0 THEN 'swapper'
     ELSE concat(':', CAST(d.tid AS VARCHAR)) END) AS comm
 FROM ({delivered}) d

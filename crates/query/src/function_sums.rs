@@ -15,7 +15,8 @@ use std::collections::HashMap;
 
 use crate::helpers::{self, Param};
 use crate::inclusive::{Inclusive, SAME_STACK};
-use crate::{columns, views, Error, Session};
+use crate::stack_counts::{self, StackCounts};
+use crate::{columns, named_samples, views, Error, Session};
 
 mod kept;
 
@@ -82,10 +83,19 @@ pub struct Row {
 /// implementation then, held equal to [`by_sql`] by a test), else by the
 /// SQL.
 pub fn by_interval(session: &Session, opt: &Options<'_>) -> Result<Sums, Error> {
-    match views::sampled_stacks(session, false)? {
-        Some(stacks) => kept::sums(session, &stacks, opt),
+    named_samples::require_tables(session)?;
+    match stack_counts::count(session, opt.event, opt.interval_ns, false)? {
+        Some(counts) => Ok(of_counts(&counts, opt.min_total)),
         None => by_sql(session, opt),
     }
+}
+
+/// [`by_interval`]'s sums of the functions with `min_total` total samples
+/// or more, from one event's samples as already counted (in their
+/// intervals): the HTML page reads its samples once for its flame graph,
+/// time line and these.
+pub fn of_counts(counts: &StackCounts, min_total: u64) -> Sums {
+    kept::sums(counts, min_total)
 }
 
 /// [`by_interval`] by its definition: the views' SQL, split by interval.

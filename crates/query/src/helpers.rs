@@ -60,9 +60,6 @@ helpers! {
     DIFF_COUNTS = "_diff_counts";
     /// One event's samples with their interval (`crate::function_sums`).
     INTERVAL_SAMPLES = "_interval_samples";
-    /// One event's samples with their leaf and interval
-    /// (`crate::function_sums` over the kept stack tables).
-    INTERVAL_LEAVES = "_interval_leaves";
     /// Inclusive sums per function (`crate::inclusive`).
     INCLUSIVE_SUMS = "_inclusive_sums";
     /// One capture's rows of `stack_sets`.

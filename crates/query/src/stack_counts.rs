@@ -5,7 +5,10 @@
 //! count (`delivered_samples`), each thread named by its comm when they
 //! were delivered, as the flame graph and the exported profiles name them
 //! (`_named_delivered`); threads are numbered as the profiles number them
-//! (by their first sample in `_profile_samples`' order).
+//! (by their first sample in `_profile_samples`' order). Each sample
+//! keeps its leaf frame's function too: the per-function sums per
+//! interval are summed from these samples (`function_sums`), not read
+//! again.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -24,7 +27,7 @@ use crate::{columns, events, named_samples, views, Error, Session};
 /// `None` for a sample without one).
 pub type Cell = (u64, usize, Option<usize>);
 
-/// One sample as counted: 24 bytes, however many cells there are (a
+/// One sample as counted: 32 bytes, however many cells there are (a
 /// system-wide capture's samples are nearly all cells of their own, and
 /// a table of them grew by rehashing into several times their size).
 #[derive(Clone, Copy, Debug)]
@@ -35,6 +38,23 @@ struct Counted {
     thread: u32,
     /// The stack's place ([`NO_STACK`]: none).
     place: u32,
+    /// The leaf frame's function (0: none, or `[unknown]`).
+    leaf: u32,
+    /// Whether its capture has a `capture` row (without one, its
+    /// intervals count from 0, and it has none in the function sums).
+    listed: bool,
+}
+
+/// A sample as the per-function sums read it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Leaf {
+    /// Its interval, where its capture has a `capture` row.
+    pub bucket: Option<u64>,
+    /// Its leaf frame's function id (0: none).
+    pub function: u32,
+    /// Its stack's place among the sampled stacks.
+    pub place: Option<usize>,
+    pub period: u64,
 }
 
 /// [`Counted::place`] of a sample without a sampled stack.
@@ -71,6 +91,17 @@ impl StackCounts {
             ((c.bucket, self.numbers[c.thread as usize], place), c.period)
         })
     }
+
+    /// Each sample's interval, leaf function, stack and period, in no
+    /// order.
+    pub(crate) fn leaves(&self) -> impl Iterator<Item = Leaf> + '_ {
+        self.counted.iter().map(|c| Leaf {
+            bucket: c.listed.then_some(c.bucket),
+            function: c.leaf,
+            place: (c.place != NO_STACK).then_some(c.place as usize),
+            period: c.period,
+        })
+    }
 }
 
 /// `event`'s samples in intervals of `interval_ns` (counted from their
@@ -81,20 +112,36 @@ impl StackCounts {
 pub fn by_interval(session: &Session, event: &str, interval_ns: u64) -> Result<StackCounts, Error> {
     named_samples::require_tables(session)?;
     events::chosen(Some(event), &events::sampled_events(session)?)?;
-    views::ensure(session, "delivered_samples")?;
-    named_samples::register_comms(session)?;
-    let Some(stacks) = views::sampled_stacks(session, true)? else {
-        return Err(Error::Shape(
+    count(session, event, interval_ns, true)?.ok_or_else(|| {
+        Error::Shape(
             "the call tree reads the stack tables perfq computes itself, and this session \
              defines some of them (stack_sets, set_functions, stack_functions, functions)"
                 .into(),
-        ));
+        )
+    })
+}
+
+/// `event`'s samples in intervals of `interval_ns` (none for an event
+/// without samples), on the sampled stacks, each with its path where
+/// `paths` asks; `None` where perfq does not compute the stack tables
+/// itself. The tables [`named_samples::require_tables`] names are there.
+pub(crate) fn count(
+    session: &Session,
+    event: &str,
+    interval_ns: u64,
+    paths: bool,
+) -> Result<Option<StackCounts>, Error> {
+    views::ensure(session, "delivered_samples")?;
+    named_samples::register_comms(session)?;
+    let Some(stacks) = views::sampled_stacks(session, paths)? else {
+        return Ok(None);
     };
     let mut read = Read {
         starts: capture_starts(session)?,
         interval_ns: interval_ns.max(1),
         captures: TextIds::new(),
-        capture_starts: Vec::new(),
+        capture_at: Vec::new(),
+        last: None,
         threads: Interner::new(),
         first: Vec::new(),
         counts: StackCounts {
@@ -108,7 +155,7 @@ pub fn by_interval(session: &Session, event: &str, interval_ns: u64) -> Result<S
         },
     };
     read.scan(session, event)?;
-    Ok(read.finish())
+    Ok(Some(read.finish()))
 }
 
 /// Each capture's first sample time, by name (`None` for one without a
@@ -137,15 +184,27 @@ struct Read {
     /// Each capture's first sample time, by name.
     starts: FxHashMap<String, Option<u64>>,
     interval_ns: u64,
-    /// The samples' captures, numbered as met, and each one's number
-    /// among the stacks' and first sample time.
+    /// The samples' captures, numbered as met, where each one is, and
+    /// the last one met.
     captures: TextIds,
-    capture_starts: Vec<(Option<u32>, u64)>,
+    capture_at: Vec<At>,
+    last: Option<(u32, At)>,
     /// The threads, numbered as met, and each one's first sample.
     threads: Interner<Thread>,
     first: Vec<SampleOrder>,
     /// The counts, threads numbered as met.
     counts: StackCounts,
+}
+
+/// Where a capture is.
+#[derive(Clone, Copy)]
+struct At {
+    /// Its number among the sampled stacks' captures.
+    stacks: Option<u32>,
+    /// Its first sample's time (0 without one).
+    start: u64,
+    /// Whether it has a `capture` row.
+    listed: bool,
 }
 
 /// A batch's columns.
@@ -154,7 +213,7 @@ struct Columns<'b> {
     comm: &'b datafusion::arrow::array::StringArray,
     pid: &'b PrimitiveArray<Int64Type>,
     tid: &'b PrimitiveArray<Int64Type>,
-    u64s: [&'b PrimitiveArray<UInt64Type>; 5],
+    u64s: [&'b PrimitiveArray<UInt64Type>; 6],
 }
 
 /// The value of row `i`, if not null.
@@ -190,16 +249,24 @@ impl Read {
         let (capture, comm) = (text("capture")?, text("comm")?);
         let int = |c: &str| columns::cast(b, c, &DataType::Int64);
         let (pid, tid) = (int("pid")?, int("tid")?);
-        let u64s = ["time", "stack_id", "weight", "sample_id", "event_id"]
-            .map(|c| columns::cast(b, c, &DataType::UInt64));
-        let [time, stack, weight, sample, event] = u64s;
-        let (time, stack, weight, sample, event) = (time?, stack?, weight?, sample?, event?);
+        let u64s = [
+            "time",
+            "stack_id",
+            "leaf_frame_id",
+            "weight",
+            "sample_id",
+            "event_id",
+        ]
+        .map(|c| columns::cast(b, c, &DataType::UInt64));
+        let [time, stack, leaf, weight, sample, event] = u64s;
+        let (time, stack, leaf, weight) = (time?, stack?, leaf?, weight?);
+        let (sample, event) = (sample?, event?);
         let cols = Columns {
             capture: capture.as_string::<i32>(),
             comm: comm.as_string::<i32>(),
             pid: pid.as_primitive(),
             tid: tid.as_primitive(),
-            u64s: [&time, &stack, &weight, &sample, &event].map(|a| a.as_primitive()),
+            u64s: [&time, &stack, &leaf, &weight, &sample, &event].map(|a| a.as_primitive()),
         };
         for i in 0..b.num_rows() {
             if cols.capture.is_valid(i) {
@@ -210,8 +277,7 @@ impl Read {
     }
 
     fn row(&mut self, cols: &Columns<'_>, i: usize) -> Result<(), Error> {
-        let [time, stack, weight, sample, event] = cols.u64s;
-        let name = cols.capture.value(i);
+        let [time, stack, leaf, weight, sample, event] = cols.u64s;
         let id = |a: &PrimitiveArray<Int64Type>| {
             at(a, i).and_then(|v| i32::try_from(v).ok()).unwrap_or(-1)
         };
@@ -220,10 +286,14 @@ impl Read {
         } else {
             ""
         };
-        let capture = self
-            .captures
-            .id(name)
-            .ok_or_else(|| Error::Shape("capture names beyond 4 GiB".into()))?;
+        let (
+            capture,
+            At {
+                stacks: c,
+                start,
+                listed,
+            },
+        ) = self.capture(cols.capture.value(i))?;
         let (pid, tid) = (id(cols.pid), id(cols.tid));
         let thread = profile::number_thread(&mut self.threads, capture as usize, pid, tid, comm);
         let order: SampleOrder = (
@@ -237,12 +307,6 @@ impl Read {
             Some(first) => *first = (*first).min(order),
             None => self.first.push(order),
         }
-        if self.capture_starts.len() <= capture as usize {
-            let start = self.starts.get(name).copied().flatten().unwrap_or(0);
-            let c = self.counts.stacks.capture(name);
-            self.capture_starts.push((c, start));
-        }
-        let (c, start) = self.capture_starts[capture as usize];
         let bucket = at(time, i).unwrap_or(0).saturating_sub(start) / self.interval_ns;
         let out = &mut self.counts;
         let place = c
@@ -260,6 +324,10 @@ impl Read {
                     .ok_or_else(too_many)?,
                 None => NO_STACK,
             },
+            leaf: c
+                .zip(at(leaf, i))
+                .map_or(0, |(c, l)| out.stacks.function_of(c, l)),
+            listed,
         });
         out.all += 1;
         if place.is_some_and(|p| out.stacks.leaf_resolved(p)) {
@@ -267,6 +335,29 @@ impl Read {
         }
         out.intervals = out.intervals.max(bucket + 1);
         Ok(())
+    }
+
+    /// The number of capture `name` among those met, and where it is; the
+    /// last one's asked first (a batch mostly holds one capture's rows).
+    fn capture(&mut self, name: &str) -> Result<(u32, At), Error> {
+        if let Some((n, at)) = self.last.filter(|&(n, _)| self.captures.text(n) == name) {
+            return Ok((n, at));
+        }
+        let n = self
+            .captures
+            .id(name)
+            .ok_or_else(|| Error::Shape("capture names beyond 4 GiB".into()))?;
+        if self.capture_at.len() <= n as usize {
+            let listed = self.starts.get(name).copied();
+            self.capture_at.push(At {
+                stacks: self.counts.stacks.capture(name),
+                start: listed.flatten().unwrap_or(0),
+                listed: listed.is_some(),
+            });
+        }
+        let at = self.capture_at[n as usize];
+        self.last = Some((n, at));
+        Ok((n, at))
     }
 
     /// The counts, the threads in order.

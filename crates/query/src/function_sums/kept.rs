@@ -1,18 +1,15 @@
 //! [`super::by_interval`] over the stack tables perfq keeps: the rows of
 //! its SQL (a test holds them equal), summed from each sample's leaf
-//! frame's function and its stack's set instead of by DataFusion's joins
-//! of every sample with its stack's functions and names (what
-//! `function_total` was computed natively for, and the HTML page's time
-//! on a system-wide capture).
+//! frame's function and its stack's set as `stack_counts` read them,
+//! instead of by DataFusion's joins of every sample with its stack's
+//! functions and names (what `function_total` was computed natively for,
+//! and the HTML page's time on a system-wide capture).
 
-use datafusion::arrow::array::{Array, AsArray};
-use datafusion::arrow::datatypes::{DataType, Int64Type, UInt64Type};
 use rustc_hash::FxHashMap;
 
-use super::{Options, Row, Sums};
-use crate::helpers;
+use super::{Row, Sums};
+use crate::stack_counts::StackCounts;
 use crate::views::SampledStacks;
-use crate::{columns, views, Error, Session};
 
 /// Samples and the sum of their periods (wrapping, as perf's and
 /// DataFusion's sums do).
@@ -23,33 +20,24 @@ fn add(sum: &mut Sum, samples: u64, period: u64) {
     sum.1 = sum.1.wrapping_add(period);
 }
 
-/// The samples of the event with an interval, each as (interval, its
-/// leaf's function, its set or [`NO_SET`], period); and every set's
-/// samples, those without an interval (no `capture` row) included. Kept
-/// per sample and summed once the functions shown are known: grouped by
-/// (interval, function) and (interval, set) first, the groups of a
-/// system-wide capture were nearly as many as its samples, in two large
-/// tables.
-#[derive(Default)]
-struct Read {
-    samples: Vec<(u64, u32, u32, u64)>,
-    set_samples: Vec<u64>,
-}
-
-/// A sample without a set.
-const NO_SET: u32 = u32::MAX;
-
-/// The sums of `opt` from `stacks`.
-pub(super) fn sums(
-    session: &Session,
-    stacks: &SampledStacks,
-    opt: &Options<'_>,
-) -> Result<Sums, Error> {
-    let read = read(session, stacks, opt)?;
+/// The sums of the functions with `min_total` total samples or more from
+/// `counts`' samples; those without an interval (no `capture` row) count
+/// only in the totals that choose the functions.
+pub(super) fn sums(counts: &StackCounts, min_total: u64) -> Sums {
+    let stacks = &*counts.stacks;
+    let mut set_samples = vec![0u64; stacks.sets() as usize];
+    for s in counts.leaves() {
+        if let Some(n) = s
+            .place
+            .and_then(|p| set_samples.get_mut(stacks.set_of(p) as usize))
+        {
+            *n += 1;
+        }
+    }
     // Each function's total samples over every interval, which says
     // whether it is shown.
     let mut totals = vec![0u64; stacks.last_function() as usize + 1];
-    for (set, &n) in (0..).zip(&read.set_samples) {
+    for (set, &n) in (0..).zip(&set_samples) {
         if n > 0 {
             for &f in stacks.set(set) {
                 if let Some(t) = totals.get_mut(stacks.canonical(f) as usize) {
@@ -58,7 +46,7 @@ pub(super) fn sums(
             }
         }
     }
-    let min = opt.min_total.max(1);
+    let min = min_total.max(1);
     let below = totals.iter().filter(|&&t| t > 0 && t < min).count() as u64;
     // (A byte per function, read per function of each set: the totals
     // themselves are eight times as large and read at random.)
@@ -66,25 +54,22 @@ pub(super) fn sums(
     let shown = |f: u32| shown.get(f as usize).copied().unwrap_or(false);
     let mut own: FxHashMap<(u64, u32), Sum> = FxHashMap::default();
     let mut total: FxHashMap<(u64, u32), Sum> = FxHashMap::default();
-    for &(bucket, f, set, p) in &read.samples {
-        let f = stacks.canonical(f);
+    for s in counts.leaves() {
+        let Some(bucket) = s.bucket else { continue };
+        let f = stacks.canonical(s.function);
         if shown(f) {
-            add(own.entry((bucket, f)).or_default(), 1, p);
+            add(own.entry((bucket, f)).or_default(), 1, s.period);
         }
-        let functions = if set == NO_SET {
-            &[][..]
-        } else {
-            stacks.set(set)
-        };
+        let functions = s.place.map_or(&[][..], |p| stacks.set(stacks.set_of(p)));
         for &f in functions {
             let f = stacks.canonical(f);
             if shown(f) {
-                add(total.entry((bucket, f)).or_default(), 1, p);
+                add(total.entry((bucket, f)).or_default(), 1, s.period);
             }
         }
     }
     let rows = rows(own, total, stacks);
-    Ok(Sums { rows, below })
+    Sums { rows, below }
 }
 
 /// The rows of the self and total sums, named and in order (interval,
@@ -117,52 +102,4 @@ fn rows(
             }
         })
         .collect()
-}
-
-/// The event's samples ([`Read`]).
-fn read(session: &Session, stacks: &SampledStacks, opt: &Options<'_>) -> Result<Read, Error> {
-    views::ensure(session, "delivered_samples")?;
-    let sql = opt.fill(helpers::INTERVAL_LEAVES);
-    let mut g = Read {
-        set_samples: vec![0; stacks.sets() as usize],
-        ..Read::default()
-    };
-    session.for_each_batch(&sql, |b| {
-        let capture = columns::cast(&b, "capture", &DataType::Utf8)?;
-        let capture = capture.as_string::<i32>();
-        let u64s = |c: &str| columns::cast(&b, c, &DataType::UInt64);
-        let (stack, leaf, period) = (u64s("stack_id")?, u64s("leaf_frame_id")?, u64s("period")?);
-        let stack = stack.as_primitive::<UInt64Type>();
-        let leaf = leaf.as_primitive::<UInt64Type>();
-        let period = period.as_primitive::<UInt64Type>();
-        let bucket = columns::cast(&b, "bucket", &DataType::Int64)?;
-        let bucket = bucket.as_primitive::<Int64Type>();
-        let captures = stacks.capture_numbers(capture);
-        for (row, c) in captures.into_iter().enumerate() {
-            let p = if period.is_valid(row) {
-                period.value(row)
-            } else {
-                0
-            };
-            let place = c.zip(stack.is_valid(row).then(|| stack.value(row)));
-            let set = place
-                .and_then(|(c, s)| stacks.place(c, s))
-                .map(|at| stacks.set_of(at));
-            if let Some(set) = set {
-                g.set_samples[set as usize] += 1;
-            }
-            // Without a capture row: in the totals only.
-            if bucket.is_null(row) {
-                continue;
-            }
-            let bucket = bucket.value(row).max(0) as u64;
-            let own = match (c, leaf.is_valid(row)) {
-                (Some(c), true) => stacks.function_of(c, leaf.value(row)),
-                _ => 0,
-            };
-            g.samples.push((bucket, own, set.unwrap_or(NO_SET), p));
-        }
-        Ok(())
-    })?;
-    Ok(g)
 }

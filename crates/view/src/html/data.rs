@@ -6,10 +6,10 @@
 use std::collections::HashMap;
 
 use perfq_query::columns;
+use perfq_query::profile;
 use perfq_query::stack_counts;
 use perfq_query::topdown::{self, Report};
 use perfq_query::Session;
-use perfq_query::{function_sums, profile};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -136,13 +136,8 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
     }
     // Nodes and functions with fewer samples than this are left out.
     let threshold = ((opt.prune * counted.all as f64).ceil() as u64).max(1);
-    let summing = function_sums::Options {
-        event: &event.name,
-        interval_ns,
-        min_total: threshold,
-    };
     let stacks = counted.stacks.clone();
-    let (tree, sums, below) = functions::sums_beside(session, &summing, || CallTree::of(stacks))?;
+    let (tree, sums, below) = functions::sums_beside(&counted, threshold, || CallTree::of(stacks))?;
     let pruned = Pruned::new(&tree, &counted, threshold);
     let shown = Shown::choose(&tree, &pruned, &sums, below);
     notes.extend(left_out(pruned.cut, shown.dropped, opt.prune));

@@ -5,7 +5,8 @@
 
 use std::collections::HashMap;
 
-use perfq_query::{function_sums, Session};
+use perfq_query::function_sums;
+use perfq_query::stack_counts::StackCounts;
 use serde::Serialize;
 
 use super::call_tree::{CallTree, Pruned};
@@ -15,22 +16,22 @@ use crate::Error;
 /// periods.
 pub(super) type Sums = HashMap<(u64, u32), [u64; 4]>;
 
-/// The sums of `opt.event` per interval of the functions with
-/// `opt.min_total` total samples or more, read while `tree` is made (by
-/// `make_tree`, on this thread; the sums on another), then by the tree's
-/// function ids (a function the tree lacks is added to it); and how many
-/// functions with samples have fewer.
+/// The sums per interval of `counts`' functions with `min_total` total
+/// samples or more, made while `tree` is made (by `make_tree`, on this
+/// thread; the sums on another), then by the tree's function ids (a
+/// function the tree lacks is added to it); and how many functions with
+/// samples have fewer.
 pub(super) fn sums_beside(
-    session: &Session,
-    opt: &function_sums::Options<'_>,
+    counts: &StackCounts,
+    min_total: u64,
     make_tree: impl FnOnce() -> CallTree,
 ) -> Result<(CallTree, Sums, u64), Error> {
     let (mut tree, summed) = std::thread::scope(|s| {
-        let summed = s.spawn(|| function_sums::by_interval(session, opt));
+        let summed = s.spawn(|| function_sums::of_counts(counts, min_total));
         let tree = make_tree();
         (tree, summed.join())
     });
-    let summed = summed.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+    let summed = summed.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     let (sums, below) = on_tree(summed, &mut tree)?;
     Ok((tree, sums, below))
 }
