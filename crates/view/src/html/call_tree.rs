@@ -63,11 +63,13 @@ struct Span {
     first: u64,
 }
 
-/// A node of the path being walked, not yet closed.
+/// A node of the path being walked, not yet closed: its samples and
+/// first path so far (its callees' are added as they close).
 struct Open {
     function: u32,
     lo: usize,
-    first: u64,
+    /// The first path through it, in the page's order.
+    first: usize,
     samples: u64,
 }
 
@@ -85,8 +87,13 @@ impl Closed {
         while open.len() > to {
             let depth = open.len() - 1;
             let Some(o) = open.pop() else { break };
+            if let Some(caller) = open.last_mut() {
+                caller.samples += o.samples;
+                caller.first = caller.first.min(o.first);
+            }
             if o.samples >= self.threshold {
-                let (lo, function, first) = (o.lo, o.function, o.first);
+                let (lo, function) = (o.lo, o.function);
+                let first = ((o.first as u64) << 32) | depth as u64;
                 self.kept.push(Span {
                     lo,
                     hi,
@@ -135,8 +142,9 @@ impl CallTree {
     /// The nodes with `threshold` samples or more (`samples`: each
     /// sampled stack's, by place), and how many nodes with samples have
     /// fewer. A node's samples are those of the run of sorted paths
-    /// through it, and a callee's run lies within its caller's, so that a
-    /// kept node's callers are kept.
+    /// through it: those that end in it, and its callees' (added as they
+    /// close, not frame by frame of every path); a callee's run lies
+    /// within its caller's, so that a kept node's callers are kept.
     fn kept(&self, samples: &[u64], threshold: u64) -> (Vec<Span>, usize) {
         let mut closed = Closed {
             threshold,
@@ -149,20 +157,18 @@ impl CallTree {
             let path = self.paths.get(w);
             let shared = before.iter().zip(path).take_while(|(a, b)| a == b).count();
             closed.close(&mut open, shared, k);
-            let n = samples.get(self.order[w]).copied().unwrap_or(0);
-            let at = |depth: usize| ((w as u64) << 32) | depth as u64;
-            for (depth, o) in open.iter_mut().enumerate() {
-                o.first = o.first.min(at(depth));
-                o.samples += n;
-            }
-            for (depth, &function) in path.iter().enumerate().skip(shared) {
-                let first = at(depth);
+            for &function in &path[shared..] {
                 open.push(Open {
                     function,
                     lo: k,
-                    first,
-                    samples: n,
+                    first: w,
+                    samples: 0,
                 });
+            }
+            // (Paths end in the root where they are empty.)
+            if let Some(end) = open.last_mut().filter(|_| !path.is_empty()) {
+                end.samples += samples.get(self.order[w]).copied().unwrap_or(0);
+                end.first = end.first.min(w);
             }
             before = path;
         }

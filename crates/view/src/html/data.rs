@@ -168,14 +168,23 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
             .collect(),
         topdown: td.as_ref().map(|(v, _, _)| v),
     };
-    let data = serde_json::to_string(&data)?;
+    let json = serde_json::to_string(&data)?;
+    drop(data);
+    free_beside((counted, tree, pruned, shown));
     Ok(Page {
         title: opt.title.clone(),
-        data,
+        data: json,
         topdown: td.is_some(),
         level2,
         notes,
     })
+}
+
+/// Frees `made` on a thread of its own, while the page is written: what
+/// the page of a system-wide capture is made from is hundreds of
+/// megabytes, given back to the system page by page.
+fn free_beside<T: Send + 'static>(made: T) {
+    std::thread::spawn(move || drop(made));
 }
 
 /// The captures' span: from the first sample of the earliest to the last
