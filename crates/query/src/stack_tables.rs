@@ -17,7 +17,9 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, UInt64Array};
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, RecordBatch, StringViewArray, UInt64Array,
+};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type, SchemaRef, UInt32Type, UInt64Type};
 use perfq_ids::{IdTable, Interner, Numbering, TextIds};
@@ -351,6 +353,37 @@ fn text_id(texts: &mut TextIds, text: &str) -> Result<u32, Error> {
         .ok_or_else(|| Error::Shape("texts of the frames beyond 4 GiB".into()))
 }
 
+/// The texts of one batch's text column met so far, by their view: the
+/// views of one text read from a Parquet dictionary are equal (as are
+/// those of a short text, which holds it), so that a DSO's or symbol's
+/// rows are found by 16 bytes, not by hashing and comparing its text.
+/// (Equal views always hold equal texts; equal texts in views of their
+/// own are looked up by text.)
+#[derive(Default)]
+struct SeenViews(FxHashMap<u128, u32>);
+
+impl SeenViews {
+    /// The id among `texts` of row `row` of `column` (`[unknown]` where
+    /// it is null).
+    fn id(
+        &mut self,
+        texts: &mut TextIds,
+        column: &StringViewArray,
+        row: usize,
+    ) -> Result<u32, Error> {
+        if column.is_null(row) {
+            return text_id(texts, "[unknown]");
+        }
+        let view = column.views()[row];
+        if let Some(&id) = self.0.get(&view) {
+            return Ok(id);
+        }
+        let id = text_id(texts, column.value(row))?;
+        self.0.insert(view, id);
+        Ok(id)
+    }
+}
+
 /// An address as its hexadecimal text orders: its digits left-aligned,
 /// then their number (where the digits are equal, one text is the
 /// other's prefix: the shorter first).
@@ -585,36 +618,36 @@ impl FunctionFrames {
         let (c, f) = (c.as_string::<i32>(), f.as_primitive::<Int64Type>());
         let (sym, dso) = (sym.as_string_view(), dso.as_string_view());
         let a = a.as_primitive::<UInt64Type>();
+        let (mut symbols, mut dsos) = (SeenViews::default(), SeenViews::default());
         self.unnamed.reserve(c.len());
         for row in 0..c.len() {
             if c.is_null(row) || f.is_null(row) {
                 continue;
             }
-            let dso = if dso.is_valid(row) {
-                dso.value(row)
-            } else if standard_frames {
-                "[unknown]"
-            } else {
+            if dso.is_null(row) && !standard_frames {
                 continue;
-            };
+            }
             // Frame ids are u32 in the frames table; one of a caller's
             // view beyond that has no function (0, `[unknown]`).
             let Ok(frame) = u32::try_from(f.value(row)) else {
                 continue;
             };
-            // (A batch is mostly one capture's and a run of one DSO's
-            // rows: `TextIds` looks a text up only where it changes.)
+            // (A batch is mostly one capture's rows: `TextIds` looks a
+            // text up only where it changes. DSOs and symbols are found
+            // by their views.)
             let capture = text_id(&mut self.captures, c.value(row))?;
             if sym.is_valid(row) {
-                let symbol = text_id(&mut self.symbols, sym.value(row))?;
-                let k = self.met.number((symbol, text_id(&mut self.dsos, dso)?));
+                let symbol = symbols.id(&mut self.symbols, sym, row)?;
+                let k = self
+                    .met
+                    .number((symbol, dsos.id(&mut self.dsos, dso, row)?));
                 self.named.push((capture, frame, k));
             } else if a.is_valid(row) {
                 let (aligned, digits) = address_order(a.value(row));
                 self.unnamed.push(Unnamed {
                     aligned,
                     digits,
-                    dso: text_id(&mut self.dsos, dso)?,
+                    dso: dsos.id(&mut self.dsos, dso, row)?,
                     capture,
                     frame,
                 });
