@@ -111,14 +111,21 @@ impl StackCounts {
 /// defines some of them).
 pub fn by_interval(session: &Session, event: &str, interval_ns: u64) -> Result<StackCounts, Error> {
     named_samples::require_tables(session)?;
-    events::chosen(Some(event), &events::sampled_events(session)?)?;
-    count(session, event, interval_ns, true)?.ok_or_else(|| {
-        Error::Shape(
+    // Whether the event has samples is asked only where it has none here
+    // (the question reads every sample again).
+    let not_sampled = || events::chosen(Some(event), &events::sampled_events(session)?);
+    let Some(counts) = count(session, event, interval_ns, true)? else {
+        not_sampled()?;
+        return Err(Error::Shape(
             "the call tree reads the stack tables perfq computes itself, and this session \
              defines some of them (stack_sets, set_functions, stack_functions, functions)"
                 .into(),
-        )
-    })
+        ));
+    };
+    if counts.all == 0 {
+        not_sampled()?;
+    }
+    Ok(counts)
 }
 
 /// `event`'s samples in intervals of `interval_ns` (none for an event
