@@ -184,7 +184,11 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
 /// the page of a system-wide capture is made from is hundreds of
 /// megabytes, given back to the system page by page.
 fn free_beside<T: Send + 'static>(made: T) {
-    std::thread::spawn(move || drop(made));
+    // Without a thread (resources exhausted), the closure and `made` with
+    // it are dropped here instead.
+    let _ = std::thread::Builder::new()
+        .name("free".into())
+        .spawn(move || drop(made));
 }
 
 /// The captures' span: from the first sample of the earliest to the last
