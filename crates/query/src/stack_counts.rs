@@ -60,6 +60,13 @@ pub(crate) struct Leaf {
 /// [`Counted::place`] of a sample without a sampled stack.
 const NO_STACK: u32 = u32::MAX;
 
+impl Counted {
+    /// Its stack's place among the sampled stacks.
+    fn place(&self) -> Option<usize> {
+        (self.place != NO_STACK).then_some(self.place as usize)
+    }
+}
+
 /// The samples of one event, each in its cell.
 #[derive(Debug)]
 pub struct StackCounts {
@@ -87,8 +94,8 @@ impl StackCounts {
     /// summed by the reader, who may first merge cells).
     pub fn samples(&self) -> impl Iterator<Item = (Cell, u64)> + '_ {
         self.counted.iter().map(|c| {
-            let place = (c.place != NO_STACK).then_some(c.place as usize);
-            ((c.bucket, self.numbers[c.thread as usize], place), c.period)
+            let thread = self.numbers[c.thread as usize];
+            ((c.bucket, thread, c.place()), c.period)
         })
     }
 
@@ -98,7 +105,7 @@ impl StackCounts {
         self.counted.iter().map(|c| Leaf {
             bucket: c.listed.then_some(c.bucket),
             function: c.leaf,
-            place: (c.place != NO_STACK).then_some(c.place as usize),
+            place: c.place(),
             period: c.period,
         })
     }
@@ -148,7 +155,6 @@ pub(crate) fn count(
         interval_ns: interval_ns.max(1),
         captures: TextIds::new(),
         capture_at: Vec::new(),
-        last: None,
         threads: Interner::new(),
         first: Vec::new(),
         counts: StackCounts {
@@ -191,11 +197,9 @@ struct Read {
     /// Each capture's first sample time, by name.
     starts: FxHashMap<String, Option<u64>>,
     interval_ns: u64,
-    /// The samples' captures, numbered as met, where each one is, and
-    /// the last one met.
+    /// The samples' captures, numbered as met, and where each one is.
     captures: TextIds,
     capture_at: Vec<At>,
-    last: Option<(u32, At)>,
     /// The threads, numbered as met, and each one's first sample.
     threads: Interner<Thread>,
     first: Vec<SampleOrder>,
@@ -344,12 +348,10 @@ impl Read {
         Ok(())
     }
 
-    /// The number of capture `name` among those met, and where it is; the
-    /// last one's asked first (a batch mostly holds one capture's rows).
+    /// The number of capture `name` among those met (`TextIds` asks the
+    /// last one first: a batch mostly holds one capture's rows), and
+    /// where it is.
     fn capture(&mut self, name: &str) -> Result<(u32, At), Error> {
-        if let Some((n, at)) = self.last.filter(|&(n, _)| self.captures.text(n) == name) {
-            return Ok((n, at));
-        }
         let n = self
             .captures
             .id(name)
@@ -362,9 +364,7 @@ impl Read {
                 listed: listed.is_some(),
             });
         }
-        let at = self.capture_at[n as usize];
-        self.last = Some((n, at));
-        Ok((n, at))
+        Ok((n, self.capture_at[n as usize]))
     }
 
     /// The counts, the threads in order.
