@@ -52,7 +52,8 @@ leaks=1
 # checks; libFuzzer still finds panics, hangs and runaway allocations.
 case $target in
 read_capture) build="" ;;
-convert_capture | unpack_archive) build="--features writer" ;;
+convert_capture) build="--features writer" ;;
+unpack_archive) build="--features source" ;;
 query_statement) build="-s none --dev --features query" ;;
 *) echo "fuzz/run.sh: no target $target" >&2; exit 2 ;;
 esac

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use perfq_writer::batch::{BuildIds, Unpacked};
+use perfq_source::{BuildIds, Unpacked};
 
 use crate::scratch::Scratch;
 
@@ -55,7 +55,7 @@ impl SymbolSources {
                 BuildIds::of_captures(&files)
             });
             for a in &self.archives {
-                let u = perfq_writer::batch::unpack_symbols(a, scratch.path(), wanted.as_ref())?;
+                let u = perfq_source::unpack_symbols(a, scratch.path(), wanted.as_ref())?;
                 for line in &u.refused {
                     eprintln!("perfq: warning: {}: {line}", a.display());
                 }

@@ -68,14 +68,6 @@ pub enum Error {
     /// The capture could not be read.
     #[error(transparent)]
     Read(#[from] perfq_reader::Error),
-    /// An archive could not be read, or expanded past perfq's bounds.
-    #[error("{path}: {why}")]
-    Archive {
-        /// The archive.
-        path: PathBuf,
-        /// What stopped its reading, naming the member.
-        why: String,
-    },
     /// The capture is already in the dataset.
     #[error("{0} exists; use --force to replace it")]
     Exists(PathBuf),

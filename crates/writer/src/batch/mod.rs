@@ -1,18 +1,15 @@
 //! Many captures into one dataset: what `perfq batch` does, and `perfq
 //! convert` (a batch of files, one at a time).
 //!
-//! The inputs are expanded into captures and archives (`inputs.rs`); the
-//! calling thread walks them in order, streaming archive members into
-//! spool files beside the dataset (`archive.rs`), and `jobs` workers
+//! The inputs are expanded into captures and archives
+//! ([`perfq_source::inputs`]); the calling thread walks them in order,
+//! streaming archive members into spool files beside the dataset
+//! ([`perfq_source::archive`]), and `jobs` workers
 //! convert them with [`convert::convert`]. Each capture is written into a
 //! hidden folder and renamed into place when complete, under its content
 //! hash: a query never sees part of a capture, a capture already in the
 //! dataset is skipped, and a batch that was stopped resumes where it
 //! stopped. A capture that fails is reported and the others go on.
-
-mod archive;
-pub use archive::{unpack_symbols, BuildIds, Unpacked};
-mod inputs;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, SyncSender};
@@ -23,8 +20,7 @@ use perfq_symbolize::BinaryCache;
 
 use crate::convert::{self, Conversion};
 use crate::{Error, Notes};
-use archive::{SpoolDir, SpoolFile};
-use inputs::Item;
+use perfq_source::{archive, inputs, Item, SpoolDir, SpoolFile};
 
 /// How to run a batch.
 #[derive(Clone, Debug)]

@@ -5,27 +5,38 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashSet;
 
-use super::archive::ArchiveKind;
+use crate::archive::ArchiveKind;
 
 /// One thing to convert, or why an input gave nothing.
 #[derive(Debug)]
-pub(crate) enum Item {
+pub enum Item {
     /// A perf.data file.
     Capture {
+        /// The file.
         path: PathBuf,
         /// A `perf archive` tarball beside it (`<capture>.tar.bz2`): the
         /// build-id cache of the binaries it was recorded with.
         symbols: Option<PathBuf>,
     },
     /// An archive whose captures are streamed out of it.
-    Archive { path: PathBuf, kind: ArchiveKind },
+    Archive {
+        /// The archive file.
+        path: PathBuf,
+        /// Its format.
+        kind: ArchiveKind,
+    },
     /// An input that names nothing convertible.
-    Problem { input: String, reason: String },
+    Problem {
+        /// The input as given.
+        input: String,
+        /// Why it gave nothing.
+        reason: String,
+    },
 }
 
 /// The items of `inputs`, each file once, folders' contents sorted by
 /// name; `dataset` (when it is inside a folder searched) is left out.
-pub(crate) fn expand(inputs: &[PathBuf], dataset: &Path) -> Vec<Item> {
+pub fn expand(inputs: &[PathBuf], dataset: &Path) -> Vec<Item> {
     let mut found = Found {
         items: Vec::new(),
         seen: FxHashSet::default(),

@@ -25,17 +25,22 @@ use std::sync::Arc;
 
 /// The archive formats a batch reads, told by the file name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ArchiveKind {
+pub enum ArchiveKind {
+    /// `.tar`.
     Tar,
+    /// `.tar.gz`, `.tgz`.
     TarGz,
+    /// `.tar.bz2`, `.tbz2` (what `perf archive` writes).
     TarBz2,
+    /// `.tar.zst`, `.tzst`.
     TarZst,
+    /// `.zip`.
     Zip,
 }
 
 impl ArchiveKind {
     /// The kind `path`'s name says, if it names an archive.
-    pub(crate) fn of(path: &Path) -> Option<ArchiveKind> {
+    pub fn of(path: &Path) -> Option<ArchiveKind> {
         let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
         let kinds = [
             (".tar", ArchiveKind::Tar),
@@ -57,7 +62,7 @@ impl ArchiveKind {
 impl ArchiveKind {
     /// The kind `path`'s first bytes say: a compressed stream is taken
     /// for a compressed tar, anything else for a plain tar.
-    pub(crate) fn sniff(path: &Path) -> std::io::Result<ArchiveKind> {
+    pub fn sniff(path: &Path) -> std::io::Result<ArchiveKind> {
         let mut start = Vec::with_capacity(4);
         File::open(path)?.take(4).read_to_end(&mut start)?;
         Ok(match start.as_slice() {
@@ -72,7 +77,7 @@ impl ArchiveKind {
 
 /// A file in the spool folder, removed when dropped.
 #[derive(Debug)]
-pub(crate) struct SpoolFile(pub(crate) PathBuf);
+pub struct SpoolFile(pub PathBuf);
 
 impl Drop for SpoolFile {
     fn drop(&mut self) {
@@ -83,7 +88,7 @@ impl Drop for SpoolFile {
 /// A folder in the spool folder, removed when the last capture that
 /// uses it is done.
 #[derive(Debug)]
-pub(crate) struct SpoolDir(pub(crate) PathBuf);
+pub struct SpoolDir(pub PathBuf);
 
 impl Drop for SpoolDir {
     fn drop(&mut self) {
@@ -92,13 +97,13 @@ impl Drop for SpoolDir {
 }
 
 /// A capture found in an archive.
-pub(crate) struct Member {
+pub struct Member {
     /// Its path inside the archive.
-    pub(crate) name: String,
+    pub name: String,
     /// Its bytes, copied out.
-    pub(crate) file: SpoolFile,
+    pub file: SpoolFile,
     /// The build-id cache the archive held before this member, if any.
-    pub(crate) symbols: Option<Arc<SpoolDir>>,
+    pub symbols: Option<Arc<SpoolDir>>,
 }
 
 /// Names of spool files and folders, unique within the process.
@@ -130,7 +135,7 @@ fn is_symbol_member(name: &str) -> bool {
 /// of `wanted`'s build ids when given). Gives how many captures there
 /// were and the lines naming the members refused, or what stopped the
 /// reading (the captures handed on before it stand).
-pub(crate) fn stream(
+pub fn stream(
     archive: &Path,
     kind: ArchiveKind,
     spool: &Path,
@@ -170,20 +175,20 @@ pub(crate) fn stream(
 }
 
 /// What an archive held.
-pub(crate) struct Streamed {
+pub struct Streamed {
     /// Its captures.
-    pub(crate) captures: usize,
+    pub captures: usize,
     /// Its build-id cache, if it held one.
-    pub(crate) symbols: Option<Arc<SpoolDir>>,
+    pub symbols: Option<Arc<SpoolDir>>,
     /// A line for each member refused, naming it.
-    pub(crate) refused: Vec<String>,
+    pub refused: Vec<String>,
 }
 
 /// The build-id cache `archive` holds (a `perf archive` tarball; only
 /// `wanted`'s build ids when given), unpacked into a new folder in
 /// `spool` (empty when it holds none), and the lines naming the members
 /// refused.
-pub(crate) fn extract_symbols(
+pub fn extract_symbols(
     archive: &Path,
     kind: ArchiveKind,
     spool: &Path,
