@@ -8,7 +8,8 @@
 # zsh, fish and man-db (completion scripts, manual pages); perf 6.12
 # unpacked beside the system's (.ci/perf612.sh); DuckDB, pyarrow, Polars and pyspark in a
 # virtualenv (PERFQ_VENV, by default ~/.cache/perfq-venv) with Selenium
-# and jsonschema for the browser tests; npm's speedscope (its schema and
+# and jsonschema for the browser tests, SeaweedFS (`weed`, a real S3
+# server) and moto's for the object-storage tests; npm's speedscope (its schema and
 # page) in PERFQ_NPM (by default ~/.cache/perfq-npm); cargo-fuzz,
 # cargo-nextest (the test runner .ci/run uses) and cargo-about (the
 # third-party licences).
@@ -51,7 +52,8 @@ fi
 bash .ci/perf612.sh
 
 venv=${PERFQ_VENV:-$HOME/.cache/perfq-venv}
-if ! "$venv/bin/python" -c 'import duckdb, pyarrow, polars, pyspark, selenium, jsonschema' 2>/dev/null; then
+if ! "$venv/bin/python" -c 'import duckdb, pyarrow, polars, pyspark, selenium, jsonschema, boto3, moto' 2>/dev/null ||
+    ! "$venv/bin/weed" version >/dev/null 2>&1; then
     echo "setup: Python engines into $venv" >&2
     python3 -m venv "$venv"
     "$venv/bin/python" -m pip install -q --disable-pip-version-check -r .ci/oracles-requirements.txt
@@ -64,6 +66,11 @@ if ! grep -qs "\"version\": \"$speedscope_version\"" "$npm_dir/node_modules/spee
     mkdir -p "$npm_dir"
     npm install --prefix "$npm_dir" --no-audit --no-fund --silent "speedscope@$speedscope_version"
 fi
+
+# Every crate of Cargo.lock, for every platform: cargo-about reads the
+# licences of all of them offline (crates/cli/tests/licences.rs), and a
+# build fetches only this platform's.
+cargo fetch --locked --quiet
 
 have cargo-fuzz || cargo install --locked -q cargo-fuzz
 have cargo-nextest || cargo install --locked -q cargo-nextest

@@ -5,6 +5,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
+use perfq_source::store::looks_like_url;
+use perfq_source::ObjectUrl;
 
 use crate::damage::Policy;
 use crate::dump::{DumpFormat, DumpRecords};
@@ -203,7 +205,8 @@ fn pid_filter(mut pids: Vec<u32>) -> Option<Vec<u32>> {
 /// The arguments of `perfq report`.
 #[derive(Args)]
 pub struct ReportArgs {
-    /// The perf.data file (`-` for standard input).
+    /// The perf.data file (`-` for standard input), or its URL
+    /// (`s3://bucket/key`).
     file: PathBuf,
     /// Also total (inclusive) time from callchains, like `perf report --children`.
     #[arg(long)]
@@ -226,7 +229,15 @@ pub struct ReportArgs {
 
 impl ReportArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-        let sources = self.sources.resolve(Some(&[&self.file]))?;
+        // A capture in object storage is read from a copy here.
+        let (file, _copy) = match self.file.to_str().filter(|t| looks_like_url(t)) {
+            Some(url) => {
+                let (copy, scratch) = crate::input::fetched(&ObjectUrl::parse(url)?)?;
+                (copy, Some(scratch))
+            }
+            None => (self.file.clone(), None),
+        };
+        let sources = self.sources.resolve(Some(&[&file]))?;
         let opt = report::Options {
             children: self.children,
             sort: self.sort,
@@ -236,7 +247,7 @@ impl ReportArgs {
             symbols: sources.config(false),
             policy,
         };
-        report::run(&self.file, &opt, out)
+        report::run(&file, &opt, out)
     }
 }
 
@@ -244,7 +255,7 @@ impl ReportArgs {
 #[derive(Args)]
 pub struct TopdownArgs {
     /// A perf.data file (converted once into a cache dataset) or a
-    /// dataset folder.
+    /// dataset folder; either may be a URL (s3://bucket/key).
     input: PathBuf,
     /// 1: Retiring, Bad Speculation, Frontend and Backend Bound; 2: their
     /// children too.
@@ -303,7 +314,8 @@ impl TopdownArgs {
 #[derive(Args)]
 pub struct QueryArgs {
     /// A perf.data file (converted once into the cache dataset, as for
-    /// `topdown`) or a dataset folder.
+    /// `topdown`) or a dataset folder; either may be a URL
+    /// (s3://bucket/key).
     input: PathBuf,
     /// One SQL statement (DataFusion's dialect).
     sql: String,
@@ -340,7 +352,8 @@ impl QueryArgs {
 #[derive(Args)]
 pub struct FlamegraphArgs {
     /// A perf.data file (converted once into the cache dataset), a
-    /// dataset folder, or one capture's `capture=<id>` folder.
+    /// dataset folder, or one capture's `capture=<id>` folder; any of
+    /// them may be a URL (s3://bucket/key).
     input: PathBuf,
     /// Write to this file (atomically) instead of standard output.
     #[arg(short, long, value_name = "FILE")]
@@ -387,7 +400,8 @@ impl FlamegraphArgs {
 #[derive(Args)]
 pub struct ViewArgs {
     /// A perf.data file (converted once into the cache dataset), a
-    /// dataset folder, or one capture's `capture=<id>` folder.
+    /// dataset folder, or one capture's `capture=<id>` folder; any of
+    /// them may be a URL (s3://bucket/key).
     input: PathBuf,
     /// The file to write (atomically).
     #[arg(short, long, value_name = "FILE")]
@@ -453,7 +467,8 @@ impl HtmlArgs {
 /// The arguments of `perfq diff`.
 #[derive(Args)]
 pub struct DiffArgs {
-    /// The baseline: a perf.data file, or a dataset's `capture=<id>` folder.
+    /// The baseline: a perf.data file, or a dataset's `capture=<id>`
+    /// folder (either may be a URL, s3://bucket/key).
     a: PathBuf,
     /// The capture compared with it.
     b: PathBuf,

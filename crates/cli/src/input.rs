@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use perfq_query::Session;
+use perfq_source::store::{self, looks_like_url};
+use perfq_source::{Location, ObjectUrl};
 use perfq_symbolize::Config;
 use perfq_writer::batch::{self, Status};
 use perfq_writer::convert;
@@ -64,8 +66,8 @@ pub struct View {
 
 /// A command's dataset, and the capture in it when the input was a file.
 pub struct Input {
-    /// The dataset folder.
-    pub dataset: PathBuf,
+    /// The dataset: a folder, or a prefix in object storage.
+    pub dataset: Location,
     /// The capture the input file became (`None` for a dataset folder).
     pub capture: Option<String>,
     /// What fails the command once it has answered: the capture's damage
@@ -80,6 +82,9 @@ impl Input {
     /// dataset as that capture; a file converted (unless the cache has it
     /// already).
     pub fn open(input: &Path, conversion: &Conversion) -> anyhow::Result<Input> {
+        if let Some(url) = input.to_str().filter(|t| looks_like_url(t)) {
+            return Input::in_store(ObjectUrl::parse(url)?, conversion);
+        }
         let capture_dir = input
             .file_name()
             .and_then(|n| n.to_str())
@@ -91,7 +96,7 @@ impl Input {
                 dataset
             };
             return Ok(Input {
-                dataset: dataset.to_path_buf(),
+                dataset: Location::Local(dataset.to_path_buf()),
                 capture: Some(id.to_string()),
                 problem: None,
                 _temp: None,
@@ -99,7 +104,7 @@ impl Input {
         }
         if input.is_dir() {
             return Ok(Input {
-                dataset: input.to_path_buf(),
+                dataset: Location::Local(input.to_path_buf()),
                 capture: None,
                 problem: None,
                 _temp: None,
@@ -110,7 +115,7 @@ impl Input {
             let dataset = scratch.path().to_path_buf();
             let c = converted(input, &dataset, conversion)?;
             return Ok(Input {
-                dataset,
+                dataset: Location::Local(dataset),
                 capture: Some(c.id),
                 problem: c.problem,
                 _temp: Some(scratch),
@@ -120,10 +125,49 @@ impl Input {
             .context("no cache folder: set PERFQ_CACHE_DIR or HOME, or use --no-cache")?;
         let (id, problem) = cached(input, &dataset, conversion)?;
         Ok(Input {
-            dataset,
+            dataset: Location::Local(dataset),
             capture: Some(id),
             problem,
             _temp: None,
+        })
+    }
+
+    /// What a URL names: a dataset's `capture=<id>` prefix as that
+    /// capture; an object as a capture, copied here and converted as a
+    /// file is; else a dataset under the prefix.
+    fn in_store(url: ObjectUrl, conversion: &Conversion) -> anyhow::Result<Input> {
+        let name = url.key().filename().unwrap_or_default().to_string();
+        if let Some(id) = name.strip_prefix("capture=") {
+            let parent = url
+                .key()
+                .prefix_match(&Default::default())
+                .into_iter()
+                .flatten();
+            let parts: Vec<_> = parent.collect();
+            let dataset = parts[..parts.len().saturating_sub(1)]
+                .iter()
+                .cloned()
+                .collect();
+            return Ok(Input {
+                dataset: Location::Object(url.with_key(dataset)),
+                capture: Some(id.to_string()),
+                problem: None,
+                _temp: None,
+            });
+        }
+        if store::object_size(&url)?.is_none() {
+            return Ok(Input {
+                dataset: Location::Object(url),
+                capture: None,
+                problem: None,
+                _temp: None,
+            });
+        }
+        let (copy, scratch) = fetched(&url)?;
+        let input = Input::open(&copy, conversion)?;
+        Ok(Input {
+            _temp: input._temp.or(Some(scratch)),
+            ..input
         })
     }
 
@@ -146,9 +190,15 @@ impl Input {
                 "--capture chooses a capture of a dataset folder; {} is a single capture",
                 input.display()
             ),
-            (Some(id), None) => Ok((Session::open_capture(&self.dataset, id)?, Some(id.clone()))),
-            (None, Some(id)) => Ok((Session::open_capture(&self.dataset, id)?, Some(id.into()))),
-            (None, None) => Ok((Session::open(&self.dataset)?, None)),
+            (Some(id), None) => Ok((
+                Session::open_capture_at(&self.dataset, id)?,
+                Some(id.clone()),
+            )),
+            (None, Some(id)) => Ok((
+                Session::open_capture_at(&self.dataset, id)?,
+                Some(id.into()),
+            )),
+            (None, None) => Ok((Session::open_at(&self.dataset)?, None)),
         }
     }
 
@@ -156,7 +206,7 @@ impl Input {
     /// a whole dataset is refused (which capture would it be?).
     pub fn one_capture(&self, path: &Path) -> anyhow::Result<Session> {
         match &self.capture {
-            Some(id) => Ok(Session::open_capture(&self.dataset, id)?),
+            Some(id) => Ok(Session::open_capture_at(&self.dataset, id)?),
             None => anyhow::bail!(
                 "{} is a dataset folder: name one of its captures, {}/capture=<id>",
                 path.display(),
@@ -169,10 +219,21 @@ impl Input {
     /// there is one (the cache holds others).
     pub fn session(&self) -> anyhow::Result<Session> {
         Ok(match &self.capture {
-            Some(id) => Session::open_capture(&self.dataset, id)?,
-            None => Session::open(&self.dataset)?,
+            Some(id) => Session::open_capture_at(&self.dataset, id)?,
+            None => Session::open_at(&self.dataset)?,
         })
     }
+}
+
+/// The object at `url` copied into a temporary folder (removed when the
+/// [`Scratch`] is dropped), under its own name: a capture is read
+/// through a memory map, so it must be a file.
+pub fn fetched(url: &ObjectUrl) -> anyhow::Result<(PathBuf, Scratch)> {
+    let scratch = Scratch::new("download")?;
+    let name = url.key().filename().unwrap_or("perf.data");
+    let copy = scratch.path().join(name);
+    store::download(url, &copy)?;
+    Ok((copy, scratch))
 }
 
 /// `file`'s capture in the cache `dataset`: converted unless the cache

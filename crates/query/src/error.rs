@@ -22,6 +22,10 @@ pub enum Error {
         /// Why not.
         why: String,
     },
+    /// The dataset's store could not be reached, or refused a request
+    /// (the message names the store or object).
+    #[error("{0}")]
+    Source(String),
     /// DataFusion refused or failed a query.
     #[error("{context}: {message}")]
     Query {

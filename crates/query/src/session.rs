@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use perfq_source::{Location, ObjectUrl};
+
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
@@ -34,6 +36,9 @@ pub const TABLES: &[&str] = &[
 pub struct Session {
     ctx: SessionContext,
     runtime: tokio::runtime::Runtime,
+    /// Where the dataset is.
+    place: Location,
+    /// Its name in messages: the folder, or the URL.
     dataset: PathBuf,
     tables: Vec<&'static str>,
     /// The one capture registered, if only one is.
@@ -49,56 +54,64 @@ impl Session {
     /// Opens the dataset at `dataset` (a folder of `capture=<id>/`
     /// folders) and registers every table its captures have.
     pub fn open(dataset: &Path) -> Result<Session, Error> {
-        Session::open_with(dataset, None)
+        Session::open_at(&Location::Local(dataset.into()))
     }
 
     /// Opens one capture of a dataset: the tables hold its rows only, and
     /// only its files are read (a cache dataset of many captures costs
     /// nothing more than one).
     pub fn open_capture(dataset: &Path, capture: &str) -> Result<Session, Error> {
-        let ok = !capture.is_empty() && capture.chars().all(|c| c.is_ascii_alphanumeric());
-        if !ok || !dataset.join(format!("capture={capture}")).is_dir() {
-            return Err(Error::NotDataset {
-                path: dataset.into(),
-                why: format!("it holds no capture {capture}"),
-            });
-        }
-        Session::open_with(dataset, Some(capture))
+        Session::open_capture_at(&Location::Local(dataset.into()), capture)
     }
 
-    fn open_with(dataset: &Path, only: Option<&str>) -> Result<Session, Error> {
-        if !dataset.is_dir() {
-            return Err(Error::NotDataset {
-                path: dataset.into(),
-                why: "not a folder".into(),
-            });
+    /// [`Session::open`] of a dataset in a folder or under a URL
+    /// (`s3://bucket/prefix`).
+    pub fn open_at(dataset: &Location) -> Result<Session, Error> {
+        Session::open_with(dataset, None)
+    }
+
+    /// [`Session::open_capture`] of a dataset in a folder or under a URL.
+    pub fn open_capture_at(dataset: &Location, capture: &str) -> Result<Session, Error> {
+        let none = || Error::NotDataset {
+            path: name_of(dataset),
+            why: format!("it holds no capture {capture}"),
+        };
+        if capture.is_empty() || !capture.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return Err(none());
+        }
+        match Session::open_with(dataset, Some(capture)) {
+            Err(Error::NotDataset { .. }) => Err(none()),
+            s => s,
+        }
+    }
+
+    fn open_with(dataset: &Location, only: Option<&str>) -> Result<Session, Error> {
+        let name = name_of(dataset);
+        if let Location::Local(folder) = dataset {
+            if !folder.is_dir() {
+                return Err(Error::NotDataset {
+                    path: name,
+                    why: "not a folder".into(),
+                });
+            }
         }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()))
+            .enable_all()
             .build()
             .map_err(|e| Error::Io {
-                path: dataset.into(),
+                path: name.clone(),
                 err: e,
             })?;
-        let mut config = SessionConfig::new()
-            .with_information_schema(true)
-            // Parquet statistics prune row groups by capture and time.
-            .with_collect_statistics(true);
-        // A grouping whose first 100 K rows hold more than one group per
-        // ten rows is not pre-aggregated per partition (DataFusion's
-        // threshold is eight in ten): the inclusive sums group millions of
-        // rows into millions of sets and functions on system-wide
-        // captures, and the partial tables only doubled them (the
-        // inclusive query's peak memory, which benches/build.sh measures).
-        config
-            .options_mut()
-            .execution
-            .skip_partial_aggregation_probe_ratio_threshold = 0.1;
-        let ctx = SessionContext::new_with_config(config);
+        let ctx = SessionContext::new_with_config(config());
+        if let Location::Object(url) = dataset {
+            register_store(&ctx, url)?;
+        }
         let mut s = Session {
             ctx,
             runtime,
-            dataset: dataset.into(),
+            place: dataset.clone(),
+            dataset: name,
             tables: Vec::new(),
             only: only.map(str::to_string),
             standard: std::sync::Mutex::new(Vec::new()),
@@ -107,7 +120,7 @@ impl Session {
         let present = s.present_tables()?;
         if !present.contains(&"capture") {
             return Err(Error::NotDataset {
-                path: dataset.into(),
+                path: s.dataset,
                 why: "it holds no converted capture (no capture=<id>/capture.parquet)".into(),
             });
         }
@@ -120,25 +133,21 @@ impl Session {
     /// Which tables at least one capture has (a dataset written by an
     /// older perfq may lack newer ones).
     fn present_tables(&self) -> Result<Vec<&'static str>, Error> {
-        let io = |e| Error::Io {
-            path: self.dataset.clone(),
-            err: e,
+        let files = match &self.place {
+            Location::Local(folder) => local_files(folder, self.only.as_deref())?,
+            Location::Object(url) => self.runtime.block_on(object_files(url))?,
         };
         let mut found = Vec::new();
-        for entry in std::fs::read_dir(&self.dataset).map_err(io)? {
-            let entry = entry.map_err(io)?;
-            let name = entry.file_name();
-            // Captures being written are hidden until complete.
-            let name = name.to_string_lossy();
+        // Captures being written are hidden until complete: only
+        // `capture=<id>/<table>.parquet` counts.
+        for (capture, file) in &files {
             let wanted = match &self.only {
-                Some(id) => name.strip_prefix("capture=") == Some(id.as_str()),
-                None => name.starts_with("capture="),
+                Some(id) => capture == id,
+                None => true,
             };
-            if !wanted {
-                continue;
-            }
-            for t in TABLES {
-                if !found.contains(t) && entry.path().join(format!("{t}.parquet")).is_file() {
+            let table = file.strip_suffix(".parquet");
+            if let Some(t) = TABLES.iter().find(|t| wanted && Some(**t) == table) {
+                if !found.contains(t) {
                     found.push(*t);
                 }
             }
@@ -163,9 +172,8 @@ impl Session {
         let (name, schema) = match &self.only {
             None => (table.to_string(), None),
             Some(id) => {
-                let own =
-                    ListingTableUrl::parse(format!("{}/capture={id}/", self.dataset.display()))
-                        .map_err(|e| Error::query(&context, e))?;
+                let own = ListingTableUrl::parse(format!("{}capture={id}/", self.url()))
+                    .map_err(|e| Error::query(&context, e))?;
                 let schema = self
                     .runtime
                     .block_on(options.infer_schema(&self.ctx.state(), &own))
@@ -175,7 +183,7 @@ impl Session {
         };
         let options =
             options.with_table_partition_cols(vec![("capture".to_string(), DataType::Utf8)]);
-        let url = format!("{}/", self.dataset.display());
+        let url = self.url();
         self.runtime
             .block_on(
                 self.ctx
@@ -191,7 +199,15 @@ impl Session {
         Ok(())
     }
 
-    /// The dataset's folder.
+    /// The dataset's URL for DataFusion, ending in `/`.
+    fn url(&self) -> String {
+        match &self.place {
+            Location::Local(folder) => format!("{}/", folder.display()),
+            Location::Object(url) => format!("{}/", url.to_string().trim_end_matches('/')),
+        }
+    }
+
+    /// The dataset's folder, or its URL.
     pub fn dataset(&self) -> &Path {
         &self.dataset
     }
@@ -387,4 +403,95 @@ fn planning_error(sql: &str, e: datafusion::error::DataFusionError) -> Error {
     }
     let statement: String = sql.split_whitespace().take(3).collect::<Vec<_>>().join(" ");
     Error::ReadOnly(statement)
+}
+
+/// The session's settings.
+fn config() -> SessionConfig {
+    let mut config = SessionConfig::new()
+        .with_information_schema(true)
+        // Parquet statistics prune row groups by capture and time.
+        .with_collect_statistics(true);
+    // A grouping whose first 100 K rows hold more than one group per
+    // ten rows is not pre-aggregated per partition (DataFusion's
+    // threshold is eight in ten): the inclusive sums group millions of
+    // rows into millions of sets and functions on system-wide
+    // captures, and the partial tables only doubled them (the
+    // inclusive query's peak memory, which benches/build.sh measures).
+    config
+        .options_mut()
+        .execution
+        .skip_partial_aggregation_probe_ratio_threshold = 0.1;
+    config
+}
+
+/// A dataset's name in messages.
+fn name_of(dataset: &Location) -> PathBuf {
+    match dataset {
+        Location::Local(folder) => folder.clone(),
+        Location::Object(url) => PathBuf::from(url.to_string()),
+    }
+}
+
+/// Makes the store of `url` the one DataFusion reads its bucket with.
+fn register_store(ctx: &SessionContext, url: &ObjectUrl) -> Result<(), Error> {
+    let store = url.store().map_err(|e| Error::Source(e.to_string()))?;
+    let key = url::Url::parse(&url.store_url()).map_err(|e| Error::NotDataset {
+        path: name_of(&Location::Object(url.clone())),
+        why: e.to_string(),
+    })?;
+    ctx.register_object_store(&key, store);
+    Ok(())
+}
+
+/// (capture id, file name) of the files in a dataset folder's capture
+/// folders (only capture `only`'s, if given).
+fn local_files(folder: &Path, only: Option<&str>) -> Result<Vec<(String, String)>, Error> {
+    let io = |e| Error::Io {
+        path: folder.into(),
+        err: e,
+    };
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(folder).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let name = entry.file_name();
+        let Some(id) = name.to_str().and_then(|n| n.strip_prefix("capture=")) else {
+            continue;
+        };
+        if only.is_some_and(|o| o != id) {
+            continue;
+        }
+        for t in TABLES {
+            if entry.path().join(format!("{t}.parquet")).is_file() {
+                files.push((id.to_string(), format!("{t}.parquet")));
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// (capture id, file name) of the objects `url/capture=<id>/<file>`: one
+/// listing of the prefix.
+async fn object_files(url: &ObjectUrl) -> Result<Vec<(String, String)>, Error> {
+    use futures::TryStreamExt;
+    let failed = |e: object_store::Error| {
+        Error::Source(format!("{url}: {}", perfq_source::store::one_line(&e)))
+    };
+    let store = url.store().map_err(|e| Error::Source(e.to_string()))?;
+    let prefix = url.key();
+    let objects: Vec<_> = store
+        .list(Some(prefix))
+        .try_collect()
+        .await
+        .map_err(failed)?;
+    let mut files = Vec::new();
+    for o in objects {
+        let mut parts = o.location.prefix_match(prefix).into_iter().flatten();
+        let (Some(dir), Some(file), None) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        if let Some(id) = dir.as_ref().strip_prefix("capture=") {
+            files.push((id.to_string(), file.as_ref().to_string()));
+        }
+    }
+    Ok(files)
 }

@@ -10,19 +10,23 @@ the same bounds on what an archive may expand to and where its members
 may go.
 
 `perfq batch` and `perfq convert` read their inputs through this crate;
-`report --archive` and `dump --archive` their build-id caches.
+`report --archive` and `dump --archive` their build-id caches. Captures,
+archives and datasets in object storage are named by URL
+([`store::Location`]).
 */
 #![deny(missing_docs)]
 
 pub mod archive;
 pub mod inputs;
+pub mod store;
 
 pub use archive::{unpack_symbols, ArchiveKind, BuildIds, Member, SpoolDir, SpoolFile, Unpacked};
 pub use inputs::Item;
+pub use store::{block_on, Location, ObjectUrl};
 
 use std::path::PathBuf;
 
-/// Why an archive could not be read.
+/// Why an input could not be read.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -32,6 +36,22 @@ pub enum Error {
         /// The archive.
         path: PathBuf,
         /// What stopped its reading, naming the member.
+        why: String,
+    },
+    /// A URL perfq cannot read.
+    #[error("{text}: {why}")]
+    NotAUrl {
+        /// The text given.
+        text: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A store could not be reached, or refused a request.
+    #[error("{url}: {why}")]
+    Store {
+        /// The store, or the object asked for.
+        url: String,
+        /// Its answer, on one line, without secrets.
         why: String,
     },
 }

@@ -5,6 +5,7 @@
 
 mod generated;
 mod run;
+pub mod s3;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -56,15 +57,20 @@ pub fn imports(py: &Path, modules: &str) -> bool {
 /// `~/.cache/perfq-venv`), else `python3`, the first that does. The tests
 /// install nothing themselves.
 pub fn python_with(modules: &str) -> Option<PathBuf> {
-    let venv = std::env::var_os("PERFQ_VENV")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/perfq-venv")));
     std::env::var_os("PERFQ_PYTHON")
         .map(PathBuf::from)
         .into_iter()
-        .chain(venv.map(|v| v.join("bin/python")))
+        .chain(venv().map(|v| v.join("bin/python")))
         .chain([PathBuf::from("python3")])
         .find(|py| imports(py, modules))
+}
+
+/// The virtualenv `.ci/setup.sh` installs the oracles from PyPI into:
+/// `PERFQ_VENV`, by default `~/.cache/perfq-venv`.
+pub fn venv() -> Option<PathBuf> {
+    std::env::var_os("PERFQ_VENV")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/perfq-venv")))
 }
 
 /// Copies a screenshot a test took into `PERFQ_SCREENSHOTS` (a folder),
