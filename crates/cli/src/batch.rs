@@ -15,6 +15,7 @@ use perfq_writer::batch::{self, Outcome as Capture, Status};
 use perfq_writer::convert;
 
 use crate::damage::Policy;
+use crate::destination::Destination;
 use crate::output::{self, QueryFormat};
 use crate::progress::Bar;
 use crate::Outcome;
@@ -33,6 +34,7 @@ pub struct Options {
 
 pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     output::check(opt.format, None)?;
+    let destination = Destination::of(&opt.output)?;
     let bar = Bar::new();
     let bopt = batch::Options {
         jobs: opt.jobs,
@@ -40,10 +42,12 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             force: opt.force,
             symbols: opt.symbols.clone(),
             stack_memory: opt.stack_memory,
+            source: None,
         },
+        publish: destination.bucket.clone(),
     };
-    crate::scratch::writing_into(&opt.output);
-    let outcomes = batch::run(&opt.inputs, &opt.output, &bopt, &bar)?;
+    crate::scratch::writing_into(&destination.folder);
+    let outcomes = batch::run(&opt.inputs, &destination.folder, &bopt, &bar)?;
     bar.finish();
     let mut problems = Vec::new();
     for o in &outcomes {
@@ -59,7 +63,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let failed = count(Capture::is_failure);
     let line = format!(
         "{converted} converted, {skipped} skipped (already in {}), {failed} failed",
-        opt.output.display()
+        destination.name
     );
     // The table's own last line; beside CSV or JSON, on stderr.
     if opt.format == QueryFormat::Table {

@@ -11,6 +11,7 @@ use perfq_writer::batch::{self, Status};
 use perfq_writer::convert;
 
 use crate::damage::Policy;
+use crate::destination::Destination;
 use crate::Outcome;
 
 /// Options of `perfq convert`.
@@ -24,26 +25,24 @@ pub struct Options {
 }
 
 pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let destination = Destination::of(&opt.output)?;
     let bopt = batch::Options {
         jobs: 1,
         convert: convert::Options {
             force: opt.force,
             symbols: opt.symbols.clone(),
             stack_memory: opt.stack_memory,
+            source: None,
         },
+        publish: destination.bucket.clone(),
     };
     let bar = crate::progress::Bar::new();
-    crate::scratch::writing_into(&opt.output);
-    let outcomes = batch::run(&opt.files, &opt.output, &bopt, &bar)?;
+    crate::scratch::writing_into(&destination.folder);
+    let outcomes = batch::run(&opt.files, &destination.folder, &bopt, &bar)?;
     bar.finish();
     let mut problems = Vec::new();
     for o in outcomes {
-        let dir = || {
-            opt.output
-                .join(format!("capture={}", o.capture.as_deref().unwrap_or("")))
-                .display()
-                .to_string()
-        };
+        let dir = || destination.capture(o.capture.as_deref().unwrap_or(""));
         match &o.status {
             Status::Present(_) => writeln!(
                 out,

@@ -282,7 +282,9 @@ fn converted(file: &Path, dataset: &Path, conversion: &Conversion) -> anyhow::Re
             force: false,
             symbols: Some(conversion.symbols.clone()),
             stack_memory: None,
+            source: None,
         },
+        publish: None,
     };
     let bar = crate::progress::Bar::new();
     scratch::writing_into(dataset);

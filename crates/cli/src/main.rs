@@ -7,6 +7,7 @@ mod cli;
 mod convert;
 mod csv;
 mod damage;
+mod destination;
 mod diff;
 mod diff_table;
 mod dump;

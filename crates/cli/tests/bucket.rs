@@ -24,15 +24,11 @@ fn upload(server: &S3Server, dataset: &Path, bucket: &str, prefix: &str) -> bool
         for p in sorted(root.rglob('*')):\n\
         \x20   if p.is_file():\n\
         \x20       s3.upload_file(str(p), bucket, prefix + '/' + str(p.relative_to(root)))\n";
-    let mut c = std::process::Command::new(py);
-    c.args(["-c", script])
+    let out = (server.client(&py).args(["-c", script]))
         .arg(dataset)
         .args([bucket, prefix])
-        .env("AWS_ENDPOINT_URL", &server.endpoint);
-    for (k, v) in server.env() {
-        c.env(k, v);
-    }
-    let out = c.output().expect("run boto3");
+        .output()
+        .expect("run boto3");
     succeeded(&out, "uploading with boto3");
     true
 }
@@ -185,4 +181,176 @@ fn what_a_bucket_refuses_is_one_line_naming_it_and_no_secret() {
         );
         assert!(out.stdout.is_empty(), "{args:?}");
     }
+}
+
+/// Every object under `s3://bucket/prefix/`, as (key under the prefix,
+/// bytes), read with boto3.
+fn objects(server: &S3Server, bucket: &str, prefix: &str) -> Vec<(String, Vec<u8>)> {
+    let py = python_with("boto3").expect("boto3");
+    let script = "import boto3, sys, json, base64\n\
+        bucket, prefix = sys.argv[1], sys.argv[2]\n\
+        s3 = boto3.client('s3')\n\
+        out = []\n\
+        for page in s3.get_paginator('list_objects_v2').paginate(Bucket=bucket, Prefix=prefix + '/'):\n\
+        \x20   for o in page.get('Contents', []):\n\
+        \x20       body = s3.get_object(Bucket=bucket, Key=o['Key'])['Body'].read()\n\
+        \x20       out.append([o['Key'][len(prefix) + 1:], base64.b64encode(body).decode()])\n\
+        print(json.dumps(out))\n";
+    let out = server
+        .client(&py)
+        .args(["-c", script, bucket, prefix])
+        .output();
+    let text = succeeded(&out.expect("run boto3"), "listing with boto3");
+    let rows: Vec<(String, String)> = serde_json::from_str(&text).expect("JSON");
+    rows.into_iter()
+        .map(|(k, b)| (k, base64_decode(&b)))
+        .collect()
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let bytes: Vec<u8> = text.bytes().filter(|&c| c != b'=').map(value).collect();
+    bytes
+        .chunks(4)
+        .flat_map(|c| {
+            let n = c.iter().fold(0u32, |n, &v| n << 6 | u32::from(v)) << (6 * (4 - c.len()));
+            let all = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+            all.into_iter().take(c.len() - 1)
+        })
+        .collect()
+}
+
+/// The files of a local dataset, as (path under it, bytes).
+fn files(dataset: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for capture in std::fs::read_dir(dataset).expect("dataset").flatten() {
+        let name = capture.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("capture=") {
+            continue;
+        }
+        for f in std::fs::read_dir(capture.path())
+            .expect("capture")
+            .flatten()
+        {
+            let key = format!("{name}/{}", f.file_name().to_string_lossy());
+            out.push((key, std::fs::read(f.path()).expect("read")));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_batch_into_a_bucket_writes_the_dataset_a_local_batch_writes() {
+    let Some(server) = S3Server::start("batch", &["perfq"]) else {
+        return;
+    };
+    let dir = scratch("bucket", "batch");
+    // The testdata captures, and two of them again in a tarball.
+    let tar = dir.join("more.tar");
+    let status = std::process::Command::new("tar")
+        .arg("cf")
+        .arg(&tar)
+        .args([
+            "-C",
+            &testdata("").display().to_string(),
+            "group.data",
+            "compressed.data",
+        ])
+        .status()
+        .expect("tar");
+    assert!(status.success());
+    let mut inputs: Vec<String> = ["fp.data", "multi.data", "dwarf.data", "topdown-spr.data"]
+        .iter()
+        .map(|c| testdata(c).display().to_string())
+        .collect();
+    inputs.push(tar.display().to_string());
+    let local = dir.join("ds");
+    let cache = dir.join("cache");
+    let batch = |to: &str| -> String {
+        let mut args = vec!["batch", "-j", "2", "--format", "csv", "-o", to];
+        args.extend(inputs.iter().map(String::as_str));
+        succeeded(&server.perfq(&args, &cache), format_args!("batch -o {to}"))
+    };
+    batch(&local.display().to_string());
+    let first = batch("s3://perfq/team/ds");
+    assert_eq!(first.matches(",converted,").count(), 6, "{first}");
+    // Again: every capture is there, none converted twice.
+    let again = batch("s3://perfq/team/ds");
+    assert_eq!(again.matches(",skipped,").count(), 6, "{again}");
+    // The same table files, byte for byte; nothing else but the claims.
+    let mut listed = objects(&server, "perfq", "team/ds");
+    let claims = listed
+        .iter()
+        .filter(|(k, _)| k.starts_with("_perfq/claims/"))
+        .count();
+    listed.retain(|(k, _)| !k.starts_with("_perfq/claims/"));
+    listed.sort();
+    assert_eq!(claims, 6);
+    let here = files(&local);
+    let keys = |v: &[(String, Vec<u8>)]| v.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>();
+    assert_eq!(keys(&listed), keys(&here));
+    let differ: Vec<&String> = (listed.iter().zip(&here))
+        .filter(|(a, b)| a != b)
+        .map(|(a, _)| &a.0)
+        .collect();
+    assert!(differ.is_empty(), "the bucket's tables differ: {differ:?}");
+    // Read by others: pyarrow and Polars find the same samples there.
+    readers_agree(&server, &local, "s3://perfq/team/ds");
+}
+
+/// pyarrow's S3 file system and Polars read the same samples (capture,
+/// count, sum of periods) from the bucket as pyarrow from the folder.
+fn readers_agree(server: &S3Server, local: &Path, url: &str) {
+    let Some(py) = python_with("pyarrow, polars") else {
+        common::skip("no Python with pyarrow and Polars (.ci/setup.sh)");
+        return;
+    };
+    let script = r#"
+import os, sys, json
+import pyarrow as pa, pyarrow.dataset as ds, pyarrow.fs as fs, polars as pl
+local, url = sys.argv[1], sys.argv[2]
+endpoint = os.environ['AWS_ENDPOINT_URL']
+def counts(table):
+    t = table.group_by('capture').aggregate([('period', 'count'), ('period', 'sum')])
+    return sorted([r['capture'], r['period_count'], r['period_sum']] for r in t.to_pylist())
+part = ds.partitioning(flavor='hive', schema=pa.schema([('capture', pa.string())]))
+import glob
+here = counts(ds.dataset(sorted(glob.glob(local + '/capture=*/samples.parquet')), format='parquet',
+                         partitioning=part, partition_base_dir=local).to_table(columns=['capture', 'period']))
+s3 = fs.S3FileSystem(endpoint_override=endpoint.split('//')[1], scheme='http',
+                     access_key=os.environ['AWS_ACCESS_KEY_ID'], secret_key=os.environ['AWS_SECRET_ACCESS_KEY'],
+                     region='us-east-1')
+base = url[len('s3://'):]
+files = [f.path for f in s3.get_file_info(fs.FileSelector(base, recursive=True))
+         if f.path.endswith('/samples.parquet') and '/capture=' in f.path]
+there = counts(ds.dataset(files, filesystem=s3, format='parquet', partitioning=part,
+                          partition_base_dir=base).to_table(columns=['capture', 'period']))
+opts = {'aws_endpoint_url': endpoint, 'aws_allow_http': 'true', 'aws_region': 'us-east-1',
+        'aws_access_key_id': os.environ['AWS_ACCESS_KEY_ID'],
+        'aws_secret_access_key': os.environ['AWS_SECRET_ACCESS_KEY']}
+df = pl.scan_parquet(url + '/capture=*/samples.parquet', storage_options=opts, hive_partitioning=True,
+                     hive_schema={'capture': pl.String}).group_by('capture').agg(
+    pl.len().alias('n'), pl.col('period').sum().alias('p')).collect()
+polars = sorted([r['capture'], r['n'], r['p']] for r in df.to_dicts())
+print(json.dumps([here, there, polars]))
+"#;
+    let out = server
+        .client(&py)
+        .args(["-c", script])
+        .arg(local)
+        .arg(url)
+        .output();
+    let text = succeeded(&out.expect("run python"), "pyarrow and Polars");
+    let [here, there, polars]: [serde_json::Value; 3] =
+        serde_json::from_str(&text).expect("three answers");
+    assert_eq!(here, there, "pyarrow");
+    assert_eq!(here, polars, "Polars");
+    assert!(here.as_array().is_some_and(|a| a.len() == 6), "{here}");
 }

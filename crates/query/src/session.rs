@@ -43,6 +43,10 @@ pub struct Session {
     tables: Vec<&'static str>,
     /// The one capture registered, if only one is.
     only: Option<String>,
+    /// Captures with tables but no capture table: not committed yet (a
+    /// bucket's capture is copied in table by table, its capture table
+    /// last), so left out of every table.
+    uncommitted: Vec<String>,
     /// The standard views perfq defined (`crate::views`), as against a
     /// caller's of the same name.
     standard: std::sync::Mutex<Vec<&'static str>>,
@@ -114,6 +118,7 @@ impl Session {
             dataset: name,
             tables: Vec::new(),
             only: only.map(str::to_string),
+            uncommitted: Vec::new(),
             standard: std::sync::Mutex::new(Vec::new()),
             sampled: std::sync::Mutex::new(None),
         };
@@ -130,29 +135,41 @@ impl Session {
         Ok(s)
     }
 
-    /// Which tables at least one capture has (a dataset written by an
-    /// older perfq may lack newer ones).
-    fn present_tables(&self) -> Result<Vec<&'static str>, Error> {
+    /// Which tables at least one committed capture has (a dataset
+    /// written by an older perfq may lack newer ones); the captures not
+    /// committed go to `uncommitted`.
+    fn present_tables(&mut self) -> Result<Vec<&'static str>, Error> {
         let files = match &self.place {
             Location::Local(folder) => local_files(folder, self.only.as_deref())?,
             Location::Object(url) => self.runtime.block_on(object_files(url))?,
         };
+        let wanted = |capture: &str| self.only.as_deref().is_none_or(|id| id == capture);
+        let committed: std::collections::BTreeSet<&str> = files
+            .iter()
+            .filter(|(c, f)| f == "capture.parquet" && wanted(c))
+            .map(|(c, _)| c.as_str())
+            .collect();
         let mut found = Vec::new();
-        // Captures being written are hidden until complete: only
-        // `capture=<id>/<table>.parquet` counts.
+        let mut uncommitted = Vec::new();
         for (capture, file) in &files {
-            let wanted = match &self.only {
-                Some(id) => capture == id,
-                None => true,
-            };
+            if !wanted(capture) {
+                continue;
+            }
+            if !committed.contains(capture.as_str()) {
+                uncommitted.push(capture.clone());
+                continue;
+            }
             let table = file.strip_suffix(".parquet");
-            if let Some(t) = TABLES.iter().find(|t| wanted && Some(**t) == table) {
+            if let Some(t) = TABLES.iter().find(|t| Some(**t) == table) {
                 if !found.contains(t) {
                     found.push(*t);
                 }
             }
         }
         found.sort_by_key(|t| TABLES.iter().position(|x| x == t));
+        uncommitted.sort();
+        uncommitted.dedup();
+        self.uncommitted = uncommitted;
         Ok(found)
     }
 
@@ -170,7 +187,8 @@ impl Session {
         // skipped for too many groups, which made function_total over a
         // system-wide capture markedly slower.
         let (name, schema) = match &self.only {
-            None => (table.to_string(), None),
+            None if self.uncommitted.is_empty() => (table.to_string(), None),
+            None => (format!("_listed_{table}"), None),
             Some(id) => {
                 let own = ListingTableUrl::parse(format!("{}capture={id}/", self.url()))
                     .map_err(|e| Error::query(&context, e))?;
@@ -190,9 +208,20 @@ impl Session {
                     .register_listing_table(&name, &url, options, schema, None),
             )
             .map_err(|e| Error::query(&context, e))?;
-        if let Some(id) = &self.only {
+        let filter = match &self.only {
+            Some(id) => Some(format!("capture = '{id}'")),
+            None if self.uncommitted.is_empty() => None,
+            None => {
+                // Names from a listing: quoted as SQL strings.
+                let quoted: Vec<String> = (self.uncommitted.iter())
+                    .map(|c| format!("'{}'", c.replace('\'', "''")))
+                    .collect();
+                Some(format!("capture NOT IN ({})", quoted.join(", ")))
+            }
+        };
+        if let Some(filter) = filter {
             self.sql(&format!(
-                "CREATE VIEW {table} AS SELECT * FROM {name} WHERE capture = '{id}'"
+                "CREATE VIEW {table} AS SELECT * FROM {name} WHERE {filter}"
             ))?;
         }
         self.tables.push(table);

@@ -153,6 +153,7 @@ fn convert(files: &[PathBuf], dataset: &Path) {
         force: false,
         symbols: Some(perfq_symbolize::Config::default()),
         stack_memory: None,
+        source: None,
     };
     for f in files {
         perfq_writer::convert::convert(f, dataset, &copt, &mut |_, _| {}).unwrap();

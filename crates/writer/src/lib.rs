@@ -19,6 +19,7 @@ mod dictionary;
 mod oracle;
 mod pages;
 mod plain;
+pub mod publish;
 mod table;
 
 pub use crate::dataset::{
@@ -68,6 +69,14 @@ pub enum Error {
     /// The capture could not be read.
     #[error(transparent)]
     Read(#[from] perfq_reader::Error),
+    /// A dataset's store could not be reached, or refused a request.
+    #[error("{url}: {why}")]
+    Store {
+        /// The store, or the object asked for.
+        url: String,
+        /// Its answer, on one line, without secrets.
+        why: String,
+    },
     /// The capture is already in the dataset.
     #[error("{0} exists; use --force to replace it")]
     Exists(PathBuf),
@@ -86,6 +95,18 @@ pub enum ThreadFailure {
     /// It ended before its work was done, without an error of its own.
     #[error("stopped early")]
     StoppedEarly,
+}
+
+impl From<perfq_source::Error> for Error {
+    fn from(e: perfq_source::Error) -> Error {
+        match e {
+            perfq_source::Error::Store { url, why } => Error::Store { url, why },
+            other => Error::Store {
+                url: String::new(),
+                why: other.to_string(),
+            },
+        }
+    }
 }
 
 impl Error {

@@ -68,6 +68,15 @@ impl S3Server {
         ]
     }
 
+    /// `program` as a client of this server (its [`S3Server::env`]).
+    pub fn client(&self, program: &Path) -> Command {
+        let mut c = Command::new(program);
+        for (k, v) in self.env() {
+            c.env(k, v);
+        }
+        c
+    }
+
     /// Runs perfq as this server's client, with `cache` as its conversion
     /// cache, from the repository root.
     pub fn perfq(&self, args: &[&str], cache: &Path) -> Output {
@@ -76,14 +85,11 @@ impl S3Server {
 
     /// [`S3Server::perfq`] with variables changed or added.
     pub fn perfq_with(&self, args: &[&str], cache: &Path, changed: &[(&str, &str)]) -> Output {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_perfq"));
+        let mut c = self.client(Path::new(env!("CARGO_BIN_EXE_perfq")));
         c.args(args)
             .env("PERFQ_CACHE_DIR", cache)
             .env_remove("AWS_PROFILE")
             .current_dir(root());
-        for (k, v) in self.env() {
-            c.env(k, v);
-        }
         for (k, v) in changed {
             c.env(k, v);
         }

@@ -19,6 +19,7 @@ use std::time::Instant;
 use perfq_symbolize::BinaryCache;
 
 use crate::convert::{self, Conversion};
+use crate::publish::{Bucket, Published};
 use crate::{Error, Notes};
 use perfq_source::{archive, inputs, Item, SpoolDir, SpoolFile};
 
@@ -29,6 +30,9 @@ pub struct Options {
     pub jobs: usize,
     /// How each capture is converted.
     pub convert: convert::Options,
+    /// A dataset in object storage the captures go to: each is converted
+    /// into the local dataset folder, published there, and removed here.
+    pub publish: Option<Arc<Bucket>>,
 }
 
 /// What became of one capture, or of an input that gave none.
@@ -115,6 +119,8 @@ struct Job {
     bytes: u64,
     /// The spool copy of an archive member, removed when converted.
     _spooled: Option<SpoolFile>,
+    /// An archive member's name in the capture table.
+    source: Option<String>,
     /// A build-id cache that came with it.
     symbols: Option<Arc<SpoolDir>>,
 }
@@ -164,7 +170,7 @@ pub fn run(
                     Err(_) => return,
                 };
                 let Ok(job) = job else { return };
-                record(convert_one(job, dataset, &opt.convert, observer));
+                record(convert_one(job, dataset, opt, observer));
             });
         }
         let mut feeder = Feeder {
@@ -256,6 +262,7 @@ impl<R: Fn(Outcome)> Feeder<'_, R> {
             path,
             bytes,
             _spooled: None,
+            source: None,
             symbols,
         };
         self.tx.send(job).is_ok()
@@ -264,6 +271,7 @@ impl<R: Fn(Outcome)> Feeder<'_, R> {
     /// An archive's captures, each spooled and sent as it is read.
     fn archive(&mut self, path: &Path, kind: archive::ArchiveKind) {
         let shown = path.display().to_string();
+        let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let mut sent = 0usize;
         let spool = self.spool;
         let streamed = spooled(spool, || {
@@ -276,6 +284,7 @@ impl<R: Fn(Outcome)> Feeder<'_, R> {
                     path: m.file.0.clone(),
                     bytes,
                     _spooled: Some(m.file),
+                    source: Some(format!("{}!{}", absolute.display(), m.name)),
                     symbols: m.symbols,
                 };
                 if self.tx.send(job).is_ok() {
@@ -330,19 +339,37 @@ fn capture_id(dir: &Path) -> Option<String> {
     name.strip_prefix("capture=").map(str::to_string)
 }
 
-fn convert_one(
-    job: Job,
+fn convert_one(job: Job, dataset: &Path, opt: &Options, observer: &dyn Observer) -> Outcome {
+    let start = Instant::now();
+    let status = match &opt.publish {
+        Some(bucket) => published(&job, dataset, opt, bucket, observer),
+        None => converted(&job, dataset, &opt.convert, observer),
+    };
+    let (capture, status) = status;
+    Outcome {
+        index: job.index,
+        input: job.input,
+        capture,
+        bytes: job.bytes,
+        seconds: start.elapsed().as_secs_f64(),
+        status,
+    }
+}
+
+/// Converts `job` into the local `dataset`: the capture's id and status.
+fn converted(
+    job: &Job,
     dataset: &Path,
     opt: &convert::Options,
     observer: &dyn Observer,
-) -> Outcome {
+) -> (Option<String>, Status) {
     let mut opt = opt.clone();
+    opt.source.clone_from(&job.source);
     if let (Some(symbols), Some(dir)) = (opt.symbols.as_mut(), &job.symbols) {
         // The capture's own build-id cache comes first, as perf's
         // `--buildid-dir` would.
         symbols.buildid_dirs.insert(0, dir.0.clone());
     }
-    let start = Instant::now();
     let index = job.index;
     // A capture that trips a bug must not take the batch down with it.
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -389,12 +416,51 @@ fn convert_one(
             )
         }
     };
-    Outcome {
-        index: job.index,
-        input: job.input,
-        capture,
-        bytes: job.bytes,
-        seconds: start.elapsed().as_secs_f64(),
-        status,
+    (capture, status)
+}
+
+/// Converts `job` into the local `dataset` (the staging folder of the
+/// bucket's dataset) and publishes it to `bucket`; a capture the bucket
+/// holds is not converted again (unless forced).
+fn published(
+    job: &Job,
+    dataset: &Path,
+    opt: &Options,
+    bucket: &Bucket,
+    observer: &dyn Observer,
+) -> (Option<String>, Status) {
+    let failed = |e: Error| (None, Status::Failed(e.to_string()));
+    // Standard input can be read only once: by the conversion.
+    // (A capture that cannot be opened is converted all the same: the
+    // conversion says what is wrong with it.)
+    let id = (job.path != Path::new("-"))
+        .then(|| convert::capture_id(&job.path).ok())
+        .flatten();
+    if let Some(id) = id {
+        match bucket.holds(&id) {
+            Ok(true) if !opt.convert.force => return (Some(id), Status::Present(Notes::default())),
+            Ok(true) => {
+                if let Err(e) = bucket.remove(&id) {
+                    return failed(e);
+                }
+            }
+            Ok(false) => {}
+            Err(e) => return failed(e),
+        }
+    }
+    let (capture, status) = converted(job, dataset, &opt.convert, observer);
+    let Some(id) = capture.clone() else {
+        return (capture, status);
+    };
+    let dir = dataset.join(format!("capture={id}"));
+    let outcome = bucket.publish(&id, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    match (outcome, status) {
+        (Ok(Published::Committed), status) => (capture, status),
+        (Ok(Published::Present), Status::Converted { notes, .. }) => {
+            (capture, Status::Present(notes))
+        }
+        (Ok(Published::Present), status) => (capture, status),
+        (Err(e), _) => failed(e),
     }
 }

@@ -122,6 +122,9 @@ pub(crate) struct Summary<'a> {
     pub(crate) id: &'a str,
     pub(crate) hash: u64,
     pub(crate) source: &'a std::path::Path,
+    /// How the source is named instead of its path (an archive member:
+    /// `ARCHIVE!MEMBER`).
+    pub(crate) source_name: Option<&'a str>,
     pub(crate) stats: &'a Stats,
     pub(crate) decode_errors: u64,
     /// What could not be read: `capture.read_error`.
@@ -136,7 +139,10 @@ pub(crate) fn write_capture(
 ) -> Result<(), Error> {
     let mut t = w.table("capture", CAPTURE)?;
     let m = capture.meta();
-    let abs = std::fs::canonicalize(sum.source).unwrap_or_else(|_| sum.source.to_path_buf());
+    let abs = match sum.source_name {
+        Some(name) => name.into(),
+        None => std::fs::canonicalize(sum.source).unwrap_or_else(|_| sum.source.to_path_buf()),
+    };
     let cmdline = m.cmdline.as_ref().map(|c| c.join(" "));
     let time = sum.stats.sample_time.or(m.sample_time);
     let warnings = sum.warnings.join("\n");

@@ -51,6 +51,10 @@ pub struct Options {
     /// a cut then has two ids). `None`: no limit, each distinct stack and
     /// location once.
     pub stack_memory: Option<u64>,
+    /// The capture's name in the capture table (`source_path`) where its
+    /// file is not it: an archive member's, `ARCHIVE!MEMBER`. `None`: the
+    /// file's absolute path.
+    pub source: Option<String>,
 }
 
 /// What a conversion wrote.
@@ -117,6 +121,7 @@ pub fn convert(
             id: &id,
             hash,
             source: path,
+            source_name: opt.source.as_deref(),
             stats: &read.stats,
             decode_errors: read.damage.undecoded_samples.count,
             damage: damage.as_deref(),
@@ -320,6 +325,13 @@ fn drop_in_background<T: Send + 'static>(t: T) {
     let _ = std::thread::Builder::new()
         .name("free".into())
         .spawn(move || drop(t));
+}
+
+/// The id the capture at `path` has in a dataset (`capture=<id>`): the
+/// hash of its bytes, as [`convert`] gives it.
+pub fn capture_id(path: &Path) -> Result<String, Error> {
+    let capture = Capture::open(path)?;
+    Ok(format!("{:016x}", file_hash(&capture)))
 }
 
 /// xxh3-64 of the capture's bytes, read a window at a time so that the
