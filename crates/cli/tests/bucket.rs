@@ -354,3 +354,80 @@ print(json.dumps([here, there, polars]))
     assert_eq!(here, polars, "Polars");
     assert!(here.as_array().is_some_and(|a| a.len() == 6), "{here}");
 }
+
+#[test]
+fn a_batch_reads_captures_and_archives_from_a_bucket() {
+    let Some(server) = S3Server::start("inputs", &["perfq"]) else {
+        return;
+    };
+    let dir = scratch("bucket", "inputs");
+    let inputs = dir.join("inputs");
+    std::fs::create_dir_all(inputs.join("a")).expect("folders");
+    std::fs::create_dir_all(inputs.join("_hidden")).expect("folders");
+    let tar = |name: &str, members: &[&str]| {
+        let mut c = std::process::Command::new("tar");
+        c.arg("czf").arg(inputs.join(name));
+        c.args(["-C", &testdata("").display().to_string()])
+            .args(members);
+        assert!(c.status().expect("tar").success());
+    };
+    tar("a/two.tar.gz", &["group.data", "pipe.data"]);
+    std::fs::copy(testdata("fp.data"), inputs.join("fp.data")).expect("copy");
+    // A capture told by its magic alone, and files that are not captures.
+    std::fs::copy(testdata("dwarf.data"), inputs.join("a/run1")).expect("copy");
+    std::fs::write(inputs.join("a/notes.txt"), "not a capture").expect("write");
+    std::fs::copy(testdata("multi.data"), inputs.join("_hidden/x.data")).expect("copy");
+    if !upload(&server, &inputs, "perfq", "in") {
+        return;
+    }
+    let cache = dir.join("cache");
+    let run = |args: &[&str]| succeeded(&server.perfq(args, &cache), format_args!("{args:?}"));
+    let summary = run(&[
+        "batch",
+        "s3://perfq/in",
+        "-o",
+        "s3://perfq/ds",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(summary.matches(",converted,").count(), 4, "{summary}");
+    for member in [
+        "s3://perfq/in/a/two.tar.gz!group.data",
+        "s3://perfq/in/a/run1",
+    ] {
+        assert!(summary.contains(member), "{summary}");
+    }
+    // The same captures converted from their local copies answer alike.
+    let local = dir.join("ds").display().to_string();
+    let files: Vec<String> = ["group.data", "pipe.data", "fp.data", "dwarf.data"]
+        .iter()
+        .map(|c| testdata(c).display().to_string())
+        .collect();
+    let mut args = vec!["batch", "-o", &local];
+    args.extend(files.iter().map(String::as_str));
+    run(&args);
+    let sql = "SELECT capture, symbol, samples, period FROM function_total \
+               ORDER BY capture, period DESC, symbol LIMIT 300";
+    let here = run(&["query", &local, sql, "--format", "json"]);
+    let there = run(&["query", "s3://perfq/ds", sql, "--format", "json"]);
+    assert_eq!(here, there);
+    // A pattern, and what names nothing.
+    let out = server.perfq(
+        &[
+            "batch",
+            "s3://perfq/in/a/*.gz",
+            "s3://perfq/none",
+            "-o",
+            &local,
+            "--format",
+            "csv",
+        ],
+        &cache,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches(",skipped,").count(), 2, "{text}");
+    assert!(
+        text.contains("no such object, and no object under it"),
+        "{text}"
+    );
+}

@@ -18,10 +18,12 @@ use member::{Folder, Kind};
 pub use wanted::BuildIds;
 
 use std::fs::File;
-use std::io::{BufReader, Read, Write};
+use std::io::{BufReader, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+use crate::store::{ObjectReader, ObjectUrl};
 
 /// The archive formats a batch reads, told by the file name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,7 +111,8 @@ pub struct Member {
 /// Names of spool files and folders, unique within the process.
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
-fn spool_name(spool: &Path, what: &str) -> PathBuf {
+/// A new name in the spool folder `spool`, starting with `what`.
+pub fn spool_name(spool: &Path, what: &str) -> PathBuf {
     spool.join(format!("{what}-{}", NEXT.fetch_add(1, Ordering::Relaxed)))
 }
 
@@ -129,6 +132,33 @@ fn is_symbol_member(name: &str) -> bool {
         }
 }
 
+/// Where an archive is.
+#[derive(Clone, Copy, Debug)]
+pub enum ArchiveAt<'a> {
+    /// A file.
+    File(&'a Path),
+    /// An object, read by range requests as it is streamed.
+    Object(&'a ObjectUrl),
+}
+
+/// An archive's bytes: read front to back (tar), or by seeking (zip).
+trait Bytes: Read + Seek + Send {}
+impl<T: Read + Seek + Send> Bytes for T {}
+
+impl ArchiveAt<'_> {
+    fn open(self) -> Result<Box<dyn Bytes>, String> {
+        match self {
+            ArchiveAt::File(path) => {
+                let file = File::open(path).map_err(|e| format!("cannot open it: {e}"))?;
+                Ok(Box::new(file))
+            }
+            ArchiveAt::Object(url) => Ok(Box::new(
+                ObjectReader::open(url).map_err(|e| format!("cannot open it: {e}"))?,
+            )),
+        }
+    }
+}
+
 /// Reads `archive`, calling `found` with each capture member as soon as
 /// it is copied out (other members are passed over, except a build-id
 /// cache, extracted for the captures that come after it: only the members
@@ -136,13 +166,13 @@ fn is_symbol_member(name: &str) -> bool {
 /// were and the lines naming the members refused, or what stopped the
 /// reading (the captures handed on before it stand).
 pub fn stream(
-    archive: &Path,
+    archive: ArchiveAt<'_>,
     kind: ArchiveKind,
     spool: &Path,
     wanted: Option<&BuildIds>,
     found: &mut dyn FnMut(Member),
 ) -> Result<Streamed, String> {
-    let file = File::open(archive).map_err(|e| format!("cannot open it: {e}"))?;
+    let file = archive.open()?;
     let mut reader = Reader {
         spool,
         budget: Budget::new(),
@@ -189,7 +219,7 @@ pub struct Streamed {
 /// `spool` (empty when it holds none), and the lines naming the members
 /// refused.
 pub fn extract_symbols(
-    archive: &Path,
+    archive: ArchiveAt<'_>,
     kind: ArchiveKind,
     spool: &Path,
     wanted: Option<&BuildIds>,
@@ -238,7 +268,8 @@ pub fn unpack_symbols(
         Some(k) => k,
         None => ArchiveKind::sniff(archive).map_err(|e| fail(format!("cannot read it: {e}")))?,
     };
-    let (dir, refused) = extract_symbols(archive, kind, into, wanted).map_err(fail)?;
+    let (dir, refused) =
+        extract_symbols(ArchiveAt::File(archive), kind, into, wanted).map_err(fail)?;
     Ok(Unpacked { dir, refused })
 }
 
@@ -399,7 +430,7 @@ impl Reader<'_> {
         Ok(captures)
     }
 
-    fn zip_members(&mut self, file: File) -> Result<usize, String> {
+    fn zip_members(&mut self, file: Box<dyn Bytes>) -> Result<usize, String> {
         let mut zip = zip::ZipArchive::new(BufReader::with_capacity(1 << 16, file))
             .map_err(|e| format!("not a zip archive: {e}"))?;
         // The central directory lists every member up front: the build-id

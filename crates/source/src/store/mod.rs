@@ -11,6 +11,9 @@
 
 mod aws;
 pub mod profile;
+mod reader;
+
+pub use reader::ObjectReader;
 
 use std::collections::HashMap;
 use std::ffi::OsStr;

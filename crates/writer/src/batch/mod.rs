@@ -21,7 +21,8 @@ use perfq_symbolize::BinaryCache;
 use crate::convert::{self, Conversion};
 use crate::publish::{Bucket, Published};
 use crate::{Error, Notes};
-use perfq_source::{archive, inputs, Item, SpoolDir, SpoolFile};
+use perfq_source::archive::{ArchiveAt, ArchiveKind};
+use perfq_source::{archive, inputs, store, Item, ObjectUrl, SpoolDir, SpoolFile};
 
 /// How to run a batch.
 #[derive(Clone, Debug)]
@@ -216,7 +217,20 @@ impl<R: Fn(Outcome)> Feeder<'_, R> {
             }
             Item::Capture { path, symbols } => self.capture(path, symbols),
             Item::Archive { path, kind } => {
-                self.archive(&path, kind);
+                let absolute = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+                let name = absolute.display().to_string();
+                self.archive(
+                    ArchiveAt::File(&path),
+                    &path.display().to_string(),
+                    &name,
+                    kind,
+                );
+                true
+            }
+            Item::ObjectCapture { url, symbols } => self.object(&url, symbols.as_ref()),
+            Item::ObjectArchive { url, kind } => {
+                let name = url.to_string();
+                self.archive(ArchiveAt::Object(&url), &name, &name, kind);
                 true
             }
         }
@@ -234,48 +248,106 @@ impl<R: Fn(Outcome)> Feeder<'_, R> {
         let input = path.display().to_string();
         let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
         let index = self.next(&input, bytes);
-        let symbols = match symbols {
-            None => None,
-            Some(a) => match spooled(self.spool, || {
-                // Only the binaries of the build ids this capture names.
-                let wanted = archive::BuildIds::of_captures(&[&path]);
-                archive::extract_symbols(
-                    &a,
-                    archive::ArchiveKind::TarBz2,
-                    &self.spool.0,
-                    wanted.as_ref(),
-                )
-            }) {
-                Ok((dir, refused)) => {
-                    self.refused(&a.display().to_string(), refused);
-                    Some(dir)
-                }
-                Err(e) => {
-                    (self.record)(failed(index, input, format!("{}: {e}", a.display())));
-                    return true;
-                }
-            },
+        let shown = symbols.as_ref().map(|a| a.display().to_string());
+        let symbols = symbols.as_deref().map(ArchiveAt::File);
+        let Some(symbols) = self.symbols(index, &input, &path, symbols, shown) else {
+            return true;
+        };
+        let job = self.job(index, input, path, bytes, None, symbols);
+        self.tx.send(job).is_ok()
+    }
+
+    /// A capture in object storage, copied into the spool folder (a
+    /// capture is read through a memory map), with its build-id cache.
+    fn object(&mut self, url: &ObjectUrl, symbols: Option<&ObjectUrl>) -> bool {
+        let input = url.to_string();
+        let copied = spooled(self.spool, || {
+            let file = SpoolFile(archive::spool_name(&self.spool.0, "object"));
+            store::download(url, &file.0).map_err(|e| e.to_string())?;
+            Ok(file)
+        });
+        let file = match copied {
+            Ok(file) => file,
+            Err(e) => {
+                let index = self.next(&input, 0);
+                (self.record)(failed(index, input, e));
+                return true;
+            }
+        };
+        let bytes = std::fs::metadata(&file.0).map_or(0, |m| m.len());
+        let index = self.next(&input, bytes);
+        let path = file.0.clone();
+        let shown = symbols.map(ToString::to_string);
+        let symbols = symbols.map(ArchiveAt::Object);
+        let Some(symbols) = self.symbols(index, &input, &path, symbols, shown) else {
+            return true;
         };
         let job = Job {
+            _spooled: Some(file),
+            ..self.job(index, input.clone(), path, bytes, Some(input), symbols)
+        };
+        self.tx.send(job).is_ok()
+    }
+
+    /// The build-id cache of capture `path` (input `index`), unpacked
+    /// from the `perf archive` tarball `at` (`shown` so): `Some(None)`
+    /// without one, `None` when it cannot be read (recorded as the
+    /// input's failure).
+    fn symbols(
+        &mut self,
+        index: usize,
+        input: &str,
+        path: &Path,
+        at: Option<ArchiveAt<'_>>,
+        shown: Option<String>,
+    ) -> Option<Option<Arc<SpoolDir>>> {
+        let (Some(at), Some(shown)) = (at, shown) else {
+            return Some(None);
+        };
+        let unpacked = spooled(self.spool, || {
+            // Only the binaries of the build ids this capture names.
+            let wanted = archive::BuildIds::of_captures(&[path]);
+            archive::extract_symbols(at, ArchiveKind::TarBz2, &self.spool.0, wanted.as_ref())
+        });
+        match unpacked {
+            Ok((dir, refused)) => {
+                self.refused(&shown, refused);
+                Some(Some(dir))
+            }
+            Err(e) => {
+                (self.record)(failed(index, input.to_string(), format!("{shown}: {e}")));
+                None
+            }
+        }
+    }
+
+    fn job(
+        &self,
+        index: usize,
+        input: String,
+        path: PathBuf,
+        bytes: u64,
+        source: Option<String>,
+        symbols: Option<Arc<SpoolDir>>,
+    ) -> Job {
+        Job {
             index,
             input,
             path,
             bytes,
             _spooled: None,
-            source: None,
+            source,
             symbols,
-        };
-        self.tx.send(job).is_ok()
+        }
     }
 
-    /// An archive's captures, each spooled and sent as it is read.
-    fn archive(&mut self, path: &Path, kind: archive::ArchiveKind) {
-        let shown = path.display().to_string();
-        let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    /// An archive's captures, each spooled and sent as it is read; the
+    /// archive is `shown` in messages and `name`d in the capture table.
+    fn archive(&mut self, at: ArchiveAt<'_>, shown: &str, name: &str, kind: ArchiveKind) {
         let mut sent = 0usize;
         let spool = self.spool;
         let streamed = spooled(spool, || {
-            archive::stream(path, kind, &spool.0, None, &mut |m| {
+            archive::stream(at, kind, &spool.0, None, &mut |m| {
                 let input = format!("{shown}!{}", m.name);
                 let bytes = std::fs::metadata(&m.file.0).map_or(0, |m| m.len());
                 let job = Job {
@@ -284,7 +356,7 @@ impl<R: Fn(Outcome)> Feeder<'_, R> {
                     path: m.file.0.clone(),
                     bytes,
                     _spooled: Some(m.file),
-                    source: Some(format!("{}!{}", absolute.display(), m.name)),
+                    source: Some(format!("{name}!{}", m.name)),
                     symbols: m.symbols,
                 };
                 if self.tx.send(job).is_ok() {
@@ -294,7 +366,7 @@ impl<R: Fn(Outcome)> Feeder<'_, R> {
         });
         let problem = match streamed {
             Ok(s) => {
-                self.refused(&shown, s.refused);
+                self.refused(shown, s.refused);
                 if s.captures > 0 {
                     return;
                 }
@@ -303,8 +375,8 @@ impl<R: Fn(Outcome)> Feeder<'_, R> {
             Err(e) if sent > 0 => format!("{e} ({sent} captures before it were read)"),
             Err(e) => e,
         };
-        let index = self.next(&shown, 0);
-        (self.record)(failed(index, shown, problem));
+        let index = self.next(shown, 0);
+        (self.record)(failed(index, shown.to_string(), problem));
     }
 
     /// An archive's members refused, each an input that gave nothing.

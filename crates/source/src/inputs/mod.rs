@@ -1,11 +1,15 @@
 //! What a batch's inputs name: captures (files, the captures in folders
-//! searched recursively, glob matches) and archives, in a fixed order.
+//! searched recursively, glob matches) and archives, in a fixed order; in
+//! object storage, the same under a URL (`objects.rs`).
+
+mod objects;
 
 use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashSet;
 
 use crate::archive::ArchiveKind;
+use crate::store::{looks_like_url, ObjectUrl};
 
 /// One thing to convert, or why an input gave nothing.
 #[derive(Debug)]
@@ -22,6 +26,20 @@ pub enum Item {
     Archive {
         /// The archive file.
         path: PathBuf,
+        /// Its format.
+        kind: ArchiveKind,
+    },
+    /// A capture in object storage.
+    ObjectCapture {
+        /// The object.
+        url: ObjectUrl,
+        /// A `perf archive` tarball beside it, as for a file.
+        symbols: Option<ObjectUrl>,
+    },
+    /// An archive in object storage, streamed by range requests.
+    ObjectArchive {
+        /// The object.
+        url: ObjectUrl,
         /// Its format.
         kind: ArchiveKind,
     },
@@ -49,6 +67,10 @@ pub fn expand(inputs: &[PathBuf], dataset: &Path) -> Vec<Item> {
                 path: input.clone(),
                 symbols: None,
             });
+            continue;
+        }
+        if let Some(url) = input.to_str().filter(|t| looks_like_url(t)) {
+            found.items.extend(objects::expand(url));
             continue;
         }
         if input.symlink_metadata().is_ok() {
