@@ -207,6 +207,15 @@ fn objects(server: &S3Server, bucket: &str, prefix: &str) -> Vec<(String, Vec<u8
         .collect()
 }
 
+/// The table files of the dataset `s3://perfq/prefix`, as [`files`]
+/// gives a local one's.
+fn tables(server: &S3Server, prefix: &str) -> Vec<(String, Vec<u8>)> {
+    let mut listed = objects(server, "perfq", prefix);
+    listed.retain(|(k, _)| k.starts_with("capture="));
+    listed.sort();
+    listed
+}
+
 fn base64_decode(text: &str) -> Vec<u8> {
     let value = |c: u8| match c {
         b'A'..=b'Z' => c - b'A',
@@ -429,5 +438,172 @@ fn a_batch_reads_captures_and_archives_from_a_bucket() {
     assert!(
         text.contains("no such object, and no object under it"),
         "{text}"
+    );
+}
+
+/// Watches `s3://bucket/prefix/` until `stop` exists: each time a
+/// capture's capture table is there with fewer than all its tables (a
+/// half capture listed), a line on the output.
+fn watch(server: &S3Server, bucket: &str, prefix: &str, stop: &Path) -> std::process::Child {
+    let py = python_with("boto3").expect("boto3");
+    let script = r#"
+import boto3, os, sys, collections
+bucket, prefix, stop = sys.argv[1], sys.argv[2], sys.argv[3]
+s3 = boto3.client('s3')
+while not os.path.exists(stop):
+    tables = collections.defaultdict(set)
+    for page in s3.get_paginator('list_objects_v2').paginate(Bucket=bucket, Prefix=prefix + '/capture='):
+        for o in page.get('Contents', []):
+            capture, table = o['Key'][len(prefix) + 1:].split('/', 1)
+            tables[capture].add(table)
+    for capture, t in tables.items():
+        if 'capture.parquet' in t and len(t) < 14:
+            print(capture, sorted(t), flush=True)
+"#;
+    server
+        .client(&py)
+        .args(["-c", script, bucket, prefix])
+        .arg(stop)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run the watcher")
+}
+
+#[test]
+fn a_batch_killed_midway_resumes_and_no_half_capture_is_ever_listed() {
+    let Some(server) = S3Server::start("killed", &["perfq"]) else {
+        return;
+    };
+    if python_with("boto3").is_none() {
+        return common::skip("no Python with boto3 (.ci/setup.sh)");
+    }
+    let dir = scratch("bucket", "killed");
+    let cache = dir.join("cache");
+    let captures: Vec<String> = [
+        "fp.data",
+        "multi.data",
+        "dwarf.data",
+        "group.data",
+        "pipe.data",
+    ]
+    .iter()
+    .map(|c| testdata(c).display().to_string())
+    .collect();
+    let stop = dir.join("stop");
+    let watcher = watch(&server, "perfq", "ds", &stop);
+    // A slow server, so that the kill comes in the middle of uploads.
+    let proxy = server.behind_proxy(40);
+    let mut args = vec!["batch", "-j", "1", "-o", "s3://perfq/ds"];
+    args.extend(captures.iter().map(String::as_str));
+    let mut child = server.client(Path::new(env!("CARGO_BIN_EXE_perfq")));
+    let mut child = child
+        .args(&args)
+        .env("PERFQ_CACHE_DIR", &cache)
+        .env("AWS_ENDPOINT_URL", &proxy.endpoint)
+        .spawn()
+        .expect("start the batch");
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    child.kill().expect("kill -9");
+    let _ = child.wait();
+    drop(proxy);
+    // Resumed: every capture there once, as a batch on disk writes it.
+    let resumed = server.perfq(&args, &cache);
+    succeeded(&resumed, "the resumed batch");
+    let local = dir.join("local");
+    let mut local_args = vec!["batch", "-o", local.to_str().expect("UTF-8")];
+    local_args.extend(captures.iter().map(String::as_str));
+    succeeded(&server.perfq(&local_args, &cache), "the local batch");
+    assert!(
+        tables(&server, "ds") == files(&local),
+        "the resumed dataset differs"
+    );
+    std::fs::write(&stop, "").expect("stop the watcher");
+    let seen = watcher.wait_with_output().expect("the watcher");
+    let seen = String::from_utf8_lossy(&seen.stdout);
+    assert!(seen.trim().is_empty(), "half captures were listed: {seen}");
+}
+
+#[test]
+fn a_server_gone_midway_is_one_line_and_leaves_no_half_capture() {
+    let Some(server) = S3Server::start("gone", &["perfq"]) else {
+        return;
+    };
+    let dir = scratch("bucket", "gone");
+    let cache = dir.join("cache");
+    let proxy = server.behind_proxy(40);
+    let mut child = server.client(Path::new(env!("CARGO_BIN_EXE_perfq")));
+    let child = child
+        .args(["convert", "-o", "s3://perfq/ds"])
+        .arg(testdata("multi.data"))
+        .arg(testdata("fp.data"))
+        .env("PERFQ_CACHE_DIR", &cache)
+        .env("AWS_ENDPOINT_URL", &proxy.endpoint)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the conversion");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    proxy.cut();
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().expect("the conversion");
+    assert!(
+        started.elapsed().as_secs() < 60,
+        "the retries took too long"
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(
+        !lines.is_empty() && lines.iter().all(|l| l.contains("s3://perfq/ds")),
+        "{err}"
+    );
+    assert!(!err.contains(&server.secret_key));
+    // Whatever was committed before is whole; nothing else is listed.
+    let mut tables: std::collections::BTreeMap<String, usize> = Default::default();
+    for (key, _) in objects(&server, "perfq", "ds") {
+        if let Some((capture, _)) = key
+            .split_once('/')
+            .filter(|(c, _)| c.starts_with("capture="))
+        {
+            *tables.entry(capture.to_string()).or_default() += 1;
+        }
+    }
+    let committed: Vec<String> = objects(&server, "perfq", "ds")
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("capture="))
+        .filter_map(|(k, _)| k.strip_suffix("/capture.parquet").map(str::to_string))
+        .collect();
+    for c in &committed {
+        assert_eq!(tables.get(c), Some(&14), "{c} is not whole");
+    }
+    let q = server.perfq(
+        &["query", "s3://perfq/ds", "SELECT count(*) FROM capture"],
+        &cache,
+    );
+    if !committed.is_empty() {
+        assert!(String::from_utf8_lossy(&q.stdout).contains(&committed.len().to_string()));
+    }
+}
+
+#[test]
+fn a_slow_server_still_gets_the_whole_dataset() {
+    let Some(server) = S3Server::start("slow", &["perfq"]) else {
+        return;
+    };
+    let dir = scratch("bucket", "slow");
+    let cache = dir.join("cache");
+    let proxy = server.behind_proxy(200);
+    let fp = testdata("fp.data").display().to_string();
+    let endpoint = [("AWS_ENDPOINT_URL", proxy.endpoint.as_str())];
+    let out = server.perfq_with(&["convert", "-o", "s3://perfq/ds", &fp], &cache, &endpoint);
+    succeeded(&out, "convert through a slow server");
+    let local = dir.join("local").display().to_string();
+    succeeded(
+        &server.perfq(&["convert", "-o", &local, &fp], &cache),
+        "convert",
+    );
+    assert!(
+        tables(&server, "ds") == files(Path::new(&local)),
+        "the dataset differs"
     );
 }

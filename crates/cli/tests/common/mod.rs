@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 mod generated;
+pub mod proxy;
 mod run;
 pub mod s3;
 

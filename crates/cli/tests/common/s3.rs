@@ -77,6 +77,14 @@ impl S3Server {
         c
     }
 
+    /// A proxy on 127.0.0.1 in front of this server, each part of its
+    /// answers delayed by `ms` milliseconds.
+    pub fn behind_proxy(&self, ms: u64) -> super::proxy::Proxy {
+        let proxy = super::proxy::Proxy::start(self.endpoint.trim_start_matches("http://"));
+        proxy.delay(ms);
+        proxy
+    }
+
     /// Runs perfq as this server's client, with `cache` as its conversion
     /// cache, from the repository root.
     pub fn perfq(&self, args: &[&str], cache: &Path) -> Output {

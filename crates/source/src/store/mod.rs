@@ -298,14 +298,28 @@ pub fn one_line(e: &object_store::Error) -> String {
             Some(m) => format!("{code}: {m}"),
             None => code.to_string(),
         },
-        _ => {
-            // The request's own failure (a connection refused, a time-out
-            // after the retries): object_store's text before the server's
-            // answer, if any.
+        _ => retried(&text).unwrap_or_else(|| {
+            // object_store's text before the server's answer, if any.
             let cut = text.find(": <?xml").map_or(&text[..], |i| &text[..i]);
             cut.split_whitespace().collect::<Vec<_>>().join(" ")
-        }
+        }),
     }
+}
+
+/// A request that failed after object_store's retries (a server that
+/// cannot be reached, or keeps failing), said without the request's URL
+/// (the line names the object already): `… in 1.9s, after 10 retries,
+/// … - HTTP error: error sending request` becomes `error sending request
+/// (10 retries in 1.9s)`.
+fn retried(text: &str) -> Option<String> {
+    let retries = between(text, "after ", " retries")?;
+    let took = text[..text.find(", after ")?].rsplit(" in ").next()?;
+    let cause = text.rsplit(" - ").next()?.trim();
+    let cause = cause.strip_prefix("HTTP error: ").unwrap_or(cause);
+    Some(format!(
+        "{} ({retries} retries in {took})",
+        cause.split_whitespace().collect::<Vec<_>>().join(" ")
+    ))
 }
 
 /// The text between the first `open` and the `close` after it.
@@ -357,6 +371,17 @@ mod tests {
         assert_eq!(f.key().as_ref(), "tmp/ds");
         assert_eq!(f.to_string(), "file:///tmp/ds");
         assert_eq!(f.store_url(), "file://");
+    }
+
+    #[test]
+    fn a_request_that_failed_after_retries_is_said_briefly() {
+        let text = "Generic S3 error: Error performing PUT http://127.0.0.1:9/b/k in 1.9s, \
+                    after 10 retries, max_retries: 10, retry_timeout: 180s - HTTP error: \
+                    error sending request";
+        assert_eq!(
+            retried(text).as_deref(),
+            Some("error sending request (10 retries in 1.9s)")
+        );
     }
 
     #[test]
