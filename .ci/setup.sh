@@ -9,7 +9,8 @@
 # unpacked beside the system's (.ci/perf612.sh); DuckDB, pyarrow, Polars and pyspark in a
 # virtualenv (PERFQ_VENV, by default ~/.cache/perfq-venv) with Selenium
 # and jsonschema for the browser tests, SeaweedFS (`weed`, a real S3
-# server) and moto's for the object-storage tests; npm's speedscope (its schema and
+# server) and moto's for the object-storage tests, and DuckDB 1.5.5 with
+# its httpfs extension in a second one (PERFQ_DUCKDB_S3_VENV); npm's speedscope (its schema and
 # page) in PERFQ_NPM (by default ~/.cache/perfq-npm); cargo-fuzz,
 # cargo-nextest (the test runner .ci/run uses) and cargo-about (the
 # third-party licences).
@@ -57,6 +58,13 @@ if ! "$venv/bin/python" -c 'import duckdb, pyarrow, polars, pyspark, selenium, j
     echo "setup: Python engines into $venv" >&2
     python3 -m venv "$venv"
     "$venv/bin/python" -m pip install -q --disable-pip-version-check -r .ci/oracles-requirements.txt
+fi
+
+duckdb_s3=${PERFQ_DUCKDB_S3_VENV:-$HOME/.cache/perfq-duckdb-s3-venv}
+if ! "$duckdb_s3/bin/python" -c 'import duckdb, duckdb_extension_httpfs' 2>/dev/null; then
+    echo "setup: DuckDB with httpfs into $duckdb_s3" >&2
+    python3 -m venv "$duckdb_s3"
+    "$duckdb_s3/bin/python" -m pip install -q --disable-pip-version-check -r .ci/duckdb-s3-requirements.txt
 fi
 
 npm_dir=${PERFQ_NPM:-$HOME/.cache/perfq-npm}

@@ -257,10 +257,23 @@ fn files(dataset: &Path) -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn a_batch_into_a_bucket_writes_the_dataset_a_local_batch_writes() {
-    let Some(server) = S3Server::start("batch", &["perfq"]) else {
-        return;
-    };
-    let dir = scratch("bucket", "batch");
+    if let Some(server) = S3Server::start("batch", &["perfq"]) {
+        batch_into_a_bucket(&server, "batch");
+    }
+}
+
+#[test]
+fn a_batch_into_moto_writes_the_same_dataset() {
+    if let Some(server) = S3Server::start_moto("batch", &["perfq"]) {
+        batch_into_a_bucket(&server, "moto");
+    }
+}
+
+/// A batch of the testdata captures and a tarball into `server`'s bucket
+/// and into a folder: the same tables, byte for byte; read by pyarrow,
+/// Polars and DuckDB alike.
+fn batch_into_a_bucket(server: &S3Server, tag: &str) {
+    let dir = scratch("bucket", tag);
     // The testdata captures, and two of them again in a tarball.
     let tar = dir.join("more.tar");
     let status = std::process::Command::new("tar")
@@ -294,7 +307,7 @@ fn a_batch_into_a_bucket_writes_the_dataset_a_local_batch_writes() {
     let again = batch("s3://perfq/team/ds");
     assert_eq!(again.matches(",skipped,").count(), 6, "{again}");
     // The same table files, byte for byte; nothing else but the claims.
-    let mut listed = objects(&server, "perfq", "team/ds");
+    let mut listed = objects(server, "perfq", "team/ds");
     let claims = listed
         .iter()
         .filter(|(k, _)| k.starts_with("_perfq/claims/"))
@@ -311,7 +324,7 @@ fn a_batch_into_a_bucket_writes_the_dataset_a_local_batch_writes() {
         .collect();
     assert!(differ.is_empty(), "the bucket's tables differ: {differ:?}");
     // Read by others: pyarrow and Polars find the same samples there.
-    readers_agree(&server, &local, "s3://perfq/team/ds");
+    readers_agree(server, &local, "s3://perfq/team/ds");
 }
 
 /// pyarrow's S3 file system and Polars read the same samples (capture,
@@ -362,6 +375,45 @@ print(json.dumps([here, there, polars]))
     assert_eq!(here, there, "pyarrow");
     assert_eq!(here, polars, "Polars");
     assert!(here.as_array().is_some_and(|a| a.len() == 6), "{here}");
+    if let Some(duckdb) = duckdb_agrees(server, url) {
+        assert_eq!(here, duckdb, "DuckDB");
+    }
+}
+
+/// DuckDB 1.5.5's answer to the same question from the bucket, through
+/// its httpfs extension loaded from the file its wheel carries (nothing
+/// downloaded), or `None` when it is not installed ([`common::skip`]).
+fn duckdb_agrees(server: &S3Server, url: &str) -> Option<serde_json::Value> {
+    let venv = std::env::var_os("PERFQ_DUCKDB_S3_VENV")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|h| std::path::PathBuf::from(h).join(".cache/perfq-duckdb-s3-venv"))
+        });
+    let py = venv.map(|v| v.join("bin/python"));
+    let Some(py) = py.filter(|p| common::imports(p, "duckdb, duckdb_extension_httpfs")) else {
+        common::skip("no DuckDB with httpfs (PERFQ_DUCKDB_S3_VENV; .ci/setup.sh)");
+        return None;
+    };
+    // The secret, with its endpoint, comes before the first query: a URL
+    // no secret covers would go to AWS's own endpoint.
+    let script = r#"
+import duckdb, duckdb_extension_httpfs, json, os, pathlib, sys
+ext = next(pathlib.Path(duckdb_extension_httpfs.__file__).parent.glob('extensions/*/httpfs.duckdb_extension'))
+con = duckdb.connect(config={'autoinstall_known_extensions': 'false', 'autoload_known_extensions': 'false'})
+con.sql(f"LOAD '{ext}'")
+endpoint = os.environ['AWS_ENDPOINT_URL'].split('//')[1]
+con.sql(f"""CREATE SECRET bucket (TYPE S3, PROVIDER config, KEY_ID '{os.environ['AWS_ACCESS_KEY_ID']}',
+    SECRET '{os.environ['AWS_SECRET_ACCESS_KEY']}', ENDPOINT '{endpoint}', URL_STYLE 'path',
+    USE_SSL false, REGION 'us-east-1')""")
+rows = con.sql(f"""SELECT capture, count(*), sum(period)::BIGINT FROM read_parquet(
+    '{sys.argv[1]}/capture=*/samples.parquet', hive_partitioning = true,
+    hive_types = {{'capture': VARCHAR}}) GROUP BY capture ORDER BY capture""").fetchall()
+print(json.dumps([list(r) for r in rows]))
+"#;
+    let out = server.client(&py).args(["-c", script, url]).output();
+    let text = succeeded(&out.expect("run DuckDB"), "DuckDB over the bucket");
+    Some(serde_json::from_str(&text).expect("JSON"))
 }
 
 #[test]

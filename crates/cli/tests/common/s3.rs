@@ -12,6 +12,8 @@ use super::{root, scratch, skip};
 /// A running server.
 pub struct S3Server {
     dir: PathBuf,
+    /// moto's server process; `None` for SeaweedFS (its script stops it).
+    moto: Option<std::process::Child>,
     /// Its endpoint, `http://127.0.0.1:PORT`.
     pub endpoint: String,
     pub access_key: String,
@@ -47,6 +49,7 @@ impl S3Server {
             );
         };
         Some(S3Server {
+            moto: None,
             endpoint: format!("http://127.0.0.1:{port}"),
             access_key: access.to_string(),
             secret_key: secret.to_string(),
@@ -105,8 +108,60 @@ impl S3Server {
     }
 }
 
+impl S3Server {
+    /// moto's S3 server, the second implementation the tests are run
+    /// against, with `buckets` made; or why not ([`skip`]).
+    pub fn start_moto(tag: &str, buckets: &[&str]) -> Option<S3Server> {
+        let moto = super::venv().map(|v| v.join("bin/moto_server"));
+        let Some(moto) = moto.filter(|m| m.is_file()) else {
+            skip("no moto server (pip install 'moto[server]'; .ci/setup.sh)");
+            return None;
+        };
+        let dir = scratch("moto", tag);
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let child = Command::new(moto)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start moto");
+        let server = S3Server {
+            dir,
+            moto: Some(child),
+            endpoint: format!("http://127.0.0.1:{port}"),
+            access_key: "perfq-moto".into(),
+            secret_key: "perfq-moto-secret".into(),
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "moto did not start");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let py = super::python_with("boto3").expect("boto3 (moto brings it)");
+        let script = "import boto3, sys\n\
+            for b in sys.argv[1:]: boto3.client('s3').create_bucket(Bucket=b)\n";
+        let out = server
+            .client(&py)
+            .args(["-c", script])
+            .args(buckets)
+            .output();
+        super::succeeded(&out.expect("boto3"), "making moto's buckets");
+        Some(server)
+    }
+}
+
 impl Drop for S3Server {
     fn drop(&mut self) {
+        if let Some(mut moto) = self.moto.take() {
+            let _ = moto.kill();
+            let _ = moto.wait();
+            let _ = std::fs::remove_dir_all(&self.dir);
+            return;
+        }
         let _ = Command::new("sh")
             .arg(script())
             .args(["stop".as_ref(), self.dir.as_os_str()])
