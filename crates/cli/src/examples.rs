@@ -56,7 +56,8 @@ pub const QUERY: &str = "\
 Examples:
   perfq query perf.data \"SELECT symbol, samples FROM function_self ORDER BY samples DESC LIMIT 10\"
   perfq query dataset \"SELECT tid, COUNT(*) AS n FROM samples GROUP BY tid\" --format csv
-  perfq query perf.data \"SELECT * FROM frames\" --format parquet -o frames.parquet";
+  perfq query perf.data \"SELECT * FROM frames\" --format parquet -o frames.parquet
+  perfq query s3://perf-archive/dataset \"SELECT capture, COUNT(*) FROM samples GROUP BY 1\"";
 
 pub const FLAMEGRAPH: &str = "\
 Examples:
@@ -84,7 +85,8 @@ Examples:
 pub const BATCH: &str = "\
 Examples:
   perfq batch captures/ -o dataset               # every perf.data under captures/
-  perfq batch 'runs/*.data' nightly.tar.zst -o dataset -j 4";
+  perfq batch 'runs/*.data' nightly.tar.zst -o dataset -j 4
+  perfq batch s3://perf-archive/captures/ -o s3://perf-archive/dataset";
 
 pub const CACHE: &str = "\
 Examples:
