@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     std::fs::create_dir_all(&into).expect("fuzz folder");
     let archive = dir.join("archive");
     std::fs::write(&archive, data).expect("fuzz input");
-    if let Ok(unpacked) = perfq_source::unpack_symbols(&archive, &into, None) {
+    if let Ok(unpacked) = perfq_source::unpack_symbols(perfq_source::archive::ArchiveAt::File(&archive), &into, None) {
         assert!(unpacked.path().starts_with(&into));
     }
     // Nothing but the archive and the folder given beside each other.

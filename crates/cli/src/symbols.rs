@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use perfq_source::{BuildIds, Unpacked};
+use perfq_source::archive::ArchiveAt;
+use perfq_source::store::looks_like_url;
+use perfq_source::{BuildIds, ObjectUrl, Unpacked};
 
 use crate::scratch::Scratch;
 
@@ -23,7 +25,8 @@ pub struct SymbolSources {
     #[arg(long = "buildid-dir", value_name = "DIR")]
     buildid_dirs: Vec<PathBuf>,
     /// A `perf archive` tarball (perf.data.tar.bz2) with the capture's
-    /// binaries, used as a build-id cache; may be given more than once.
+    /// binaries, used as a build-id cache (a file or a URL, s3://…); may
+    /// be given more than once.
     #[arg(long = "archive", value_name = "FILE")]
     archives: Vec<PathBuf>,
 }
@@ -55,7 +58,10 @@ impl SymbolSources {
                 BuildIds::of_captures(&files)
             });
             for a in &self.archives {
-                let u = perfq_source::unpack_symbols(a, scratch.path(), wanted.as_ref())?;
+                let url = a.to_str().filter(|t| looks_like_url(t));
+                let url = url.map(ObjectUrl::parse).transpose()?;
+                let at = url.as_ref().map_or(ArchiveAt::File(a), ArchiveAt::Object);
+                let u = perfq_source::unpack_symbols(at, scratch.path(), wanted.as_ref())?;
                 for line in &u.refused {
                     eprintln!("perfq: warning: {}: {line}", a.display());
                 }

@@ -167,6 +167,16 @@ fn what_a_bucket_refuses_is_one_line_naming_it_and_no_secret() {
             vec![("AWS_PROFILE", "nobody")],
             "AWS_PROFILE names \"nobody\"",
         ),
+        (
+            vec![
+                "report",
+                "testdata/fp.data",
+                "--archive",
+                "s3://perfq/none.tar.bz2",
+            ],
+            vec![],
+            "s3://perfq/none.tar.bz2: cannot open it: no such object",
+        ),
     ];
     for (args, env, said) in cases {
         let out = server.perfq_with(&args, &cache, &env);
@@ -306,6 +316,17 @@ fn batch_into_a_bucket(server: &S3Server, tag: &str) {
     // Again: every capture is there, none converted twice.
     let again = batch("s3://perfq/team/ds");
     assert_eq!(again.matches(",skipped,").count(), 6, "{again}");
+    // --force converts a capture again, in place.
+    let fp = testdata("fp.data").display().to_string();
+    let forced = [
+        "convert",
+        "--force",
+        "-o",
+        "s3://perfq/team/ds",
+        fp.as_str(),
+    ];
+    let forced = succeeded(&server.perfq(&forced, &cache), "convert --force");
+    assert!(!forced.contains("already"), "{forced}");
     // The same table files, byte for byte; nothing else but the claims.
     let mut listed = objects(server, "perfq", "team/ds");
     let claims = listed

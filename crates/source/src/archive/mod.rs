@@ -64,9 +64,13 @@ impl ArchiveKind {
 impl ArchiveKind {
     /// The kind `path`'s first bytes say: a compressed stream is taken
     /// for a compressed tar, anything else for a plain tar.
-    pub fn sniff(path: &Path) -> std::io::Result<ArchiveKind> {
+    pub fn sniff(at: ArchiveAt<'_>) -> Result<ArchiveKind, String> {
         let mut start = Vec::with_capacity(4);
-        File::open(path)?.take(4).read_to_end(&mut start)?;
+        let mut bytes = at.open()?;
+        (&mut bytes)
+            .take(4)
+            .read_to_end(&mut start)
+            .map_err(|e| format!("cannot read it: {e}"))?;
         Ok(match start.as_slice() {
             [b'B', b'Z', b'h', ..] => ArchiveKind::TarBz2,
             [0x1f, 0x8b, ..] => ArchiveKind::TarGz,
@@ -146,15 +150,34 @@ trait Bytes: Read + Seek + Send {}
 impl<T: Read + Seek + Send> Bytes for T {}
 
 impl ArchiveAt<'_> {
+    /// The archive's name in messages: its path, or its URL.
+    pub fn name(self) -> PathBuf {
+        match self {
+            ArchiveAt::File(path) => path.to_path_buf(),
+            ArchiveAt::Object(url) => PathBuf::from(url.to_string()),
+        }
+    }
+
+    /// The kind its name says, if it names one.
+    pub fn kind_by_name(self) -> Option<ArchiveKind> {
+        match self {
+            ArchiveAt::File(path) => ArchiveKind::of(path),
+            ArchiveAt::Object(url) => ArchiveKind::of(Path::new(url.key().filename()?)),
+        }
+    }
+
     fn open(self) -> Result<Box<dyn Bytes>, String> {
         match self {
             ArchiveAt::File(path) => {
                 let file = File::open(path).map_err(|e| format!("cannot open it: {e}"))?;
                 Ok(Box::new(file))
             }
-            ArchiveAt::Object(url) => Ok(Box::new(
-                ObjectReader::open(url).map_err(|e| format!("cannot open it: {e}"))?,
-            )),
+            ArchiveAt::Object(url) => match ObjectReader::open(url) {
+                Ok(reader) => Ok(Box::new(reader)),
+                // The archive is named already.
+                Err(crate::Error::Store { why, .. }) => Err(format!("cannot open it: {why}")),
+                Err(e) => Err(format!("cannot open it: {e}")),
+            },
         }
     }
 }
@@ -256,20 +279,19 @@ impl Unpacked {
 /// a batch's archives: members confined to the folder, expansion bounded.
 /// With `wanted`, only the members of those build ids are unpacked.
 pub fn unpack_symbols(
-    archive: &Path,
+    archive: ArchiveAt<'_>,
     into: &Path,
     wanted: Option<&BuildIds>,
 ) -> Result<Unpacked, crate::Error> {
     let fail = |why: String| crate::Error::Archive {
-        path: archive.to_path_buf(),
+        path: archive.name(),
         why,
     };
-    let kind = match ArchiveKind::of(archive) {
+    let kind = match archive.kind_by_name() {
         Some(k) => k,
-        None => ArchiveKind::sniff(archive).map_err(|e| fail(format!("cannot read it: {e}")))?,
+        None => ArchiveKind::sniff(archive).map_err(fail)?,
     };
-    let (dir, refused) =
-        extract_symbols(ArchiveAt::File(archive), kind, into, wanted).map_err(fail)?;
+    let (dir, refused) = extract_symbols(archive, kind, into, wanted).map_err(fail)?;
     Ok(Unpacked { dir, refused })
 }
 
@@ -519,11 +541,12 @@ mod tests {
         let (ab, ef) = ("ab".repeat(20), "ef".repeat(20));
         let archive = dir.path().join("perf.data.tar");
         perf_archive(&archive, &[&ab, &ef]);
-        let all = unpack_symbols(&archive, dir.path(), None).expect("all");
+        let all = unpack_symbols(ArchiveAt::File(&archive), dir.path(), None).expect("all");
         assert_eq!(files(all.path()).len(), 4, "{:?}", files(all.path()));
         let mut wanted = BuildIds::default();
         wanted.add_hex(&ab);
-        let some = unpack_symbols(&archive, dir.path(), Some(&wanted)).expect("some");
+        let some =
+            unpack_symbols(ArchiveAt::File(&archive), dir.path(), Some(&wanted)).expect("some");
         assert_eq!(
             files(some.path()),
             [
@@ -534,7 +557,12 @@ mod tests {
         // The link leads to the binary.
         let link = some.path().join(format!(".build-id/ab/{}/elf", &ab[2..]));
         assert_eq!(std::fs::read(link).expect("through the link"), b"\x7fELF");
-        let none = unpack_symbols(&archive, dir.path(), Some(&BuildIds::default())).expect("none");
+        let none = unpack_symbols(
+            ArchiveAt::File(&archive),
+            dir.path(),
+            Some(&BuildIds::default()),
+        )
+        .expect("none");
         assert!(files(none.path()).is_empty());
     }
 }
