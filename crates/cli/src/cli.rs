@@ -322,8 +322,8 @@ pub struct QueryArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = output::QueryFormat::Table)]
     format: output::QueryFormat,
-    /// Write the result to this file (atomically) instead of standard
-    /// output.
+    /// Write the result to this file (atomically; a URL, s3://bucket/key,
+    /// names an object) instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Only this capture of a dataset (its id, `capture=<id>`).
@@ -355,7 +355,8 @@ pub struct FlamegraphArgs {
     /// dataset folder, or one capture's `capture=<id>` folder; any of
     /// them may be a URL (s3://bucket/key).
     input: PathBuf,
-    /// Write to this file (atomically) instead of standard output.
+    /// Write to this file (atomically; a URL, s3://bucket/key, names an
+    /// object) instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Folded stacks (`comm;caller;...;leaf count`) instead of an SVG.
@@ -403,7 +404,8 @@ pub struct ViewArgs {
     /// dataset folder, or one capture's `capture=<id>` folder; any of
     /// them may be a URL (s3://bucket/key).
     input: PathBuf,
-    /// The file to write (atomically).
+    /// The file to write (atomically; a URL, s3://bucket/key, names an
+    /// object).
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
     /// Only this event (its name as `perfq info` shows it). pprof takes
@@ -482,7 +484,8 @@ pub struct DiffArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = output::QueryFormat::Table)]
     format: output::QueryFormat,
-    /// Write the result to this file (atomically) instead of standard output.
+    /// Write the result to this file (atomically; a URL, s3://bucket/key,
+    /// names an object) instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     #[command(flatten)]

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use perfq_query::arrow::datatypes::SchemaRef;
 use perfq_query::arrow::record_batch::RecordBatch;
+use perfq_source::store::looks_like_url;
+use perfq_source::ObjectUrl;
 
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -107,6 +109,21 @@ fn write_parquet(
     Ok(())
 }
 
+/// Writes the object `url` from a temporary file here, uploaded once
+/// complete: the object appears whole, or an earlier one stays.
+fn write_object(
+    url: &ObjectUrl,
+    f: impl FnOnce(&mut BufWriter<File>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let scratch = crate::scratch::Scratch::new("output")?;
+    let file = scratch
+        .path()
+        .join(url.key().filename().unwrap_or("output"));
+    write_atomically(&file, f)?;
+    perfq_source::store::upload(&file, url)?;
+    Ok(())
+}
+
 /// Writes `path` through a temporary file beside it, renamed into place
 /// once complete: a reader never sees half a result, and a failure leaves
 /// an earlier file as it was. The temporary file is made by `tempfile`
@@ -117,6 +134,9 @@ pub fn write_atomically(
     f: impl FnOnce(&mut BufWriter<File>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     use std::os::unix::fs::PermissionsExt;
+    if let Some(url) = path.to_str().filter(|t| looks_like_url(t)) {
+        return write_object(&ObjectUrl::parse(url)?, f);
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),

@@ -78,6 +78,34 @@ fn a_dataset_in_a_bucket_answers_as_the_same_dataset_on_disk() {
         assert_eq!(here, there, "{q:?}");
         assert!(!here.trim().is_empty(), "{q:?} answered nothing");
     }
+    // Output files may be objects too: written here, then put whole.
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).expect("out");
+    for (args, name) in [
+        (vec!["flamegraph", remote, "--folded"], "stacks.txt"),
+        (vec!["export", remote, "--to", "pprof"], "profile.pb.gz"),
+        (vec!["query", remote, sql, "--format", "csv"], "rows.csv"),
+    ] {
+        let here = out.join(name).display().to_string();
+        let there = format!("s3://perfq/out/{name}");
+        for o in [here.as_str(), there.as_str()] {
+            let mut a = args.clone();
+            a.extend(["-o", o]);
+            succeeded(&server.perfq(&a, &cache), format_args!("{a:?}"));
+        }
+    }
+    let mut written = objects(&server, "perfq", "out");
+    written.sort();
+    let mut kept: Vec<(String, Vec<u8>)> = std::fs::read_dir(&out)
+        .expect("out")
+        .flatten()
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, std::fs::read(e.path()).expect("read"))
+        })
+        .collect();
+    kept.sort();
+    assert!(written == kept, "the objects written differ from the files");
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! storage, whole or not at all.
 //!
 //! A bucket has no rename, so a capture's tables cannot appear at once.
-//! They go up under a prefix no reader lists (`_perfq/staging/`), then
+//! They go up (`store::upload`: parts of 8 MiB for a large table, bounded
+//! memory) under a prefix no reader lists (`_perfq/staging/`), then
 //! one conditional write claims the capture (`_perfq/claims/<id>`,
 //! `If-None-Match: *`: of two writers, one wins), and the claimant copies
 //! the tables into `capture=<id>/` inside the bucket, its capture table
@@ -21,8 +22,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutPayload, WriteMultipart};
-use perfq_source::store::{block_on, one_line, ObjectPath};
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutPayload};
+use perfq_source::store::{self, block_on, one_line, ObjectPath};
 use perfq_source::ObjectUrl;
 
 use crate::Error;
@@ -33,10 +34,6 @@ use crate::Error;
 const META: &str = "_perfq";
 /// The capture table, copied last: its presence commits the capture.
 const COMMIT_TABLE: &str = "capture.parquet";
-/// Uploads go up in parts of this size, two at a time at most: what an
-/// upload holds in memory, whatever the table's size.
-const PART: usize = 8 << 20;
-const PARTS_IN_FLIGHT: usize = 2;
 
 /// A dataset in object storage that captures converted here are
 /// published to.
@@ -136,41 +133,10 @@ impl Bucket {
     /// Uploads `tables` of `dir` under `staging`.
     fn stage(&self, dir: &Path, tables: &[String], staging: &ObjectPath) -> Result<(), Error> {
         for t in tables {
-            self.upload(&dir.join(t), &staging.clone().join(t.as_str()))?;
+            let to = self.dataset.with_key(staging.clone().join(t.as_str()));
+            store::upload(&dir.join(t), &to)?;
         }
         Ok(())
-    }
-
-    /// Copies the file `from` into the object `to`: one request for a
-    /// small file, parts for a large one (bounded memory either way).
-    fn upload(&self, from: &Path, to: &ObjectPath) -> Result<(), Error> {
-        use std::io::Read;
-        let io = |e| Error::io(from, e);
-        let mut file = std::fs::File::open(from).map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
-        if len <= PART as u64 {
-            let mut bytes = Vec::with_capacity(len as usize);
-            file.read_to_end(&mut bytes).map_err(io)?;
-            let put = self.store.put(to, PutPayload::from(bytes));
-            return block_on(put).map(drop).map_err(|e| self.failed(to, &e));
-        }
-        block_on(async {
-            let upload = self.store.put_multipart(to).await;
-            let mut w =
-                WriteMultipart::new_with_chunk_size(upload.map_err(|e| self.failed(to, &e))?, PART);
-            let mut part = vec![0u8; PART];
-            loop {
-                let n = read_full(&mut file, &mut part).map_err(io)?;
-                if n == 0 {
-                    break;
-                }
-                if let Err(e) = w.wait_for_capacity(PARTS_IN_FLIGHT).await {
-                    return Err(self.failed(to, &e));
-                }
-                w.write(&part[..n]);
-            }
-            w.finish().await.map(drop).map_err(|e| self.failed(to, &e))
-        })
     }
 
     /// Claims capture `id` for this writer, or finds who has it.
@@ -298,19 +264,6 @@ fn tables_in(dir: &Path) -> Result<Vec<String>, Error> {
     }
     tables.sort();
     Ok(tables)
-}
-
-/// Reads until `buf` is full or the file ends.
-fn read_full(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
-    use std::io::Read;
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(n)
 }
 
 /// A name for this writer, unique across the machines writing a bucket:

@@ -280,6 +280,79 @@ pub fn download(url: &ObjectUrl, to: &std::path::Path) -> Result<u64, Error> {
     })
 }
 
+/// Uploads go up in parts of this size, two at a time at most: what an
+/// upload holds in memory, whatever the file's size.
+const PART: usize = 8 << 20;
+const PARTS_IN_FLIGHT: usize = 2;
+
+/// Copies the file `from` into the object `to`, which appears whole when
+/// done (S3 shows neither a single put nor a multipart upload before it
+/// completes): one request for a small file, parts for a large one, with
+/// bounded memory either way.
+pub fn upload(from: &std::path::Path, to: &ObjectUrl) -> Result<(), Error> {
+    use std::io::Read;
+    let failed = |why: String| Error::Store {
+        url: to.to_string(),
+        why,
+    };
+    let io = |e: std::io::Error| failed(format!("{}: {e}", from.display()));
+    let store = to.store()?;
+    let mut file = std::fs::File::open(from).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    if len <= PART as u64 {
+        let mut bytes = Vec::with_capacity(len as usize);
+        file.read_to_end(&mut bytes).map_err(io)?;
+        let put = store.put(to.key(), object_store::PutPayload::from(bytes));
+        return block_on(put).map(drop).map_err(|e| failed(one_line(&e)));
+    }
+    block_on(async {
+        let upload = store.put_multipart(to.key()).await;
+        let upload = upload.map_err(|e| failed(one_line(&e)))?;
+        let mut w = object_store::WriteMultipart::new_with_chunk_size(upload, PART);
+        match parts(&mut w, &mut file).await {
+            Ok(()) => w.finish().await.map(drop).map_err(|e| failed(one_line(&e))),
+            Err(why) => {
+                // An upload left incomplete would be kept, unseen, by the
+                // store (and billed) until a lifecycle rule removes it.
+                let _ = w.abort().await;
+                Err(failed(why))
+            }
+        }
+    })
+}
+
+/// Hands `file` to the upload `w` a part at a time, waiting while
+/// [`PARTS_IN_FLIGHT`] are on their way.
+async fn parts(
+    w: &mut object_store::WriteMultipart,
+    file: &mut std::fs::File,
+) -> Result<(), String> {
+    let mut part = vec![0u8; PART];
+    loop {
+        let n = read_full(file, &mut part).map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Ok(());
+        }
+        w.wait_for_capacity(PARTS_IN_FLIGHT)
+            .await
+            .map_err(|e| one_line(&e))?;
+        w.write(&part[..n]);
+    }
+}
+
+/// Reads until `buf` is full or the file ends.
+fn read_full(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    use std::io::Read;
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
 /// An object store's error as one line that says what went wrong:
 /// object_store's messages carry the request and the server's whole
 /// XML answer, of which the S3 error code and message are what matter.
