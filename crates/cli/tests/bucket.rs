@@ -708,3 +708,77 @@ fn a_slow_server_still_gets_the_whole_dataset() {
         "the dataset differs"
     );
 }
+
+#[test]
+fn two_writers_of_the_same_captures_commit_each_once() {
+    let Some(server) = S3Server::start("writers", &["perfq"]) else {
+        return;
+    };
+    let dir = scratch("bucket", "writers");
+    let captures: Vec<String> = ["fp.data", "multi.data", "dwarf.data", "topdown-spr.data"]
+        .iter()
+        .map(|c| testdata(c).display().to_string())
+        .collect();
+    let batch = |to: &str, cache: &Path| {
+        let mut c = server.client(Path::new(env!("CARGO_BIN_EXE_perfq")));
+        c.args(["batch", "--format", "csv", "-o", to])
+            .args(&captures)
+            .env("PERFQ_CACHE_DIR", cache)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        c
+    };
+    let both: Vec<_> = ["one", "two"]
+        .iter()
+        .map(|w| {
+            batch("s3://perfq/ds", &dir.join(w))
+                .spawn()
+                .expect("a writer")
+        })
+        .collect();
+    let mut converted = 0;
+    for w in both {
+        let out = w.wait_with_output().expect("a writer");
+        let text = succeeded(&out, "a writer");
+        converted += text.matches(",converted,").count();
+        assert_eq!(text.matches(",failed,").count(), 0, "{text}");
+    }
+    // Each capture committed by one writer (the other found it there, or
+    // finished it), and what is there is what a folder gets.
+    assert!((4..=8).contains(&converted), "{converted}");
+    let local = dir.join("local");
+    let out = batch(local.to_str().expect("UTF-8"), &dir.join("three")).output();
+    succeeded(&out.expect("the local batch"), "the local batch");
+    assert!(
+        tables(&server, "ds") == files(&local),
+        "the writers' dataset differs"
+    );
+    let claims = objects(&server, "perfq", "ds/_perfq/claims").len();
+    assert_eq!(claims, 4);
+}
+
+#[test]
+fn a_capture_without_its_capture_table_is_not_listed() {
+    let dir = scratch("bucket", "uncommitted");
+    let ds = dir.join("ds");
+    let ds_text = ds.display().to_string();
+    let fp = testdata("fp.data").display().to_string();
+    let multi = testdata("multi.data").display().to_string();
+    perfq_ok(&["batch", "-o", &ds_text, &fp, &multi]);
+    let q = "SELECT capture, count(*) AS n FROM samples GROUP BY capture ORDER BY capture";
+    let both = perfq_ok(&["query", &ds_text, q, "--format", "csv"]);
+    // One capture as a bucket shows it while its tables are copied in.
+    let id = perfq_ok(&[
+        "query",
+        &ds_text,
+        "SELECT capture FROM capture ORDER BY capture LIMIT 1",
+        "--format",
+        "csv",
+    ]);
+    let id = id.lines().nth(1).expect("an id").to_string();
+    std::fs::remove_file(ds.join(format!("capture={id}/capture.parquet"))).expect("remove");
+    let one = perfq_ok(&["query", &ds_text, q, "--format", "csv"]);
+    assert_eq!(both.lines().count(), 3, "{both}");
+    assert_eq!(one.lines().count(), 2, "{one}");
+    assert!(!one.contains(&id), "{one}");
+}
