@@ -5,11 +5,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
-use perfq_source::store::looks_like_url;
-use perfq_source::ObjectUrl;
 
 use crate::damage::Policy;
 use crate::dump::{DumpFormat, DumpRecords};
+use crate::input::CaptureFile;
 use crate::{
     batch, convert, diff, dump, examples, export, flamegraph, html, info, input, output, query,
     report, size, symbols, topdown, Outcome,
@@ -104,7 +103,8 @@ pub enum Command {
 /// The arguments of `perfq info`.
 #[derive(Args)]
 pub struct InfoArgs {
-    /// The perf.data file (`-` for standard input).
+    /// The perf.data file (`-` for standard input), or its URL
+    /// (`s3://bucket/key`).
     file: PathBuf,
     /// Output format: text, or one JSON object.
     #[arg(long, value_enum, default_value_t = info::InfoFormat::Text)]
@@ -117,14 +117,16 @@ pub struct InfoArgs {
 impl InfoArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         let json = self.json || self.format == info::InfoFormat::Json;
-        info::run(&self.file, json, policy, out)
+        let file = CaptureFile::open(&self.file)?;
+        info::run(&file, json, policy, out)
     }
 }
 
 /// The arguments of `perfq dump`.
 #[derive(Args)]
 pub struct DumpArgs {
-    /// The perf.data file (`-` for standard input).
+    /// The perf.data file (`-` for standard input), or its URL
+    /// (`s3://bucket/key`).
     file: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value_t = DumpFormat::Jsonl)]
@@ -142,14 +144,15 @@ pub struct DumpArgs {
 
 impl DumpArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        let file = CaptureFile::open(&self.file)?;
         // Unpacked archives stay until the command ends.
         let resolved = if self.symbols {
-            Some(self.sources.resolve(Some(&[&self.file]))?)
+            Some(self.sources.resolve(Some(&[&file.path]))?)
         } else {
             None
         };
         let config = resolved.as_ref().map(|r| r.config(true));
-        dump::run(&self.file, self.format, self.records, config, policy, out)
+        dump::run(&file, self.format, self.records, config, policy, out)
     }
 }
 
@@ -230,14 +233,8 @@ pub struct ReportArgs {
 impl ReportArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         // A capture in object storage is read from a copy here.
-        let (file, _copy) = match self.file.to_str().filter(|t| looks_like_url(t)) {
-            Some(url) => {
-                let (copy, scratch) = crate::input::fetched(&ObjectUrl::parse(url)?)?;
-                (copy, Some(scratch))
-            }
-            None => (self.file.clone(), None),
-        };
-        let sources = self.sources.resolve(Some(&[&file]))?;
+        let file = CaptureFile::open(&self.file)?;
+        let sources = self.sources.resolve(Some(&[&file.path]))?;
         let opt = report::Options {
             children: self.children,
             sort: self.sort,

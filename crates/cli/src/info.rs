@@ -3,6 +3,8 @@
 use std::io::Write;
 use std::path::Path;
 
+use crate::input::CaptureFile;
+
 use perfq_reader::{
     features::feature_name, read_format_names, sample_type_names, Capture, Endian, Events, Mode,
     RawRecord, Stats,
@@ -23,12 +25,13 @@ pub enum InfoFormat {
 }
 
 pub fn run(
-    path: &Path,
+    file: &CaptureFile,
     as_json: bool,
     policy: Policy,
     out: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
-    let capture = Capture::open(path)?;
+    let path = file.name.as_path();
+    let capture = Capture::open(&file.path).map_err(|e| e.with_path(path))?;
     let (read, undecodable) = read_every_record(&capture);
     let notes = read.notes();
     let doc = describe(path, &capture, &read, &notes, &undecodable);

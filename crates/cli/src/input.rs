@@ -75,6 +75,9 @@ pub struct Input {
     pub problem: Option<String>,
     /// Removes a `--no-cache` dataset when the command ends.
     _temp: Option<Scratch>,
+    /// The copy of a capture in object storage, removed when the command
+    /// ends.
+    _copy: Option<CaptureFile>,
 }
 
 impl Input {
@@ -100,6 +103,7 @@ impl Input {
                 capture: Some(id.to_string()),
                 problem: None,
                 _temp: None,
+                _copy: None,
             });
         }
         if input.is_dir() {
@@ -108,6 +112,7 @@ impl Input {
                 capture: None,
                 problem: None,
                 _temp: None,
+                _copy: None,
             });
         }
         if conversion.no_cache {
@@ -119,6 +124,7 @@ impl Input {
                 capture: Some(c.id),
                 problem: c.problem,
                 _temp: Some(scratch),
+                _copy: None,
             });
         }
         let dataset = cache::datasets()
@@ -129,6 +135,7 @@ impl Input {
             capture: Some(id),
             problem,
             _temp: None,
+            _copy: None,
         })
     }
 
@@ -153,6 +160,7 @@ impl Input {
                 capture: Some(id.to_string()),
                 problem: None,
                 _temp: None,
+                _copy: None,
             });
         }
         if store::object_size(&url)?.is_none() {
@@ -161,12 +169,15 @@ impl Input {
                 capture: None,
                 problem: None,
                 _temp: None,
+                _copy: None,
             });
         }
-        let (copy, scratch) = fetched(&url)?;
-        let input = Input::open(&copy, conversion)?;
+        let file = CaptureFile::open(Path::new(&url.to_string()))?;
+        let input = Input::open(&file.path, conversion)
+            .map_err(|e| anyhow::anyhow!(file.named(format!("{e:#}"))))?;
         Ok(Input {
-            _temp: input._temp.or(Some(scratch)),
+            problem: input.problem.map(|p| file.named(p)),
+            _copy: Some(file),
             ..input
         })
     }
@@ -222,6 +233,45 @@ impl Input {
             Some(id) => Session::open_capture_at(&self.dataset, id)?,
             None => Session::open_at(&self.dataset)?,
         })
+    }
+}
+
+/// A capture file to read, as a command was given it: a path, or a URL
+/// whose object is copied here first.
+pub struct CaptureFile {
+    /// Where its bytes are.
+    pub path: PathBuf,
+    /// How messages name it: the path or the URL given.
+    pub name: PathBuf,
+    /// The copy's folder, removed when dropped.
+    _copy: Option<Scratch>,
+}
+
+impl CaptureFile {
+    pub fn open(given: &Path) -> anyhow::Result<CaptureFile> {
+        let (path, copy) = match given.to_str().filter(|t| looks_like_url(t)) {
+            Some(url) => {
+                let (copy, scratch) = fetched(&ObjectUrl::parse(url)?)?;
+                (copy, Some(scratch))
+            }
+            None => (given.to_path_buf(), None),
+        };
+        Ok(CaptureFile {
+            path,
+            name: given.to_path_buf(),
+            _copy: copy,
+        })
+    }
+
+    /// `message` with the copy's path given as the name the user gave.
+    pub fn named(&self, message: String) -> String {
+        match self._copy {
+            Some(_) => message.replace(
+                &self.path.display().to_string(),
+                &self.name.display().to_string(),
+            ),
+            None => message,
+        }
     }
 }
 

@@ -284,7 +284,7 @@ fn answer(
             symbols: sources.config(false),
             policy,
         };
-        return report::run(capture, &opt, out);
+        return report::run(&crate::input::CaptureFile::open(capture)?, &opt, out);
     }
     let opt = topdown::Options {
         input: capture.to_path_buf(),

@@ -2,9 +2,9 @@
 //! periods, as `perf report --no-children` / `--children` compute them.
 //! The aggregation is `perfq_report`; this prints it.
 
+use crate::input::CaptureFile;
 use std::fmt::Write as _;
 use std::io::Write;
-use std::path::Path;
 
 use perfq_report::{self as report, Report, Row};
 use perfq_symbolize::Config;
@@ -60,10 +60,11 @@ pub struct Options {
     pub policy: Policy,
 }
 
-pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+pub fn run(file: &CaptureFile, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let path = file.name.as_path();
     let bar = ReadBar::new(&path.display().to_string());
     let report = report::run_with_progress(
-        path,
+        &file.path,
         &report::Options {
             children: opt.children,
             sort: opt.sort.into(),
@@ -80,7 +81,7 @@ pub fn run(path: &Path, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Ou
         },
     );
     bar.finish();
-    let report = report?;
+    let report = report.map_err(|e| anyhow::anyhow!(file.named(e.to_string())))?;
     match opt.format {
         ReportFormat::Json => json_rows(&report, opt.children, out)?,
         ReportFormat::Csv => csv_rows(&report, opt.children, out)?,

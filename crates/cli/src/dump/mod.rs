@@ -5,9 +5,9 @@ mod sample_json;
 mod sideband;
 mod symbolized;
 
+use crate::input::CaptureFile;
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
-use std::path::Path;
 
 use perfq_reader::{Capture, EventRef, MemberDelta, RawRecord, RecordData, SampleId};
 use perfq_stream::{
@@ -42,7 +42,7 @@ pub enum DumpRecords {
 }
 
 pub fn run(
-    path: &Path,
+    file: &CaptureFile,
     format: DumpFormat,
     which: DumpRecords,
     symbols: Option<Config>,
@@ -54,7 +54,8 @@ pub fn run(
             "--records all needs --format jsonl: records other than samples have no CSV columns"
         );
     }
-    let capture = Capture::open(path)?;
+    let path = file.name.as_path();
+    let capture = Capture::open(&file.path).map_err(|e| e.with_path(path))?;
     let (symbols, mut locations, locating) = match symbols {
         Some(config) => {
             let (symbols, locations) = Symbols::collect(&capture, &config);
