@@ -782,3 +782,30 @@ fn a_capture_without_its_capture_table_is_not_listed() {
     assert_eq!(one.lines().count(), 2, "{one}");
     assert!(!one.contains(&id), "{one}");
 }
+
+#[test]
+fn a_damaged_capture_the_bucket_holds_is_reported_as_a_folder_reports_it() {
+    let Some(server) = S3Server::start("damaged", &["perfq"]) else {
+        return;
+    };
+    let dir = scratch("bucket", "damaged");
+    let cache = dir.join("cache");
+    // fp.data cut short: converted with a warning of what was lost.
+    let bytes = std::fs::read(testdata("fp.data")).expect("read");
+    let cut = dir.join("cut.data");
+    std::fs::write(&cut, &bytes[..bytes.len() * 3 / 5]).expect("write");
+    let cut = cut.display().to_string();
+    let local = dir.join("ds").display().to_string();
+    let said = |to: &str| {
+        let out = server.perfq(&["convert", "-o", to, &cut], &cache);
+        let err = String::from_utf8_lossy(&out.stderr).replace(to, "DATASET");
+        (out.status.code(), err)
+    };
+    for to in [local.as_str(), "s3://perfq/ds"] {
+        said(to);
+    }
+    // Again: the capture is there, and what its conversion said is said.
+    let (here, there) = (said(&local), said("s3://perfq/ds"));
+    assert!(here.1.contains("warning"), "{here:?}");
+    assert_eq!(here, there);
+}

@@ -83,6 +83,18 @@ impl Bucket {
         }
     }
 
+    /// What capture `id`'s conversion said of it (its capture table's
+    /// warnings and damage), read from a copy of the table in `scratch`.
+    pub fn notes(&self, id: &str, scratch: &Path) -> Result<crate::Notes, Error> {
+        let url = self.dataset.join(&format!("capture={id}/{COMMIT_TABLE}"));
+        let dir = scratch.join(format!("notes-{id}"));
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let copied = store::download(&url, &dir.join(COMMIT_TABLE)).map_err(Error::from);
+        let notes = copied.and_then(|_| crate::notes(&dir));
+        let _ = std::fs::remove_dir_all(&dir);
+        notes
+    }
+
     /// Removes capture `id` (`--force`): its capture table first, so
     /// that it is no longer committed, then its other tables and claim.
     pub fn remove(&self, id: &str) -> Result<(), Error> {

@@ -510,7 +510,12 @@ fn published(
         .flatten();
     if let Some(id) = id {
         match bucket.holds(&id) {
-            Ok(true) if !opt.convert.force => return (Some(id), Status::Present(Notes::default())),
+            Ok(true) if !opt.convert.force => {
+                // A capture table that cannot be read says nothing more,
+                // as for a folder's.
+                let notes = bucket.notes(&id, dataset).unwrap_or_default();
+                return (Some(id), Status::Present(notes));
+            }
             Ok(true) => {
                 if let Err(e) = bucket.remove(&id) {
                     return failed(e);
