@@ -133,6 +133,8 @@ fn a_capture_in_a_bucket_is_read_from_its_object() {
             "fp.data",
             vec!["query", "F", "SELECT count(*) FROM samples"],
         ),
+        ("fp.data", vec!["info", "F", "--format", "json"]),
+        ("fp.data", vec!["dump", "F", "--format", "csv"]),
     ] {
         let local = testdata(file).display().to_string();
         let url = format!("s3://perfq/caps/{file}");
@@ -145,7 +147,9 @@ fn a_capture_in_a_bucket_is_read_from_its_object() {
             let a: Vec<&str> = a.iter().map(String::as_str).collect();
             succeeded(&server.perfq(&a, &cache), format_args!("{a:?}"))
         };
-        assert_eq!(run(with(&local)), run(with(&url)), "{args:?} {file}");
+        // The file is named as it was given.
+        let there = run(with(&url)).replace(&url, &local);
+        assert_eq!(run(with(&local)), there, "{args:?} {file}");
     }
 }
 
@@ -157,6 +161,12 @@ fn what_a_bucket_refuses_is_one_line_naming_it_and_no_secret() {
     let dir = scratch("bucket", "refusals");
     let cache = dir.join("cache");
     let q = "SELECT 1";
+    let bad = dir.join("bad");
+    std::fs::create_dir_all(&bad).expect("bad");
+    std::fs::write(bad.join("bad.data"), b"PERFILE2 and no header").expect("write");
+    if !upload(&server, &bad, "perfq", "caps") {
+        return;
+    }
     // (arguments, variables changed, what the line says)
     type Case<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>, &'a str);
     let cases: Vec<Case> = vec![
@@ -205,7 +215,37 @@ fn what_a_bucket_refuses_is_one_line_naming_it_and_no_secret() {
             vec![],
             "s3://perfq/none.tar.bz2: cannot open it: no such object",
         ),
+        (
+            vec!["info", "s3://perfq/caps/bad.data"],
+            vec![],
+            "s3://perfq/caps/bad.data: file too short",
+        ),
+        (
+            vec!["topdown", "s3://perfq/caps/bad.data"],
+            vec![],
+            "converting s3://perfq/caps/bad.data: s3://perfq/caps/bad.data: file too short",
+        ),
     ];
+    // Writes refused alike, before anything is written.
+    let fp = testdata("fp.data").display().to_string();
+    let writes: Vec<Case> = vec![
+        (
+            vec!["convert", "-o", "s3://no-such-bucket/ds", &fp],
+            vec![],
+            "s3://no-such-bucket/ds",
+        ),
+        (
+            vec!["batch", "-o", "s3://perfq/written", &fp],
+            vec![("AWS_SECRET_ACCESS_KEY", "not-the-secret-key")],
+            "s3://perfq/written",
+        ),
+        (
+            vec!["query", "s3://perfq/none", q, "-o", "s3://perfq/out.csv"],
+            vec![],
+            "s3://perfq/none is not a perfq dataset",
+        ),
+    ];
+    let cases: Vec<Case> = cases.into_iter().chain(writes).collect();
     for (args, env, said) in cases {
         let out = server.perfq_with(&args, &cache, &env);
         assert_eq!(out.status.code(), Some(1), "{args:?}");
@@ -219,6 +259,12 @@ fn what_a_bucket_refuses_is_one_line_naming_it_and_no_secret() {
         );
         assert!(out.stdout.is_empty(), "{args:?}");
     }
+    // Nothing was written but the bad capture put there first.
+    let left: Vec<String> = objects(&server, "perfq", "")
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(left, ["caps/bad.data"], "{left:?}");
 }
 
 /// Every object under `s3://bucket/prefix/`, as (key under the prefix,
@@ -227,12 +273,13 @@ fn objects(server: &S3Server, bucket: &str, prefix: &str) -> Vec<(String, Vec<u8
     let py = python_with("boto3").expect("boto3");
     let script = "import boto3, sys, json, base64\n\
         bucket, prefix = sys.argv[1], sys.argv[2]\n\
+        prefix = prefix + '/' if prefix else ''\n\
         s3 = boto3.client('s3')\n\
         out = []\n\
-        for page in s3.get_paginator('list_objects_v2').paginate(Bucket=bucket, Prefix=prefix + '/'):\n\
+        for page in s3.get_paginator('list_objects_v2').paginate(Bucket=bucket, Prefix=prefix):\n\
         \x20   for o in page.get('Contents', []):\n\
         \x20       body = s3.get_object(Bucket=bucket, Key=o['Key'])['Body'].read()\n\
-        \x20       out.append([o['Key'][len(prefix) + 1:], base64.b64encode(body).decode()])\n\
+        \x20       out.append([o['Key'][len(prefix):], base64.b64encode(body).decode()])\n\
         print(json.dumps(out))\n";
     let out = server
         .client(&py)

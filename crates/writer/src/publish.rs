@@ -119,9 +119,15 @@ impl Bucket {
         let staged = self.stage(dir, &tables, &staging);
         let claimed = staged.and_then(|()| self.claim(id, &tables));
         let outcome = match claimed {
-            Ok(Claim::Ours) => self
-                .copy_in(id, &staging, &tables)
-                .map(|()| Published::Committed),
+            Ok(Claim::Ours) => match self.copy_in(id, &staging, &tables) {
+                Ok(()) => Ok(Published::Committed),
+                Err(e) if !self.holds(id).unwrap_or(false) => {
+                    // The staged copy stays: the claim names it, and the
+                    // next writer of the capture finishes from it.
+                    return Err(e);
+                }
+                Err(e) => Err(e),
+            },
             Ok(Claim::Committed) => Ok(Published::Present),
             // The claimant's copy, not this writer's: the capture is what
             // its claim lists. Its staged copy stays (it may be copying
