@@ -30,6 +30,7 @@ fuzz_target!(|data: &[u8]| {
             // Odd-sized inputs also take the path that cuts the stack
             // tree into segments.
             stack_memory: (data.len() % 2 == 1).then_some(4096),
+            source: None,
         };
         let _ = convert(&capture, &dir.join("dataset"), &options, &mut |_, _| {});
     }

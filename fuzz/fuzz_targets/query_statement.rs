@@ -45,6 +45,7 @@ fn fixture() -> Fixture {
         force: true,
         symbols: None,
         stack_memory: None,
+        source: None,
     };
     convert(&capture, &dataset, &options, &mut |_, _| {}).expect("testdata/fp.data converts");
     let session = Session::open(&dataset).expect("a session over it");
