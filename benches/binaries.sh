@@ -1,5 +1,6 @@
 # Sourced by the benchmark scripts: where the binaries they measure come
-# from. Set `root` (the checkout) first. The builds go to CARGO_TARGET_DIR
+# from, and the generated captures they share. Set `root` (the checkout),
+# and `dir` (where captures go) for `spr_capture`, first. The builds go to CARGO_TARGET_DIR
 # (default ~/.cache/perfq-target, the folder CI keeps warm).
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
 
@@ -10,4 +11,13 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/perfq-target}"
 built() {
     (cd "$root" && cargo build --profile "$1" -q -p "$2" --bin "$3") >&2
     echo "$CARGO_TARGET_DIR/$1/$3"
+}
+
+# spr_capture GEN SAMPLES: the generated Sapphire Rapids capture of SAMPLES
+# samples (stack depth 8-20) in $dir, made with GEN unless it is there;
+# prints its path.
+spr_capture() {
+    file="$dir/topdown-spr-$2.data"
+    [ -f "$file" ] || "$1" --preset sapphirerapids --samples "$2" --depth 12 -o "$file" >&2
+    echo "$file"
 }

@@ -24,8 +24,7 @@ cd "$root"
 perfq=${PERFQ:-$(built "$profile" perfq perfq)}
 gen=${PERFQ_GEN:-$(built "$profile" perfq-testgen perfq-gen)}
 venv=${PERFQ_VENV:-$HOME/.cache/perfq-venv}
-file="$dir/topdown-spr-$samples.data"
-[ -f "$file" ] || "$gen" --preset sapphirerapids --samples "$samples" --depth 12 -o "$file"
+file=$(spr_capture "$gen" "$samples")
 ls -l "$file"
 
 server=$(mktemp -d)

@@ -16,8 +16,8 @@ cd "$root"
 perfq=${PERFQ:-$(built release perfq perfq)}
 gen=${PERFQ_GEN:-$(built release perfq-testgen perfq-gen)}
 python=${PERFQ_PYTHON:-${PERFQ_VENV:-$HOME/.cache/perfq-venv}/bin/python}
-td="$dir/topdown-spr-600000.data"
-[ -f "$td" ] || "$gen" --preset sapphirerapids --samples 600000 --depth 12 -o "$td"
+mkdir -p "$dir"
+td=$(spr_capture "$gen" 600000)
 export PERFQ_CACHE_DIR="$dir/cache"
 
 for f in "$dir/build-fp.data" "$dir/build-dwarf.data" "$td"; do

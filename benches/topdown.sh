@@ -22,9 +22,8 @@ cd "$root"
 . "$root/benches/binaries.sh"
 perfq=${PERFQ:-$(built "$profile" perfq perfq)}
 gen=${PERFQ_GEN:-$(built "$profile" perfq-testgen perfq-gen)}
-file="$dir/topdown-spr-$samples.data"
+file=$(spr_capture "$gen" "$samples")
 dataset="$dir/topdown-spr-$samples.dataset"
-[ -f "$file" ] || "$gen" --preset sapphirerapids --samples "$samples" --depth 12 -o "$file"
 [ -d "$dataset" ] || "$perfq" convert "$file" -o "$dataset" >/dev/null
 export PERFQ_CACHE_DIR="$dir/cache"
 ls -l "$file"

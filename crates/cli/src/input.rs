@@ -145,12 +145,7 @@ impl Input {
     fn in_store(url: ObjectUrl, conversion: &Conversion) -> anyhow::Result<Input> {
         let name = url.key().filename().unwrap_or_default().to_string();
         if let Some(id) = name.strip_prefix("capture=") {
-            let parent = url
-                .key()
-                .prefix_match(&Default::default())
-                .into_iter()
-                .flatten();
-            let parts: Vec<_> = parent.collect();
+            let parts: Vec<_> = url.key().parts().collect();
             let dataset = parts[..parts.len().saturating_sub(1)]
                 .iter()
                 .cloned()
@@ -278,7 +273,7 @@ impl CaptureFile {
 /// The object at `url` copied into a temporary folder (removed when the
 /// [`Scratch`] is dropped), under its own name: a capture is read
 /// through a memory map, so it must be a file.
-pub fn fetched(url: &ObjectUrl) -> anyhow::Result<(PathBuf, Scratch)> {
+fn fetched(url: &ObjectUrl) -> anyhow::Result<(PathBuf, Scratch)> {
     let scratch = Scratch::new("download")?;
     let name = url.key().filename().unwrap_or("perf.data");
     let copy = scratch.path().join(name);
