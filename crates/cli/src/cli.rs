@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::answer::{Answer, Rows};
 use crate::damage::Policy;
 use crate::dump::{DumpFormat, DumpRecords};
 use crate::input::CaptureFile;
@@ -154,6 +155,16 @@ impl DumpArgs {
         let config = resolved.as_ref().map(|r| r.config(true));
         dump::run(&file, self.format, self.records, config, policy, out)
     }
+
+    /// The samples as Arrow batches, streamed (the fields of `--format
+    /// csv`; `--records` and `--symbols` are not taken there).
+    pub fn batches(self, policy: Policy) -> anyhow::Result<(Answer, Outcome)> {
+        if self.symbols || self.records != DumpRecords::Samples {
+            anyhow::bail!("samples as a table are read without --symbols and --records");
+        }
+        let file = CaptureFile::open(&self.file)?;
+        Ok((Answer::Batches(dump::batches(file, policy)?), Outcome::Ok))
+    }
 }
 
 /// The arguments of `perfq convert`.
@@ -232,7 +243,23 @@ pub struct ReportArgs {
 
 impl ReportArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-        // A capture in object storage is read from a copy here.
+        let (file, opt, _sources) = self.prepare(policy)?;
+        report::run(&file, &opt, out)
+    }
+
+    pub fn answer(self, policy: Policy) -> anyhow::Result<(Answer, Outcome)> {
+        let (file, opt, _sources) = self.prepare(policy)?;
+        let report = report::compute(&file, &opt)?;
+        let table = report::table_of(&report, &opt)?;
+        Ok((Answer::Table(table), report::finish(&file, &report, &opt)))
+    }
+
+    /// The capture (a capture in object storage is read from a copy
+    /// here), the options, and the symbol sources they name.
+    fn prepare(
+        self,
+        policy: Policy,
+    ) -> anyhow::Result<(CaptureFile, report::Options, symbols::ResolvedSources)> {
         let file = CaptureFile::open(&self.file)?;
         let sources = self.sources.resolve(Some(&[&file.path]))?;
         let opt = report::Options {
@@ -244,7 +271,7 @@ impl ReportArgs {
             symbols: sources.config(false),
             policy,
         };
-        report::run(&file, &opt, out)
+        Ok((file, opt, sources))
     }
 }
 
@@ -290,8 +317,17 @@ pub struct TopdownArgs {
 
 impl TopdownArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        topdown::run(&self.options(policy)?, out)
+    }
+
+    pub fn answer(self, policy: Policy) -> anyhow::Result<(Answer, Outcome)> {
+        let (report, outcome) = topdown::compute(&self.options(policy)?)?;
+        Ok((Answer::Table(topdown::table_of(&report)?), outcome))
+    }
+
+    fn options(self, policy: Policy) -> anyhow::Result<topdown::Options> {
         let conversion = self.input_args.resolve(policy, &[&self.input])?;
-        let opt = topdown::Options {
+        Ok(topdown::Options {
             input: self.input,
             level: self.level,
             by: self.by,
@@ -302,8 +338,7 @@ impl TopdownArgs {
             pids: pid_filter(self.pids),
             format: self.format,
             conversion,
-        };
-        topdown::run(&opt, out)
+        })
     }
 }
 
@@ -332,16 +367,33 @@ pub struct QueryArgs {
 
 impl QueryArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        query::run(&self.options(policy)?, out)
+    }
+
+    pub fn answer(self, policy: Policy, rows: Rows) -> anyhow::Result<(Answer, Outcome)> {
+        let opt = self.options(policy)?;
+        match rows {
+            Rows::Whole => {
+                let (table, outcome) = query::table(&opt)?;
+                Ok((Answer::Table(table), outcome))
+            }
+            Rows::Streamed => {
+                let (batches, outcome) = query::batches(opt)?;
+                Ok((Answer::Batches(batches), outcome))
+            }
+        }
+    }
+
+    fn options(self, policy: Policy) -> anyhow::Result<query::Options> {
         let conversion = self.input_args.resolve(policy, &[&self.input])?;
-        let opt = query::Options {
+        Ok(query::Options {
             input: self.input,
             sql: self.sql,
             format: self.format,
             output: self.output,
             capture: self.capture,
             conversion,
-        };
-        query::run(&opt, out)
+        })
     }
 }
 
@@ -491,8 +543,21 @@ pub struct DiffArgs {
 
 impl DiffArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        diff::run(&self.options(policy)?, out)
+    }
+
+    pub fn answer(self, policy: Policy) -> anyhow::Result<(Answer, Outcome)> {
+        let (compared, outcome) = diff::compute(&self.options(policy)?)?;
+        let table = crate::answer::Table {
+            schema: compared.schema,
+            batches: vec![compared.batch],
+        };
+        Ok((Answer::Table(table), outcome))
+    }
+
+    fn options(self, policy: Policy) -> anyhow::Result<diff::Options> {
         let conversion = self.input_args.resolve(policy, &[&self.a, &self.b])?;
-        let opt = diff::Options {
+        Ok(diff::Options {
             a: self.a,
             b: self.b,
             by: self.by,
@@ -500,8 +565,7 @@ impl DiffArgs {
             format: self.format,
             output: self.output,
             conversion,
-        };
-        diff::run(&opt, out)
+        })
     }
 }
 

@@ -18,7 +18,7 @@ impl Policy {
     /// the problem that fails the command, if any.
     pub fn say(self, input: &str, notes: &Notes) -> Option<String> {
         for w in &notes.warnings {
-            eprintln!("perfq: warning: {input}: {w}");
+            crate::say::warning(format_args!("{input}: {w}"));
         }
         self.damage(input, notes.damage.as_deref())
     }
@@ -30,7 +30,7 @@ impl Policy {
         if self.strict {
             return Some(format!("{input}: {damage}"));
         }
-        eprintln!("perfq: warning: {input}: {damage}");
+        crate::say::warning(format_args!("{input}: {damage}"));
         None
     }
 }

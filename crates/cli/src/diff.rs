@@ -7,6 +7,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use perfq_query::arrow::datatypes::SchemaRef;
+use perfq_query::arrow::record_batch::RecordBatch;
 use perfq_query::diff::{self, Counts};
 use perfq_query::{events, Session};
 
@@ -35,8 +37,47 @@ pub struct Options {
     pub conversion: Conversion,
 }
 
+/// Two captures compared.
+pub struct Compared {
+    /// The table's columns.
+    pub schema: SchemaRef,
+    /// Its rows.
+    pub batch: RecordBatch,
+    /// The event compared.
+    event: String,
+    /// The samples of that event in A and in B.
+    samples: (u64, u64),
+    by: diff::By,
+}
+
 pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     output::check(opt.format, opt.output.as_deref())?;
+    let (c, outcome) = compute(opt)?;
+    if opt.format == QueryFormat::Table {
+        let (a_name, b_name) = (opt.a.display().to_string(), opt.b.display().to_string());
+        let sides = diff_table::Sides {
+            a: &a_name,
+            b: &b_name,
+            a_samples: c.samples.0,
+            b_samples: c.samples.1,
+            event: &c.event,
+            keys: c.by.keys(),
+        };
+        match opt.output.as_deref() {
+            Some(path) => {
+                output::write_atomically(path, |w| diff_table::write(&sides, &c.batch, w))?
+            }
+            None => diff_table::write(&sides, &c.batch, out)?,
+        }
+    } else {
+        let batches = [c.batch];
+        output::emit(opt.format, opt.output.as_deref(), &c.schema, &batches, out)?;
+    }
+    Ok(outcome)
+}
+
+/// The comparison `opt` asks for, and how the command ends.
+pub fn compute(opt: &Options) -> anyhow::Result<(Compared, Outcome)> {
     let a = Input::open(&opt.a, &opt.conversion)?;
     let b = Input::open(&opt.b, &opt.conversion)?;
     let sa = a.one_capture(&opt.a)?;
@@ -57,33 +98,22 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         } else {
             (&opt.b, &opt.a)
         };
-        eprintln!(
-            "perfq: note: {} has top-down events and {} has none: no top-down columns",
+        crate::say::note(format_args!(
+            "{} has top-down events and {} has none: no top-down columns",
             has.display(),
             lacks.display()
-        );
+        ));
     }
     let (schema, batch) = diff::compare(&ca, &cb, by)?;
-    if opt.format == QueryFormat::Table {
-        let (a_name, b_name) = (opt.a.display().to_string(), opt.b.display().to_string());
-        let sides = diff_table::Sides {
-            a: &a_name,
-            b: &b_name,
-            a_samples: ca.samples,
-            b_samples: cb.samples,
-            event: &event,
-            keys: by.keys(),
-        };
-        match opt.output.as_deref() {
-            Some(path) => output::write_atomically(path, |w| diff_table::write(&sides, &batch, w))?,
-            None => diff_table::write(&sides, &batch, out)?,
-        }
-    } else {
-        output::emit(opt.format, opt.output.as_deref(), &schema, &[batch], out)?;
-    }
-    Ok(Outcome::from_problems(
-        a.problem.into_iter().chain(b.problem),
-    ))
+    let compared = Compared {
+        schema,
+        batch,
+        event,
+        samples: (ca.samples, cb.samples),
+        by,
+    };
+    let outcome = Outcome::from_problems(a.problem.into_iter().chain(b.problem));
+    Ok((compared, outcome))
 }
 
 /// The event compared: the one asked for, which both must have sampled,
@@ -114,7 +144,9 @@ fn compared_event(opt: &Options, sa: &Session, sb: &Session) -> anyhow::Result<S
         );
     };
     if ea.len() > 1 || eb.len() > 1 {
-        eprintln!("perfq: note: comparing samples of {first} (choose with --event)");
+        crate::say::note(format_args!(
+            "comparing samples of {first} (choose with --event)"
+        ));
     }
     Ok((*first).clone())
 }

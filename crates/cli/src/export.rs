@@ -37,7 +37,7 @@ pub fn run(to: Format, opt: &View) -> anyhow::Result<Outcome> {
     drop(spinner);
     let p = p?;
     for n in &p.notes {
-        eprintln!("perfq: warning: {n}");
+        crate::say::warning(format_args!("{n}"));
     }
     if p.runs.is_empty() {
         anyhow::bail!("{}: no samples to export", opt.input.display());
@@ -50,11 +50,10 @@ pub fn run(to: Format, opt: &View) -> anyhow::Result<Outcome> {
             // speedscope shows one event: the one asked for, else the
             // first sampled.
             if opt.event.is_none() && p.events.len() > 1 {
-                eprintln!(
-                    "perfq: note: exporting {} (the first event sampled); also sampled: {} (choose with --event)",
+                crate::say::note(format_args!("exporting {} (the first event sampled); also sampled: {} (choose with --event)",
                     p.events[0].name,
                     p.events[1..].iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", ")
-                );
+                ));
             }
             let name = crate::flamegraph::file_name(&opt.input);
             output::write_atomically(&opt.output, |w| {

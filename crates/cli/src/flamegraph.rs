@@ -59,11 +59,11 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     drop(spinner);
     let folded = folded?;
     if opt.event.is_none() && !folded.other_events.is_empty() {
-        eprintln!(
-            "perfq: note: showing {} (the first event sampled); also sampled: {} (choose with --event)",
+        crate::say::note(format_args!(
+            "showing {} (the first event sampled); also sampled: {} (choose with --event)",
             folded.event,
             folded.other_events.join(", ")
-        );
+        ));
     }
     if opt.folded {
         emit(opt.output.as_deref(), out, |w| Ok(folded.write(w)?))?;
@@ -89,7 +89,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                 e => anyhow::Error::new(e).context(opt.input.display().to_string()),
             })?;
             for w in &s.warnings {
-                eprintln!("perfq: warning: {w}");
+                crate::say::warning(format_args!("{w}"));
             }
             Some(s)
         }

@@ -42,7 +42,7 @@ pub fn run(opt: &View, diff: Option<&Path>) -> anyhow::Result<Outcome> {
     drop(spinner);
     let page = page?;
     for n in &page.notes {
-        eprintln!("perfq: note: {n}");
+        crate::say::note(format_args!("{n}"));
     }
     output::write_atomically(&opt.output, |w| Ok(perfq_view::html::write(&page, w)?))?;
     Ok(Outcome::from_problems(

@@ -10,7 +10,7 @@ use perfq_reader::{
     RawRecord, Stats,
 };
 use perfq_stream::{
-    Flow, Located, Locating, Location, Notes, Read, Sink, Stream, Take, Unnumbered,
+    Flow, Interrupted, Located, Locating, Location, Notes, Read, Sink, Stream, Take, Unnumbered,
 };
 use serde_json::{json, Map, Value};
 
@@ -32,7 +32,7 @@ pub fn run(
 ) -> anyhow::Result<Outcome> {
     let path = file.name.as_path();
     let capture = Capture::open(&file.path).map_err(|e| e.with_path(path))?;
-    let (read, undecodable) = read_every_record(&capture);
+    let (read, undecodable) = read_every_record(&capture)?;
     let notes = read.notes();
     let doc = describe(path, &capture, &read, &notes, &undecodable);
     if as_json {
@@ -49,16 +49,16 @@ pub fn run(
 /// Reads the whole capture. Every record is decoded, not only framed, so
 /// that a record whose body does not fit its event's layout is counted
 /// here.
-fn read_every_record(capture: &Capture) -> (Read, Undecodable) {
+fn read_every_record(capture: &Capture) -> Result<(Read, Undecodable), Interrupted> {
     let mut stream = Stream::new(capture);
     let mut undecodable = Undecodable::default();
-    let Ok(()) = stream.run(
+    stream.run(
         &mut Locating::default(),
         &mut Unnumbered,
         &mut undecodable,
         &mut |_, _| {},
-    );
-    (stream.finish(), undecodable)
+    )?;
+    Ok((stream.finish(), undecodable))
 }
 
 /// What `info --json` prints: the header's description of the capture and
@@ -166,7 +166,7 @@ struct Undecodable(std::collections::BTreeMap<String, u64>);
 impl Sink for Undecodable {
     type Key = Location;
     type Numbers = Unnumbered;
-    type Error = std::convert::Infallible;
+    type Error = Interrupted;
 
     fn lost(&mut self, r: &RawRecord<'_>) -> Result<(), Self::Error> {
         *self.0.entry(r.kind.name()).or_default() += 1;

@@ -293,10 +293,10 @@ fn cached(
     let mut c = converted(file, dataset, conversion)?;
     let dir = dataset.join(format!("capture={}", c.id));
     if let Err(why) = cache::whole(&dir) {
-        eprintln!(
-            "perfq: warning: the cache's copy of {} is damaged ({why}); converting it again",
+        crate::say::warning(format_args!(
+            "the cache's copy of {} is damaged ({why}); converting it again",
             file.display()
-        );
+        ));
         perfq_writer::remove_capture(dataset, &c.id)
             .with_context(|| format!("removing {}", dir.display()))?;
         c = converted(file, dataset, conversion)?;

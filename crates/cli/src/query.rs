@@ -6,8 +6,13 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use perfq_query::arrow::datatypes::SchemaRef;
+use perfq_query::arrow::error::ArrowError;
+use perfq_query::arrow::record_batch::{RecordBatch, RecordBatchReader};
 use perfq_query::topdown;
 use perfq_query::Session;
+
+use crate::answer::Table;
 
 use crate::input::{Conversion, Input};
 use crate::output::{self, QueryFormat};
@@ -26,14 +31,64 @@ pub struct Options {
 
 pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     output::check(opt.format, opt.output.as_deref())?;
+    let (table, outcome) = table(opt)?;
+    output::emit(
+        opt.format,
+        opt.output.as_deref(),
+        &table.schema,
+        &table.batches,
+        out,
+    )?;
+    Ok(outcome)
+}
+
+/// The statement's result, and how the command ends.
+pub fn table(opt: &Options) -> anyhow::Result<(Table, Outcome)> {
     let input = Input::open(&opt.input, &opt.conversion)?;
     let (session, _) = input.session_for(&opt.input, opt.capture.as_deref())?;
     let spinner = Spinner::start("querying");
     register_views(&session, &opt.sql)?;
-    let (schema, rows) = session.query_read_only(&opt.sql)?;
+    let (schema, batches) = session.query_read_only(&opt.sql)?;
     drop(spinner);
-    output::emit(opt.format, opt.output.as_deref(), &schema, &rows, out)?;
-    Ok(input.outcome())
+    Ok((Table { schema, batches }, input.outcome()))
+}
+
+/// The statement's result as it is computed, a batch at a time, and how
+/// the command ends. The input (a temporary dataset, a copy of a
+/// capture) stays until the batches are dropped.
+pub fn batches(opt: Options) -> anyhow::Result<(Box<dyn RecordBatchReader + Send>, Outcome)> {
+    let input = Input::open(&opt.input, &opt.conversion)?;
+    let (session, _) = input.session_for(&opt.input, opt.capture.as_deref())?;
+    register_views(&session, &opt.sql)?;
+    let batches = session.into_batches(&opt.sql)?;
+    let outcome = input.outcome();
+    Ok((
+        Box::new(Holding {
+            batches,
+            _input: input,
+        }),
+        outcome,
+    ))
+}
+
+/// Batches, and what must live as long as they are read.
+struct Holding {
+    batches: perfq_query::Batches,
+    _input: Input,
+}
+
+impl Iterator for Holding {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.batches.next()
+    }
+}
+
+impl RecordBatchReader for Holding {
+    fn schema(&self) -> SchemaRef {
+        self.batches.schema()
+    }
 }
 
 /// The standard views the statement reads (`perfq_query::views`: those

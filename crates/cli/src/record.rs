@@ -306,5 +306,5 @@ fn answer(
 fn started_by(path: &Path, parent: u32) -> anyhow::Result<Vec<u32>> {
     let capture = perfq_reader::Capture::open(path)
         .with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(perfq_stream::process_tree::started_by(&capture, parent))
+    Ok(perfq_stream::process_tree::started_by(&capture, parent)?)
 }

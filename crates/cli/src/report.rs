@@ -61,6 +61,55 @@ pub struct Options {
 }
 
 pub fn run(file: &CaptureFile, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let report = compute(file, opt)?;
+    match opt.format {
+        ReportFormat::Json => json_rows(&report, opt.children, out)?,
+        ReportFormat::Csv => csv_rows(&report, opt.children, out)?,
+        ReportFormat::Table => table(&report, opt.children, out)?,
+    }
+    Ok(finish(file, &report, opt))
+}
+
+/// Says the symbolizer's notes, then what the read lost, once the rows
+/// are out (a reader that closes the pipe early gets neither); returns
+/// how the command ends.
+pub fn finish(file: &CaptureFile, report: &Report, opt: &Options) -> Outcome {
+    for n in &report.notes {
+        crate::say::note(n);
+    }
+    let problem = opt
+        .policy
+        .say(&file.name.display().to_string(), &report.read);
+    Outcome::from_problems(problem)
+}
+
+/// The answer as a table: the rows of `--format json`, columns in the
+/// order of the CSV.
+pub fn table_of(report: &Report, opt: &Options) -> anyhow::Result<crate::answer::Table> {
+    let rows: Vec<serde_json::Value> = report
+        .rows
+        .iter()
+        .filter_map(|r| row_json(report, r, opt.children))
+        .collect();
+    let first = [
+        "event",
+        "dso",
+        "symbol",
+        "samples",
+        "period",
+        "self_percent",
+        "total_samples",
+        "total_period",
+        "total_percent",
+        "unresolved_samples",
+        "unresolved",
+    ]
+    .map(String::from);
+    crate::answer::Table::from_rows(&rows, &first)
+}
+
+/// The report `opt` asks for, and how the command ends.
+pub fn compute(file: &CaptureFile, opt: &Options) -> anyhow::Result<Report> {
     let path = file.name.as_path();
     let bar = ReadBar::new(&path.display().to_string());
     let report = report::run_with_progress(
@@ -81,17 +130,7 @@ pub fn run(file: &CaptureFile, opt: &Options, out: &mut dyn Write) -> anyhow::Re
         },
     );
     bar.finish();
-    let report = report.map_err(|e| anyhow::anyhow!(file.named(e.to_string())))?;
-    match opt.format {
-        ReportFormat::Json => json_rows(&report, opt.children, out)?,
-        ReportFormat::Csv => csv_rows(&report, opt.children, out)?,
-        ReportFormat::Table => table(&report, opt.children, out)?,
-    }
-    for n in &report.notes {
-        eprintln!("perfq: note: {n}");
-    }
-    let problem = opt.policy.say(&path.display().to_string(), &report.read);
-    Ok(Outcome::from_problems(problem))
+    report.map_err(|e| anyhow::anyhow!(file.named(e.to_string())))
 }
 
 /// Writes the text `line` makes of each row (given the row before it) in
@@ -168,35 +207,47 @@ fn json_rows(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Re
     // whole array as one value took far more memory than the report
     // itself on a system-wide capture). Each object is serialized alone
     // exactly as it would be inside the array.
-    let shown = |r: &Row| r.period > 0 || r.total_period > 0;
     let first = report.rows.iter().find(|r| shown(r));
     out.write_all(b"[")?;
     write_lines(&report.rows, out, |line, _, r| {
-        if !shown(r) {
+        let Some(o) = row_json(report, r, children) else {
             return;
-        }
+        };
         if !first.is_some_and(|f| std::ptr::eq(f, r)) {
             line.push(',');
-        }
-        let t = total_of(report, r);
-        let mut o = json!({
-            "event": event_name(report, r), "dso": report.dso(r), "symbol": report.symbol(r).to_string(),
-            "samples": r.samples, "period": r.period,
-            "self_percent": pct(r.period, t),
-            "unresolved_samples": r.unresolved_samples,
-        });
-        if children {
-            o["total_samples"] = json!(r.total_samples);
-            o["total_period"] = json!(r.total_period);
-            o["total_percent"] = json!(pct(r.total_period, t));
-        }
-        if let Some(why) = report.unresolved_reason(r) {
-            o["unresolved"] = json!(why);
         }
         let _ = write!(line, "{o}");
     })?;
     writeln!(out, "]")?;
     Ok(())
+}
+
+/// Whether a row is shown: it has a period of its own or in total.
+fn shown(r: &Row) -> bool {
+    r.period > 0 || r.total_period > 0
+}
+
+/// One row of `--format json`, if it is shown.
+fn row_json(report: &Report, r: &Row, children: bool) -> Option<serde_json::Value> {
+    if !shown(r) {
+        return None;
+    }
+    let t = total_of(report, r);
+    let mut o = json!({
+        "event": event_name(report, r), "dso": report.dso(r), "symbol": report.symbol(r).to_string(),
+        "samples": r.samples, "period": r.period,
+        "self_percent": pct(r.period, t),
+        "unresolved_samples": r.unresolved_samples,
+    });
+    if children {
+        o["total_samples"] = json!(r.total_samples);
+        o["total_period"] = json!(r.total_period);
+        o["total_percent"] = json!(pct(r.total_period, t));
+    }
+    if let Some(why) = report.unresolved_reason(r) {
+        o["unresolved"] = json!(why);
+    }
+    Some(o)
 }
 
 fn csv_rows(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Result<()> {

@@ -63,7 +63,7 @@ impl SymbolSources {
                 let at = url.as_ref().map_or(ArchiveAt::File(a), ArchiveAt::Object);
                 let u = perfq_source::unpack_symbols(at, scratch.path(), wanted.as_ref())?;
                 for line in &u.refused {
-                    eprintln!("perfq: warning: {}: {line}", a.display());
+                    crate::say::warning(format_args!("{}: {line}", a.display()));
                 }
                 unpacked.push(u);
             }

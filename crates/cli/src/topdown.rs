@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use perfq_query::topdown::{self, By, Mode, NodeInfo, Report, Row};
+use serde_json::Value;
 
 use crate::input::{Conversion, Input};
 use crate::progress::Spinner;
@@ -51,6 +52,33 @@ pub struct Options {
 }
 
 pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let (report, outcome) = compute(opt)?;
+    match opt.format {
+        Format::Table => table(&report, opt, out)?,
+        Format::Csv => csv(&report, out)?,
+        Format::Json => {
+            serde_json::to_writer(&mut *out, &Value::Array(json_rows(&report)))?;
+            writeln!(out)?;
+        }
+    }
+    Ok(outcome)
+}
+
+/// The answer as a table: the rows of `--format json`, columns in the
+/// order of the text table (keys, samples, the nodes, then the rest).
+pub fn table_of(report: &Report) -> anyhow::Result<crate::answer::Table> {
+    let mut first: Vec<String> = report.rows.first().map_or_else(Vec::new, |r| {
+        r.keys.iter().map(|(k, _)| k.clone()).collect()
+    });
+    first.extend(["samples".into(), "low_samples".into()]);
+    for n in report.rows.first().into_iter().flat_map(|r| &r.nodes) {
+        first.extend([n.name.clone(), format!("{}_se", n.name)]);
+    }
+    crate::answer::Table::from_rows(&json_rows(report), &first)
+}
+
+/// The top-down shares `opt` asks for, and how the command ends.
+pub fn compute(opt: &Options) -> anyhow::Result<(Report, Outcome)> {
     let input = Input::open(&opt.input, &opt.conversion)?;
     let session = input.session()?;
     let capture = input.capture.clone();
@@ -86,14 +114,9 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     drop(spinner);
     let report = report.map_err(|e| anyhow::anyhow!("{}", named(&e.to_string())))?;
     for w in &report.warnings {
-        eprintln!("perfq: warning: {}", named(w));
+        crate::say::warning(format_args!("{}", named(w)));
     }
-    match opt.format {
-        Format::Table => table(&report, opt, out)?,
-        Format::Csv => csv(&report, out)?,
-        Format::Json => json(&report, out)?,
-    }
-    Ok(input.outcome())
+    Ok((report, input.outcome()))
 }
 
 fn value<'a>(row: &'a Row, node: &str) -> Option<&'a topdown::NodeValue> {
@@ -276,13 +299,14 @@ fn csv(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn json(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> {
-    use serde_json::{Map, Value};
+/// The rows of `--format json` (and of the answer's table).
+fn json_rows(report: &Report) -> Vec<Value> {
+    use serde_json::Map;
     let num = |x: Option<f64>| {
         x.and_then(serde_json::Number::from_f64)
             .map_or(Value::Null, Value::Number)
     };
-    let rows: Vec<Value> = report
+    report
         .rows
         .iter()
         .map(|r| {
@@ -330,8 +354,5 @@ fn json(report: &Report, out: &mut dyn Write) -> anyhow::Result<()> {
             );
             Value::Object(o)
         })
-        .collect();
-    serde_json::to_writer(&mut *out, &Value::Array(rows))?;
-    writeln!(out)?;
-    Ok(())
+        .collect()
 }

@@ -20,7 +20,7 @@ fn third_party_licences_are_current() {
     let root = root();
     let out = Command::new("cargo")
         .args(["about", "generate", "--locked", "--offline"])
-        .args(["--manifest-path", "crates/cli/Cargo.toml"])
+        .args(["--manifest-path", "crates/python/Cargo.toml"])
         .args(["-c", "about.toml", "about.hbs"])
         .current_dir(&root)
         .output()

@@ -23,6 +23,7 @@
 
 pub mod handoff;
 mod interner;
+pub mod interrupt;
 mod table;
 mod texts;
 mod tickets;

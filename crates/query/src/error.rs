@@ -48,6 +48,10 @@ pub enum Error {
     /// event asked for).
     #[error("{0}")]
     NoSamples(String),
+    /// A stop was requested ([`perfq_ids::interrupt`]) while the query
+    /// ran.
+    #[error("interrupted")]
+    Interrupted,
     /// A result had an unexpected shape (a defect of perfq).
     #[error("unexpected result: {0}")]
     Shape(String),

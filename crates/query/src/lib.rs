@@ -40,5 +40,5 @@ pub mod topdown;
 pub mod views;
 
 pub use crate::error::Error;
-pub use crate::session::{Session, TABLES};
+pub use crate::session::{Batches, Session, TABLES};
 pub use datafusion::arrow;

@@ -1,6 +1,8 @@
 //! A DataFusion session over a dataset: every table of every capture
 //! registered under its name, with the `capture` partition column.
 
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -10,7 +12,9 @@ use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{ListingOptions, ListingTableUrl};
+use datafusion::physical_plan::SendableRecordBatchStream;
 use datafusion::prelude::{SQLOptions, SessionConfig, SessionContext};
+use futures::FutureExt;
 
 use crate::Error;
 
@@ -35,7 +39,8 @@ pub const TABLES: &[&str] = &[
 /// A query session over one dataset.
 pub struct Session {
     ctx: SessionContext,
-    runtime: tokio::runtime::Runtime,
+    /// Always there; taken only when the session is dropped (`Drop`).
+    runtime: Option<tokio::runtime::Runtime>,
     /// Where the dataset is.
     place: Location,
     /// Its name in messages: the folder, or the URL.
@@ -113,7 +118,7 @@ impl Session {
         }
         let mut s = Session {
             ctx,
-            runtime,
+            runtime: Some(runtime),
             place: dataset.clone(),
             dataset: name,
             tables: Vec::new(),
@@ -125,7 +130,7 @@ impl Session {
         let present = s.present_tables()?;
         if !present.contains(&"capture") {
             return Err(Error::NotDataset {
-                path: s.dataset,
+                path: s.dataset.clone(),
                 why: "it holds no converted capture (no capture=<id>/capture.parquet)".into(),
             });
         }
@@ -141,7 +146,7 @@ impl Session {
     fn present_tables(&mut self) -> Result<Vec<&'static str>, Error> {
         let files = match &self.place {
             Location::Local(folder) => local_files(folder, self.only.as_deref())?,
-            Location::Object(url) => self.runtime.block_on(object_files(url))?,
+            Location::Object(url) => self.runtime().block_on(object_files(url))?,
         };
         let wanted = |capture: &str| self.only.as_deref().is_none_or(|id| id == capture);
         let committed: std::collections::BTreeSet<&str> = files
@@ -193,7 +198,7 @@ impl Session {
                 let own = ListingTableUrl::parse(format!("{}capture={id}/", self.url()))
                     .map_err(|e| Error::query(&context, e))?;
                 let schema = self
-                    .runtime
+                    .runtime()
                     .block_on(options.infer_schema(&self.ctx.state(), &own))
                     .map_err(|e| Error::query(&context, e))?;
                 (format!("_capture_{table}"), Some(schema))
@@ -202,7 +207,7 @@ impl Session {
         let options =
             options.with_table_partition_cols(vec![("capture".to_string(), DataType::Utf8)]);
         let url = self.url();
-        self.runtime
+        self.runtime()
             .block_on(
                 self.ctx
                     .register_listing_table(&name, &url, options, schema, None),
@@ -275,11 +280,89 @@ impl Session {
         sql: &str,
         options: SQLOptions,
     ) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
-        self.runtime.block_on(async {
-            let df = self.plan_with(sql, options).await?;
+        let (ctx, sql) = (self.ctx.clone(), sql.to_owned());
+        self.wait(async move {
+            let df = plan_in(&ctx, &sql, options).await?;
             let schema = df.schema().inner().clone();
             let rows = df.collect().await.map_err(|e| Error::query("running", e))?;
             Ok((schema, rows))
+        })
+    }
+
+    /// Runs `work` on the session's runtime to its end, or until a stop
+    /// is requested ([`perfq_ids::interrupt`]): then it is aborted, which
+    /// cancels what DataFusion was computing for it at its next yield, and
+    /// the answer is [`Error::Interrupted`] at once.
+    ///
+    /// The work is a task of the runtime, and this thread waits for its
+    /// answer outside the runtime, looking at the stop request every
+    /// 50 ms: an operator that computes long between yields holds its
+    /// worker thread, and with every worker busy the runtime's own timers
+    /// would not fire.
+    fn wait<T: Send + 'static>(
+        &self,
+        work: impl Future<Output = Result<T, Error>> + Send + 'static,
+    ) -> Result<T, Error> {
+        use std::sync::mpsc::{channel, RecvTimeoutError};
+        let (tx, rx) = channel();
+        let task = self.runtime().spawn(async move {
+            let answer = AssertUnwindSafe(work).catch_unwind().await;
+            // The receiver is gone only after a stop: nobody waits then.
+            let _ = tx.send(answer);
+        });
+        loop {
+            match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+                Ok(Ok(answer)) => return answer,
+                // A panic in the work is a panic here, as it was before
+                // the work had a task of its own.
+                Ok(Err(panic)) => std::panic::resume_unwind(panic),
+                Err(RecvTimeoutError::Timeout) if perfq_ids::interrupt::requested() => {
+                    task.abort();
+                    return Err(Error::Interrupted);
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(Error::Shape(
+                        "the query's task ended without an answer".into(),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// The stream's next batch, computed as [`Session::wait`] runs work;
+    /// the stream comes back with it.
+    fn next_batch(&self, mut stream: SendableRecordBatchStream) -> Result<NextBatch, Error> {
+        use futures::StreamExt;
+        self.wait(async move {
+            let batch = stream.next().await;
+            Ok((stream, batch))
+        })
+    }
+
+    /// `sql` planned under `options`, and the stream of its result.
+    fn stream(&self, sql: &str, options: SQLOptions) -> Result<SendableRecordBatchStream, Error> {
+        let (ctx, sql) = (self.ctx.clone(), sql.to_owned());
+        self.wait(async move {
+            let df = plan_in(&ctx, &sql, options).await?;
+            df.execute_stream()
+                .await
+                .map_err(|e| Error::query("running", e))
+        })
+    }
+
+    /// Runs one read-only statement ([`Session::query_read_only`]'s rule)
+    /// and returns its result as it is computed, a batch at a time: for
+    /// results larger than memory. The session goes with it.
+    pub fn into_batches(self, sql: &str) -> Result<Batches, Error> {
+        let reads_only = SQLOptions::new()
+            .with_allow_ddl(false)
+            .with_allow_dml(false);
+        let stream = self.stream(sql, reads_only)?;
+        Ok(Batches {
+            schema: stream.schema(),
+            session: self,
+            stream: Some(stream),
         })
     }
 
@@ -291,35 +374,15 @@ impl Session {
         sql: &str,
         mut f: impl FnMut(RecordBatch) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        use futures::StreamExt;
-        self.runtime.block_on(async {
-            let df = self.plan(sql).await?;
-            let mut stream = df
-                .execute_stream()
-                .await
-                .map_err(|e| Error::query("running", e))?;
-            while let Some(batch) = stream.next().await {
-                f(batch.map_err(|e| Error::query("running", e))?)?;
+        let mut stream = self.stream(sql, SQLOptions::new())?;
+        loop {
+            let (rest, batch) = self.next_batch(stream)?;
+            match batch {
+                None => return Ok(()),
+                Some(batch) => f(batch.map_err(|e| Error::query("running", e))?)?,
             }
-            Ok(())
-        })
-    }
-
-    /// `sql` planned (a statement such as `CREATE VIEW` runs here).
-    async fn plan(&self, sql: &str) -> Result<datafusion::dataframe::DataFrame, Error> {
-        self.plan_with(sql, SQLOptions::new()).await
-    }
-
-    /// `sql` planned, if `options` allow what it does.
-    async fn plan_with(
-        &self,
-        sql: &str,
-        options: SQLOptions,
-    ) -> Result<datafusion::dataframe::DataFrame, Error> {
-        self.ctx
-            .sql_with_options(sql, options)
-            .await
-            .map_err(|e| planning_error(sql, e))
+            stream = rest;
+        }
     }
 
     /// Defines (or replaces) a view.
@@ -372,8 +435,11 @@ impl Session {
 
     /// The schema of `sql`'s result, planned but not run.
     pub fn schema_of(&self, sql: &str) -> Result<SchemaRef, Error> {
-        self.runtime
-            .block_on(async { Ok(self.plan(sql).await?.schema().inner().clone()) })
+        let (ctx, sql) = (self.ctx.clone(), sql.to_owned());
+        self.wait(async move {
+            let df = plan_in(&ctx, &sql, SQLOptions::new()).await?;
+            Ok(df.schema().inner().clone())
+        })
     }
 
     /// Keeps `batches` in memory as table `name` (replacing nothing: a
@@ -411,6 +477,12 @@ impl Session {
         self.ctx
             .table_exist(name)
             .map_err(|e| Error::query("planning", e))
+    }
+
+    /// The runtime DataFusion's work runs on.
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        // Only `Drop` takes it.
+        self.runtime.as_ref().expect("the session's runtime")
     }
 
     /// The DataFusion context, for callers that build plans of their own.
@@ -523,4 +595,67 @@ async fn object_files(url: &ObjectUrl) -> Result<Vec<(String, String)>, Error> {
         }
     }
     Ok(files)
+}
+
+impl Drop for Session {
+    /// The runtime goes without waiting for its threads: after a stop
+    /// (`Session::wait`), an operator may still be computing until its
+    /// next yield, and the caller should not wait for that.
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// A statement's result, a batch at a time as DataFusion computes it
+/// ([`Session::into_batches`]).
+pub struct Batches {
+    session: Session,
+    schema: SchemaRef,
+    /// `None` once the stream ended or failed.
+    stream: Option<SendableRecordBatchStream>,
+}
+
+impl Iterator for Batches {
+    type Item = Result<RecordBatch, datafusion::arrow::error::ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        use datafusion::arrow::error::ArrowError;
+        let stream = self.stream.take()?;
+        match self.session.next_batch(stream) {
+            Ok((_, None)) => None,
+            Ok((stream, Some(Ok(batch)))) => {
+                self.stream = Some(stream);
+                Some(Ok(batch))
+            }
+            Ok((_, Some(Err(e)))) => Some(Err(ArrowError::ExternalError(Box::new(Error::query(
+                "running", e,
+            ))))),
+            Err(e) => Some(Err(ArrowError::ExternalError(Box::new(e)))),
+        }
+    }
+}
+
+impl datafusion::arrow::record_batch::RecordBatchReader for Batches {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
+
+/// What [`Session::next_batch`] gives: the stream, and its next batch.
+type NextBatch = (
+    SendableRecordBatchStream,
+    Option<datafusion::error::Result<RecordBatch>>,
+);
+
+/// `sql` planned in `ctx`, if `options` allow what it does.
+async fn plan_in(
+    ctx: &SessionContext,
+    sql: &str,
+    options: SQLOptions,
+) -> Result<datafusion::dataframe::DataFrame, Error> {
+    ctx.sql_with_options(sql, options)
+        .await
+        .map_err(|e| planning_error(sql, e))
 }

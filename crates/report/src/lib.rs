@@ -236,17 +236,18 @@ pub fn run_with_progress(
         capture.meta().os_release.as_deref(),
     );
     let sums = Sums::new(opt, events.list());
-    let ((read, pass, mut sums, mut symbolizer), last) = with_location_ids(|tickets| {
+    let ((read, pass, mut sums, mut symbolizer, ran), last) = with_location_ids(|tickets| {
         let mut reading = Reading::new(opt, sums, symbolizer);
         let mut locating = Locating::new(reading::locate(opt));
-        let Ok(()) = stream.run(&mut locating, tickets, &mut reading, progress);
+        let ran = stream.run(&mut locating, tickets, &mut reading, progress);
         // The read's lookup maps are done with: their memory (a few
         // hundred bytes per location on system-wide captures) goes before
         // resolving and summing need theirs.
         drop(locating);
         let (pass, sums, symbolizer) = reading.finish();
-        (stream.finish(), pass, sums, symbolizer)
+        (stream.finish(), pass, sums, symbolizer, ran)
     });
+    ran?;
     sums.add(pass, last, &mut symbolizer, &read.tracker);
     let mut report = sums.report();
     report.notes = symbolizer.notes();

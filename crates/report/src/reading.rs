@@ -56,7 +56,7 @@ impl<'o> Reading<'o> {
 impl Sink for Reading<'_> {
     type Key = LocKey;
     type Numbers = Tickets;
-    type Error = std::convert::Infallible;
+    type Error = perfq_stream::Interrupted;
 
     /// Samples with a pid and an address, of the processes asked for.
     fn take(&mut self, view: &perfq_stream::SampleView<'_, '_>) -> Take {

@@ -20,14 +20,14 @@ decode, and stops at one whose framing is broken, keeping what came
 before it.
 
 ```no_run
-use perfq_stream::{Flow, Interner, Locate, Located, Locating, Location, Sink, Stream};
+use perfq_stream::{Flow, Interner, Interrupted, Locate, Located, Locating, Location, Sink, Stream};
 
 /// Periods delivered, and the distinct stack frames met.
 struct Count(u64);
 impl Sink for Count {
     type Key = Location;
     type Numbers = Interner<Location>;
-    type Error = std::convert::Infallible;
+    type Error = Interrupted;
     fn sample(&mut self, s: &Located<'_, '_, '_>, _: &mut Interner<Location>) -> Result<Flow, Self::Error> {
         self.0 += s.view().delivered().map(|(_, period)| period).sum::<u64>();
         Ok(Flow::Go)
@@ -55,6 +55,7 @@ pub mod process_tree;
 
 pub use damage::{Count, Damage};
 pub use located::{Locate, Located, Locating, LocationKey, Own, Role, Unnumbered};
+pub use perfq_ids::interrupt::{self, Interrupted};
 pub use perfq_ids::{Interner, Numbering};
 
 use perfq_reader::{
@@ -76,8 +77,9 @@ pub trait Sink {
     /// What gives those numbers ([`Unnumbered`] for a sink that locates
     /// nothing).
     type Numbers: Numbering<Self::Key>;
-    /// What stops the read (writing its output failed, ...).
-    type Error;
+    /// What stops the read (writing its output failed, ...; a requested
+    /// stop, [`Interrupted`], when nothing else can).
+    type Error: From<Interrupted>;
 
     /// A record other than a sample, parsed, once the tracker has seen it.
     fn sideband(
@@ -246,6 +248,7 @@ impl<'c> Stream<'c> {
         loop {
             if let Some(done) = self.records.progress() {
                 progress(done, capture.file_len());
+                interrupt::check()?;
             }
             let Some(r) = self.records.next_ok(&mut self.damage.read_error) else {
                 break;

@@ -2,12 +2,12 @@
 //! them: what `perfq record --all-threads` answers for when it recorded
 //! every CPU while perf's command ran.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::convert::Infallible;
-
 use perfq_reader::{Capture, RawRecord, RecordData, SampleId};
+use std::collections::{BTreeMap, BTreeSet};
 
-use crate::{Flow, Located, Locating, Location, Sink, Stream, Take, Tracker, Unnumbered};
+use crate::{
+    Flow, Interrupted, Located, Locating, Location, Sink, Stream, Take, Tracker, Unnumbered,
+};
 
 /// Every process `parent` started and every process those started, in
 /// `capture` (sorted ids; `parent` itself left out). A thread is no
@@ -16,15 +16,15 @@ use crate::{Flow, Located, Locating, Location, Sink, Stream, Take, Tracker, Unnu
 /// A damaged capture ends the read where the stream ends it, and the
 /// processes found up to there are kept. Nothing is said of the damage:
 /// the caller's own read of the capture for its answer says it.
-pub fn started_by(capture: &Capture, parent: u32) -> Vec<u32> {
+pub fn started_by(capture: &Capture, parent: u32) -> Result<Vec<u32>, Interrupted> {
     let mut forks = Forks::default();
     let mut stream = Stream::new(capture);
-    let Ok(()) = stream.run(
+    stream.run(
         &mut Locating::default(),
         &mut Unnumbered,
         &mut forks,
         &mut |_, _| {},
-    );
+    )?;
     let mut found = BTreeSet::new();
     let mut next = vec![parent];
     while let Some(p) = next.pop() {
@@ -34,7 +34,7 @@ pub fn started_by(capture: &Capture, parent: u32) -> Vec<u32> {
             }
         }
     }
-    found.into_iter().collect()
+    Ok(found.into_iter().collect())
 }
 
 /// The processes each process started, by parent.
@@ -46,7 +46,7 @@ struct Forks {
 impl Sink for Forks {
     type Key = Location;
     type Numbers = Unnumbered;
-    type Error = Infallible;
+    type Error = Interrupted;
 
     fn sideband(
         &mut self,
@@ -54,7 +54,7 @@ impl Sink for Forks {
         _: &RawRecord<'_>,
         data: &RecordData<'_>,
         _: Option<SampleId>,
-    ) -> Result<(), Infallible> {
+    ) -> Result<(), Interrupted> {
         if let RecordData::Fork(f) = data {
             if f.pid != f.ppid {
                 self.children.entry(f.ppid).or_default().insert(f.pid);
@@ -67,7 +67,7 @@ impl Sink for Forks {
         Take::Skip
     }
 
-    fn sample(&mut self, _: &Located<'_, '_, '_>, _: &mut Unnumbered) -> Result<Flow, Infallible> {
+    fn sample(&mut self, _: &Located<'_, '_, '_>, _: &mut Unnumbered) -> Result<Flow, Interrupted> {
         Ok(Flow::Go)
     }
 }

@@ -5,12 +5,12 @@
 //! not (an LBR call graph); a location met before keeping its number with
 //! the cache and numbered anew without; numbering forgotten on a restart.
 
-use std::convert::Infallible;
 use std::io::Cursor;
 
 use perfq_reader::Capture;
 use perfq_stream::{
-    Flow, Locate, Located, Locating, Location, LocationKey, Numbering, Own, Role, Sink, Stream,
+    Flow, Interrupted, Locate, Located, Locating, Location, LocationKey, Numbering, Own, Role,
+    Sink, Stream,
 };
 use perfq_symbolize::FrameLookup;
 use perfq_testgen::attr::sample_type as st;
@@ -84,9 +84,9 @@ struct Seen {
 impl Sink for Seen {
     type Key = Asked;
     type Numbers = Every;
-    type Error = Infallible;
+    type Error = Interrupted;
 
-    fn sample(&mut self, s: &Located<'_, '_, '_>, _: &mut Every) -> Result<Flow, Infallible> {
+    fn sample(&mut self, s: &Located<'_, '_, '_>, _: &mut Every) -> Result<Flow, Interrupted> {
         self.samples
             .push((s.stack().to_vec(), s.new_in_stack(), s.own()));
         Ok(match self.restart_after == Some(self.samples.len() - 1) {
@@ -104,12 +104,14 @@ fn locate(samples: &[Spec], locate: Locate, restart_after: Option<usize>) -> (Se
     };
     let mut numbers = Every::default();
     let mut stream = Stream::new(&capture);
-    let Ok(()) = stream.run(
-        &mut Locating::new(locate),
-        &mut numbers,
-        &mut seen,
-        &mut |_, _| {},
-    );
+    stream
+        .run(
+            &mut Locating::new(locate),
+            &mut numbers,
+            &mut seen,
+            &mut |_, _| {},
+        )
+        .expect("not interrupted");
     assert_eq!(stream.finish().damage.summary(), None);
     (seen, numbers.0)
 }

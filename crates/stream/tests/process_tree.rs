@@ -62,10 +62,16 @@ fn fork_offsets(bytes: &[u8]) -> Vec<usize> {
 fn children_and_theirs_without_threads_or_strangers() {
     let bytes = capture();
     let c = Capture::from_bytes(bytes).expect("opens");
-    assert_eq!(started_by(&c, 100), [200, 300, 600]);
-    assert_eq!(started_by(&c, 300), [600]);
-    assert_eq!(started_by(&c, 400), [500]);
-    assert_eq!(started_by(&c, 600), Vec::<u32>::new());
+    assert_eq!(
+        started_by(&c, 100).expect("not interrupted"),
+        [200, 300, 600]
+    );
+    assert_eq!(started_by(&c, 300).expect("not interrupted"), [600]);
+    assert_eq!(started_by(&c, 400).expect("not interrupted"), [500]);
+    assert_eq!(
+        started_by(&c, 600).expect("not interrupted"),
+        Vec::<u32>::new()
+    );
 }
 
 #[test]
@@ -76,5 +82,5 @@ fn a_cut_capture_keeps_the_forks_before_the_cut() {
     // Inside the fourth FORK: the first three are whole.
     let cut = at[3] + 5;
     let c = Capture::from_bytes(bytes[..cut].to_vec()).expect("opens");
-    assert_eq!(started_by(&c, 100), [200, 300]);
+    assert_eq!(started_by(&c, 100).expect("not interrupted"), [200, 300]);
 }

@@ -4,12 +4,14 @@
 //! before the cut and says where the read stopped.
 
 use std::collections::BTreeMap;
-use std::convert::Infallible;
+
 use std::io::Cursor;
 use std::path::PathBuf;
 
 use perfq_reader::{Capture, RawRecord, RecordData, SampleId};
-use perfq_stream::{Flow, Located, Locating, Location, Sink, Stream, Tracker, Unnumbered};
+use perfq_stream::{
+    Flow, Interrupted, Located, Locating, Location, Sink, Stream, Tracker, Unnumbered,
+};
 use perfq_testgen::{presets, Binary, CallTree, Preset, Workload, Writer};
 
 const SAMPLES: u64 = 1500;
@@ -71,7 +73,7 @@ struct Seen {
 impl Sink for Seen {
     type Key = Location;
     type Numbers = Unnumbered;
-    type Error = Infallible;
+    type Error = Interrupted;
 
     fn sideband(
         &mut self,
@@ -79,12 +81,12 @@ impl Sink for Seen {
         _: &RawRecord<'_>,
         _: &RecordData<'_>,
         _: Option<SampleId>,
-    ) -> Result<(), Infallible> {
+    ) -> Result<(), Interrupted> {
         self.sideband += 1;
         Ok(())
     }
 
-    fn sample(&mut self, v: &Located<'_, '_, '_>, _: &mut Unnumbered) -> Result<Flow, Infallible> {
+    fn sample(&mut self, v: &Located<'_, '_, '_>, _: &mut Unnumbered) -> Result<Flow, Interrupted> {
         let v = v.view();
         let s = v.sample();
         self.samples.push(Written {

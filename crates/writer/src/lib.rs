@@ -69,6 +69,10 @@ pub enum Error {
     /// The capture could not be read.
     #[error(transparent)]
     Read(#[from] perfq_reader::Error),
+    /// A stop was requested ([`perfq_stream::interrupt`]): the capture
+    /// being written was removed.
+    #[error(transparent)]
+    Interrupted(#[from] perfq_stream::Interrupted),
     /// A dataset's store could not be reached, or refused a request.
     #[error("{url}: {why}")]
     Store {

@@ -1,9 +1,13 @@
 //! `perfq dump`: every sample, every decoded field, in time order.
 
+mod sample_arrow;
 mod sample_csv;
 mod sample_json;
 mod sideband;
+mod streamed;
 mod symbolized;
+
+pub use streamed::batches;
 
 use crate::input::CaptureFile;
 use std::fmt::Write as _;
@@ -58,7 +62,7 @@ pub fn run(
     let capture = Capture::open(&file.path).map_err(|e| e.with_path(path))?;
     let (symbols, mut locations, locating) = match symbols {
         Some(config) => {
-            let (symbols, locations) = Symbols::collect(&capture, &config);
+            let (symbols, locations) = Symbols::collect(&capture, &config)?;
             (Some(symbols), locations, Locating::new(symbolized::LOCATE))
         }
         None => (None, Interner::new(), Locating::default()),

@@ -3,7 +3,8 @@
 
 use perfq_reader::Capture;
 use perfq_stream::{
-    Flow, Interner, Locate, Located, Locating, Location, SampleView, Sink, Stream, Take,
+    Flow, Interner, Interrupted, Locate, Located, Locating, Location, SampleView, Sink, Stream,
+    Take,
 };
 use perfq_symbolize::{Config, FrameLookup, Resolutions, Symbolizer};
 
@@ -30,7 +31,10 @@ pub(super) struct Symbols {
 impl Symbols {
     /// The symbols, and the locations met, by number: the output's read
     /// numbers them again and finds the same numbers.
-    pub(super) fn collect(capture: &Capture, config: &Config) -> (Symbols, Interner<Location>) {
+    pub(super) fn collect(
+        capture: &Capture,
+        config: &Config,
+    ) -> Result<(Symbols, Interner<Location>), Interrupted> {
         let mut stream = Stream::new(capture);
         let symbolizer = Symbolizer::new(
             config,
@@ -40,19 +44,19 @@ impl Symbols {
         let mut interning = Interning(symbolizer);
         let mut interner = Interner::new();
         // What could not be read is said by the output's read.
-        let Ok(()) = stream.run(
+        stream.run(
             &mut Locating::new(LOCATE),
             &mut interner,
             &mut interning,
             &mut |_, _| {},
-        );
+        )?;
         let tracker = stream.finish().tracker;
         let resolved = interning.0.resolve_all(&tracker, interner.keys());
         let symbols = Symbols {
             resolved,
             symbolizer: interning.0,
         };
-        (symbols, interner)
+        Ok((symbols, interner))
     }
 }
 
@@ -62,7 +66,7 @@ struct Interning(Symbolizer);
 impl Sink for Interning {
     type Key = Location;
     type Numbers = Interner<Location>;
-    type Error = std::convert::Infallible;
+    type Error = Interrupted;
 
     fn take(&mut self, view: &SampleView<'_, '_>) -> Take {
         match view.sample().pid {

@@ -476,17 +476,7 @@ fn converted(
             (capture_id(&dir), Status::Present(notes))
         }
         Ok(Err(e)) => (None, Status::Failed(named(e.to_string()))),
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            (
-                None,
-                Status::Failed(format!("internal error (please report): {what}")),
-            )
-        }
+        Err(panic) => (None, Status::Failed(internal_error(panic.as_ref()))),
     };
     (capture, status)
 }
@@ -540,4 +530,15 @@ fn published(
         (Ok(Published::Present), status) => (capture, status),
         (Err(e), _) => failed(e),
     }
+}
+
+/// The one line a caught panic becomes: a defect of perfq, to report, with
+/// the panic's message.
+pub fn internal_error(panic: &(dyn std::any::Any + Send)) -> String {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    format!("internal error (please report): {what}")
 }

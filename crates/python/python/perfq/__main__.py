@@ -1,0 +1,5 @@
+"""``python -m perfq``: the command line."""
+
+from ._cli import main
+
+main()
