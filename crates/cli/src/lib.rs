@@ -85,23 +85,22 @@ fn run_command(
     policy: damage::Policy,
     out: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
-    let mut out = out;
     let outcome = match command {
-        Command::Info(args) => args.run(policy, &mut out)?,
-        Command::Dump(args) => args.run(policy, &mut out)?,
-        Command::Convert(args) => args.run(policy, &mut out)?,
-        Command::Report(args) => args.run(policy, &mut out)?,
-        Command::Topdown(args) => args.run(policy, &mut out)?,
-        Command::Record(args) => args.run(policy, &mut out)?,
-        Command::Query(args) => args.run(policy, &mut out)?,
-        Command::Flamegraph(args) => args.run(policy, &mut out)?,
-        Command::Diff(args) => args.run(policy, &mut out)?,
+        Command::Info(args) => args.run(policy, out)?,
+        Command::Dump(args) => args.run(policy, out)?,
+        Command::Convert(args) => args.run(policy, out)?,
+        Command::Report(args) => args.run(policy, out)?,
+        Command::Topdown(args) => args.run(policy, out)?,
+        Command::Record(args) => args.run(policy, out)?,
+        Command::Query(args) => args.run(policy, out)?,
+        Command::Flamegraph(args) => args.run(policy, out)?,
+        Command::Diff(args) => args.run(policy, out)?,
         Command::Export(args) => args.run(policy)?,
         Command::Html(args) => args.run(policy)?,
-        Command::Batch(args) => args.run(policy, &mut out)?,
-        Command::Cache { action } => cache::run(&action, &mut out)?,
-        Command::Completions { shell } => manual::completions(shell, &mut out)?,
-        Command::Man(args) => args.run(&mut out)?,
+        Command::Batch(args) => args.run(policy, out)?,
+        Command::Cache { action } => cache::run(&action, out)?,
+        Command::Completions { shell } => manual::completions(shell, out)?,
+        Command::Man(args) => args.run(out)?,
     };
     Ok(outcome)
 }

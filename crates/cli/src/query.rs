@@ -44,8 +44,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
 
 /// The statement's result, and how the command ends.
 pub fn table(opt: &Options) -> anyhow::Result<(Table, Outcome)> {
-    let input = Input::open(&opt.input, &opt.conversion)?;
-    let (session, _) = input.session_for(&opt.input, opt.capture.as_deref())?;
+    let (input, session) = opened(opt)?;
     let spinner = Spinner::start("querying");
     register_views(&session, &opt.sql)?;
     let (schema, batches) = session.query_read_only(&opt.sql)?;
@@ -57,8 +56,7 @@ pub fn table(opt: &Options) -> anyhow::Result<(Table, Outcome)> {
 /// the command ends. The input (a temporary dataset, a copy of a
 /// capture) stays until the batches are dropped.
 pub fn batches(opt: Options) -> anyhow::Result<(Box<dyn RecordBatchReader + Send>, Outcome)> {
-    let input = Input::open(&opt.input, &opt.conversion)?;
-    let (session, _) = input.session_for(&opt.input, opt.capture.as_deref())?;
+    let (input, session) = opened(&opt)?;
     register_views(&session, &opt.sql)?;
     let batches = session.into_batches(&opt.sql)?;
     let outcome = input.outcome();
@@ -69,6 +67,14 @@ pub fn batches(opt: Options) -> anyhow::Result<(Box<dyn RecordBatchReader + Send
         }),
         outcome,
     ))
+}
+
+/// The input's dataset (a file converted first), and a session over it
+/// (or over the capture asked for).
+fn opened(opt: &Options) -> anyhow::Result<(Input, Session)> {
+    let input = Input::open(&opt.input, &opt.conversion)?;
+    let (session, _) = input.session_for(&opt.input, opt.capture.as_deref())?;
+    Ok((input, session))
 }
 
 /// Batches, and what must live as long as they are read.

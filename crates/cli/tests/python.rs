@@ -109,11 +109,7 @@ fn build_wheel(maturin: &Path, out: &Path) -> PathBuf {
         .env("CARGO_TARGET_DIR", target)
         .output()
         .expect("run maturin");
-    assert!(
-        built.status.success(),
-        "maturin build failed: {}",
-        String::from_utf8_lossy(&built.stderr)
-    );
+    succeeded(&built, "maturin build");
     let wheels: Vec<PathBuf> = std::fs::read_dir(out)
         .expect("the wheel folder")
         .map(|e| e.expect("entry").path())
