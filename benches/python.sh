@@ -1,16 +1,17 @@
 #!/bin/sh
 # perfq from Python against the perfq binary, in one run, both built with
-# the same profile (PERFQ_PROFILE, default release) from this checkout:
-#   topdown  level 1 per function of a converted generated Sapphire
-#            Rapids capture (SAMPLES, default 1,000,000): `perfq topdown
-#            DATASET --format json` against `perfq.topdown(DATASET)`
-#   query    the 20 largest rows of function_total over the same dataset:
-#            `perfq query ... --format json` against `perfq.query(...)`
-#   import   `python -c 'import perfq'` against `python -c pass`
-# Each Python run is a whole process (interpreter, import, answer, the
-# table handed to pyarrow), as the binary's is; hyperfine (RUNS, default
-# 10) prints both and their ratio. Then the wheel's size and the
-# module's.
+# the same profile (PERFQ_PROFILE, default release) from this checkout, on
+# a converted generated Sapphire Rapids capture (SAMPLES, default
+# 1,000,000):
+#   topdown  level 1 per function: `perfq topdown DATASET --format json`
+#            against `perfq.topdown(DATASET)`
+#   query    the 20 largest rows of function_total: `perfq query ...
+#            --format json` against `perfq.query(...)`
+# First as a notebook calls them, in a running interpreter with pyarrow
+# imported (benches/python-calls.py, RUNS runs, default 10), then as whole
+# processes (the interpreter's start and `import perfq` included) with
+# hyperfine; then `python -c 'import perfq'` against `python -c pass`,
+# the wheel's size and the module's.
 # Usage: sh benches/python.sh [samples]
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,12 +42,13 @@ export PERFQ_CACHE_DIR="$work/cache"
 ds="$work/ds"
 sql='SELECT * FROM function_total ORDER BY samples DESC, symbol LIMIT 20'
 
+"$py" "$root/benches/python-calls.py" "$ds" "$perfq" "$sql" "$runs"
 hyperfine -N --warmup 2 --runs "$runs" \
     -n "perfq topdown" "$perfq topdown $ds --format json" \
-    -n "perfq.topdown" "$py -c \"import perfq, pyarrow; pyarrow.table(perfq.topdown('$ds'))\""
+    -n "perfq.topdown" "$py -c \"import perfq; perfq.topdown('$ds')\""
 hyperfine -N --warmup 2 --runs "$runs" \
     -n "perfq query" "$perfq query $ds \"$sql\" --format json" \
-    -n "perfq.query" "$py -c \"import perfq, pyarrow; pyarrow.table(perfq.query('$ds', '$sql'))\""
+    -n "perfq.query" "$py -c \"import perfq; perfq.query('$ds', '$sql')\""
 hyperfine -N --warmup 2 --runs "$runs" \
     -n "python -c pass" "$py -c pass" \
     -n "import perfq" "$py -c 'import perfq'"

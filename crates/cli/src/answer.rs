@@ -79,11 +79,20 @@ pub enum Answer {
     /// Its result table.
     Table(Table),
     /// Its result, a batch at a time as it is computed.
-    Batches(Box<dyn RecordBatchReader + Send>),
+    Batches(Batches),
     /// One JSON value (`info`).
     Json(String),
     /// What it printed on standard output.
     Printed(String),
+}
+
+/// A result read a batch at a time, and what its reading says at its end.
+pub struct Batches {
+    /// The batches.
+    pub reader: Box<dyn RecordBatchReader + Send>,
+    /// The warnings and notes of the reading, there once the reader has
+    /// returned its last batch (or its error).
+    pub later: say::Later,
 }
 
 /// An answer and what was said beside it.

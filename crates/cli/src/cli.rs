@@ -156,14 +156,20 @@ impl DumpArgs {
         dump::run(&file, self.format, self.records, config, policy, out)
     }
 
-    /// The samples as Arrow batches, streamed (the fields of `--format
-    /// csv`; `--records` and `--symbols` are not taken there).
+    /// The samples as Arrow batches, streamed: the fields of `--format
+    /// csv`, and with `--symbols` the frames of `--format jsonl`
+    /// (`--records all` is not taken there).
     pub fn batches(self, policy: Policy) -> anyhow::Result<(Answer, Outcome)> {
-        if self.symbols || self.records != DumpRecords::Samples {
-            anyhow::bail!("samples as a table are read without --symbols and --records");
+        if self.records != DumpRecords::Samples {
+            anyhow::bail!("samples as a table are read without --records all");
         }
         let file = CaptureFile::open(&self.file)?;
-        Ok((Answer::Batches(dump::batches(file, policy)?), Outcome::Ok))
+        let symbols = match self.symbols {
+            true => Some(self.sources.resolve(Some(&[&file.path]))?),
+            false => None,
+        };
+        let batches = dump::batches(file, symbols, policy)?;
+        Ok((Answer::Batches(batches), Outcome::Ok))
     }
 }
 
@@ -379,7 +385,13 @@ impl QueryArgs {
             }
             Rows::Streamed => {
                 let (batches, outcome) = query::batches(opt)?;
-                Ok((Answer::Batches(batches), outcome))
+                Ok((
+                    Answer::Batches(crate::Batches {
+                        reader: batches,
+                        later: crate::say::Later::nothing(),
+                    }),
+                    outcome,
+                ))
             }
         }
     }

@@ -7,9 +7,11 @@
 
 mod answer;
 pub use answer::{
-    answer, c_stream, defaults, Answer, Answered, FFI_ArrowArrayStream, Failure, FailureKind, Rows,
-    Table,
+    answer, c_stream, defaults, Answer, Answered, Batches, FFI_ArrowArrayStream, Failure,
+    FailureKind, Rows, Table,
 };
+/// The Arrow crates the answers are made of.
+pub use perfq_query::arrow;
 pub use perfq_query::arrow::record_batch::RecordBatchReader;
 pub use perfq_stream::interrupt;
 mod batch;

@@ -7,6 +7,7 @@
 
 use std::cell::RefCell;
 use std::fmt::Display;
+use std::sync::mpsc::{channel, Receiver, Sender};
 
 /// What kind of remark.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,4 +65,45 @@ pub(crate) fn collecting<T>(f: impl FnOnce() -> T) -> (T, Vec<Said>) {
     let answer = f();
     let said = HELD.with(|h| std::mem::replace(&mut *h.borrow_mut(), outer));
     (answer, said.unwrap_or_default())
+}
+
+/// What a streamed answer says after it was returned: a read of the
+/// capture on a thread of its own knows its warnings only when it ends.
+/// The thread sends them before its last batch, so a reader that has seen
+/// the end finds them here.
+pub struct Later(Option<Receiver<Vec<Said>>>);
+
+impl Later {
+    /// An answer that says nothing after it is returned.
+    pub fn nothing() -> Later {
+        Later(None)
+    }
+
+    /// What was said and not taken yet.
+    pub fn take(&mut self) -> Vec<Said> {
+        self.0
+            .as_ref()
+            .and_then(|rx| rx.try_recv().ok())
+            .unwrap_or_default()
+    }
+}
+
+/// The end a thread says its remarks into ([`later`]).
+pub(crate) struct Teller(Sender<Vec<Said>>);
+
+impl Teller {
+    /// Runs `f`, collecting what it says on this thread, and hands that
+    /// to the answer's [`Later`].
+    pub(crate) fn collecting<T>(self, f: impl FnOnce() -> T) -> T {
+        let (answer, said) = collecting(f);
+        // Nobody listens any more only if the answer was dropped.
+        let _ = self.0.send(said);
+        answer
+    }
+}
+
+/// A [`Teller`] for a thread, and the [`Later`] that hears it.
+pub(crate) fn later() -> (Teller, Later) {
+    let (tx, rx) = channel();
+    (Teller(tx), Later(Some(rx)))
 }

@@ -60,11 +60,7 @@ fn answer(py: Python<'_>, args: Vec<String>, streamed: bool) -> PyResult<Bound<'
     };
     let answered = wait::off_the_lock(py, move || perfq::answer(&args, rows))?;
     let answered = answered.map_err(|f| raise(py, f))?;
-    let said: Vec<(&str, String)> = answered
-        .said
-        .into_iter()
-        .map(|s| (kind_name(s.kind), s.text))
-        .collect();
+    let said = pairs(answered.said);
     let (kind, value): (&str, Py<PyAny>) = match answered.answer {
         Answer::Table(t) => (
             "table",
@@ -100,11 +96,22 @@ fn option_defaults(command: &str) -> PyResult<std::collections::BTreeMap<String,
     Ok(options.into_iter().collect())
 }
 
-fn kind_name(kind: perfq::say::Kind) -> &'static str {
-    match kind {
+/// Remarks as Python gets them: `(kind, text)`.
+fn pairs(said: Vec<perfq::say::Said>) -> Vec<(&'static str, String)> {
+    let kind_name = |kind| match kind {
         perfq::say::Kind::Warning => "warning",
         perfq::say::Kind::Note => "note",
-    }
+    };
+    said.into_iter()
+        .map(|s| (kind_name(s.kind), s.text))
+        .collect()
+}
+
+/// Says `said` the Python way, through the package's `_say`: warnings as
+/// `PerfqWarning`, notes to the `perfq` logger.
+fn say(py: Python<'_>, said: Vec<perfq::say::Said>) -> PyResult<()> {
+    py.import("perfq")?.getattr("_say")?.call1((pairs(said),))?;
+    Ok(())
 }
 
 /// The Python exception for a failure, with what was said before it.
@@ -116,11 +123,7 @@ fn raise(py: Python<'_>, f: Failure) -> PyErr {
         FailureKind::Internal => InternalError::new_err(f.message),
         FailureKind::Interrupted => pyo3::exceptions::PyKeyboardInterrupt::new_err(f.message),
     };
-    let said: Vec<(&str, String)> = f
-        .said
-        .into_iter()
-        .map(|s| (kind_name(s.kind), s.text))
-        .collect();
+    let said = pairs(f.said);
     // An exception without the attribute is still the exception.
     let _ = err.value(py).setattr("said", said);
     err

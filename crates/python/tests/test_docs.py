@@ -1,5 +1,6 @@
 """docs/python.md's walk-through runs as written, and its deterministic
-output (the generated capture's top-down table) is what it shows."""
+output (the generated capture's top-down table and hottest source
+lines) is what it shows."""
 
 from __future__ import annotations
 
@@ -33,4 +34,7 @@ def test_the_walk_through_runs(tmp_path: pathlib.Path) -> None:
     finally:
         os.chdir(here)
     assert outputs[0] == shown[0], "the top-down table in docs/python.md is not perfq's"
+    # The generated capture's hottest lines, from perfq.samples (the last
+    # block shown).
+    assert outputs[-1] == shown[-1], "the source lines in docs/python.md are not perfq's"
     assert (tmp_path / "topdown.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,5 +1,6 @@
 //! `perfq dump`: every sample, every decoded field, in time order.
 
+mod frame_arrow;
 mod sample_arrow;
 mod sample_csv;
 mod sample_json;
@@ -114,12 +115,8 @@ impl Sink for Printing<'_, '_> {
     type Numbers = Interner<Location>;
     type Error = anyhow::Error;
 
-    /// Samples with a pid have their stack located with `--symbols`.
     fn take(&mut self, view: &SampleView<'_, '_>) -> Take {
-        match (&self.symbols, view.sample().pid) {
-            (Some(_), Some(_)) => Take::Locate,
-            _ => Take::AsIs,
-        }
+        symbolized::take(self.symbols.as_ref(), view)
     }
 
     fn symbolizer(&self) -> Option<&Symbolizer> {
@@ -175,11 +172,7 @@ impl Sink for Printing<'_, '_> {
             .events()
             .get(view.event())
             .map_or("", |e| e.name.as_str());
-        self.frames.clear();
-        // Frames leaf first, their numbers root first.
-        let numbers = located.stack().iter().rev();
-        self.frames
-            .extend(view.frames().iter().copied().zip(numbers.copied()));
+        symbolized::frames_of(located, &mut self.frames);
         let offset = view.record().offset.0;
         let (sample, members) = (view.sample(), view.members());
         match self.format {

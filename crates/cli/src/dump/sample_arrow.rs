@@ -1,7 +1,8 @@
 //! Samples as Arrow batches: the fields `perfq dump --format csv` prints,
 //! typed, one row per sample record in time order (the Python module's
-//! `perfq.samples`). A record of an unknown event is a row with its
-//! offset, time and id, and no event, as in the CSV.
+//! `perfq.samples`), and with symbols the frames `dump --symbols` writes.
+//! A record of an unknown event is a row with its offset, time and id,
+//! and no event, as in the CSV.
 
 use std::sync::Arc;
 
@@ -13,13 +14,16 @@ use perfq_query::arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
 use perfq_query::arrow::error::ArrowError;
 use perfq_reader::{Capture, MemberDelta, Sample};
 
+use super::frame_arrow::{self, FrameColumns};
+use super::symbolized::SymbolizedFrames;
 use super::{cpumode, member_name};
 
 /// Rows per batch.
 pub(super) const ROWS: usize = 1 << 16;
 
-/// The columns of the samples' batches.
-pub(super) fn schema() -> SchemaRef {
+/// The columns of the samples' batches; with `symbols`, a last one of
+/// frames.
+pub(super) fn schema(symbols: bool) -> SchemaRef {
     let u64 = |name: &str| Field::new(name, DataType::UInt64, true);
     let callchain = Field::new_list(
         "callchain",
@@ -31,7 +35,7 @@ pub(super) fn schema() -> SchemaRef {
         Field::new_struct("item", member_fields(), false),
         true,
     );
-    Arc::new(Schema::new(vec![
+    let mut fields = vec![
         Field::new("offset", DataType::UInt64, false),
         Field::new("event", DataType::Utf8, true),
         u64("time"),
@@ -50,7 +54,9 @@ pub(super) fn schema() -> SchemaRef {
         u64("cgroup"),
         callchain,
         read,
-    ]))
+    ];
+    fields.extend(symbols.then(frame_arrow::field));
+    Arc::new(Schema::new(fields))
 }
 
 /// A callchain entry: its address and, where a context marker preceded
@@ -87,13 +93,15 @@ pub(super) struct Batcher {
     numbers: [UInt64Builder; 9],
     callchain: ListBuilder<StructBuilder>,
     read: ListBuilder<StructBuilder>,
+    /// With symbols.
+    frames: Option<FrameColumns>,
     rows: usize,
 }
 
 impl Batcher {
-    pub(super) fn new() -> Batcher {
+    pub(super) fn new(symbols: bool) -> Batcher {
         Batcher {
-            schema: schema(),
+            schema: schema(symbols),
             offset: UInt64Builder::new(),
             event: StringBuilder::new(),
             time: UInt64Builder::new(),
@@ -106,6 +114,7 @@ impl Batcher {
                 .with_field(Field::new_struct("item", frame_fields(), false)),
             read: ListBuilder::new(StructBuilder::from_fields(member_fields(), 0))
                 .with_field(Field::new_struct("item", member_fields(), false)),
+            frames: symbols.then(FrameColumns::new),
             rows: 0,
         }
     }
@@ -115,7 +124,7 @@ impl Batcher {
         self.rows
     }
 
-    /// A sample's row.
+    /// A sample's row; `symbolized` is there when the batches have frames.
     pub(super) fn sample(
         &mut self,
         offset: u64,
@@ -123,6 +132,7 @@ impl Batcher {
         s: &Sample<'_>,
         members: &[MemberDelta],
         capture: &Capture,
+        symbolized: Option<SymbolizedFrames<'_>>,
     ) {
         self.offset.append_value(offset);
         self.event.append_value(event);
@@ -147,6 +157,9 @@ impl Batcher {
         }
         self.push_callchain(s);
         self.push_read(s, members, capture);
+        if let (Some(columns), Some(frames)) = (&mut self.frames, symbolized) {
+            columns.push(frames);
+        }
         self.rows += 1;
     }
 
@@ -165,6 +178,9 @@ impl Batcher {
         }
         self.callchain.append_null();
         self.read.append_null();
+        if let Some(columns) = &mut self.frames {
+            columns.push_null();
+        }
         self.rows += 1;
     }
 
@@ -215,6 +231,9 @@ impl Batcher {
         );
         columns.push(Arc::new(self.callchain.finish()));
         columns.push(Arc::new(self.read.finish()));
+        if let Some(frames) = &mut self.frames {
+            columns.push(frames.finish()?);
+        }
         self.rows = 0;
         RecordBatch::try_new(self.schema.clone(), columns)
     }

@@ -1,8 +1,10 @@
 //! `perfq dump`'s samples as Arrow batches, streamed (the Python module's
 //! `perfq.samples`): a thread reads the capture and makes batches of
 //! [`sample_arrow::ROWS`] rows, at most two ahead of the reader, so
-//! memory is a few batches' whatever the capture's length. The read's
-//! warnings are said on that thread (standard error); under `--strict`,
+//! memory is a few batches' whatever the capture's length. With symbols,
+//! the locations are resolved first, in a read of their own, as `dump
+//! --symbols` does. The read's warnings reach the answer's
+//! [`Later`](crate::say::Later) before its last batch; under `--strict`,
 //! damage ends the stream with an error after the rows read.
 
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -11,75 +13,103 @@ use perfq_query::arrow::datatypes::SchemaRef;
 use perfq_query::arrow::error::ArrowError;
 use perfq_query::arrow::record_batch::{RecordBatch, RecordBatchReader};
 use perfq_reader::{Capture, EventRef, RawRecord};
-use perfq_stream::{Flow, Interrupted, Located, Locating, Sink, Stream, Unnumbered};
+use perfq_stream::{
+    Flow, Interner, Interrupted, Located, Locating, Location, SampleView, Sink, Stream, Take,
+};
+use perfq_symbolize::{FrameLookup, Symbolizer};
 
 use super::sample_arrow::{self, Batcher};
+use super::symbolized::{self, Symbols};
 use crate::damage::Policy;
 use crate::input::CaptureFile;
+use crate::say;
+use crate::symbols::ResolvedSources;
 
 /// Batches made ahead of the reader.
 const AHEAD: usize = 2;
 
 type Sent = Result<RecordBatch, ArrowError>;
 
-/// The samples of `file`, a batch at a time.
+/// The samples of `file`, a batch at a time; with `symbols`, their frames
+/// symbolized from those sources.
 pub fn batches(
     file: CaptureFile,
+    symbols: Option<ResolvedSources>,
     policy: Policy,
-) -> anyhow::Result<Box<dyn RecordBatchReader + Send>> {
+) -> anyhow::Result<crate::Batches> {
     let path = file.name.clone();
     let capture = Capture::open(&file.path).map_err(|e| e.with_path(&path))?;
     let (tx, rx) = sync_channel(AHEAD);
+    let (teller, later) = say::later();
+    let schema = sample_arrow::schema(symbols.is_some());
     std::thread::Builder::new()
         .name("samples".into())
         .spawn(move || {
-            // The copy of a capture in object storage lives as long as
-            // its read.
+            // The copy of a capture in object storage, and the archives
+            // unpacked for its symbols, live as long as its read.
             let _file = file;
-            read(&capture, &path.display().to_string(), policy, tx);
+            let name = path.display().to_string();
+            let problem =
+                teller.collecting(|| read(&capture, &name, symbols.as_ref(), policy, &tx));
+            if let Some(problem) = problem {
+                let _ = tx.send(Err(ArrowError::ExternalError(problem.into())));
+            }
         })?;
-    Ok(Box::new(Received {
-        schema: sample_arrow::schema(),
-        rx,
-    }))
+    let reader = Box::new(Received { schema, rx });
+    Ok(crate::Batches { reader, later })
 }
 
-/// Reads `capture`, sending its batches, then the damage under `--strict`.
-fn read(capture: &Capture, name: &str, policy: Policy, tx: SyncSender<Sent>) {
+/// Reads `capture`, sending its batches; returns the damage `--strict`
+/// makes an error.
+fn read(
+    capture: &Capture,
+    name: &str,
+    sources: Option<&ResolvedSources>,
+    policy: Policy,
+    tx: &SyncSender<Sent>,
+) -> Option<String> {
+    let (symbols, mut locations, locating) = match sources {
+        Some(sources) => {
+            let (symbols, locations) = Symbols::collect(capture, &sources.config(true)).ok()?;
+            (Some(symbols), locations, Locating::new(symbolized::LOCATE))
+        }
+        None => (None, Interner::new(), Locating::default()),
+    };
     let mut stream = Stream::new(capture);
     let mut batching = Batching {
         capture,
-        rows: Batcher::new(),
+        rows: Batcher::new(symbols.is_some()),
+        symbols,
+        frames: Vec::new(),
         tx,
     };
-    let ran = stream.run(
-        &mut Locating::default(),
-        &mut Unnumbered,
-        &mut batching,
-        &mut |_, _| {},
-    );
-    if ran.is_err() {
-        // The reader went away, or a stop was asked for.
-        return;
+    // An error is the reader gone, or a stop asked for: nothing to say.
+    stream
+        .run(
+            &mut { locating },
+            &mut locations,
+            &mut batching,
+            &mut |_, _| {},
+        )
+        .ok()?;
+    if batching.rows.rows() > 0 {
+        batching.send().ok()?;
     }
-    if batching.rows.rows() > 0 && batching.send().is_err() {
-        return;
-    }
-    if let Some(problem) = policy.say(name, &stream.finish().notes()) {
-        let _ = batching
-            .tx
-            .send(Err(ArrowError::ExternalError(problem.into())));
-    }
+    policy.say(name, &stream.finish().notes())
 }
 
 /// The stream's sink: rows into batches, each sent when full.
-struct Batching<'c> {
+struct Batching<'c, 't> {
     capture: &'c Capture,
     rows: Batcher,
-    tx: SyncSender<Sent>,
+    symbols: Option<Symbols>,
+    /// The frames of the sample at hand, leaf first, with their location
+    /// numbers.
+    frames: Vec<(FrameLookup, u32)>,
+    tx: &'t SyncSender<Sent>,
 }
 
-impl Batching<'_> {
+impl Batching<'_, '_> {
     /// Sends the rows held; fails once the reader is gone.
     fn send(&mut self) -> Result<(), Interrupted> {
         self.tx.send(self.rows.finish()).map_err(|_| Interrupted)
@@ -93,13 +123,17 @@ impl Batching<'_> {
     }
 }
 
-impl Sink for Batching<'_> {
-    type Key = perfq_stream::Location;
-    type Numbers = Unnumbered;
+impl Sink for Batching<'_, '_> {
+    type Key = Location;
+    type Numbers = Interner<Location>;
     type Error = Interrupted;
 
-    fn take(&mut self, _: &perfq_stream::SampleView<'_, '_>) -> perfq_stream::Take {
-        perfq_stream::Take::AsIs
+    fn take(&mut self, view: &SampleView<'_, '_>) -> Take {
+        symbolized::take(self.symbols.as_ref(), view)
+    }
+
+    fn symbolizer(&self) -> Option<&Symbolizer> {
+        self.symbols.as_ref().map(|s| &s.symbolizer)
     }
 
     fn unknown_event(&mut self, r: &RawRecord<'_>) -> Result<(), Interrupted> {
@@ -114,7 +148,7 @@ impl Sink for Batching<'_> {
     fn sample(
         &mut self,
         located: &Located<'_, '_, '_>,
-        _: &mut Unnumbered,
+        _: &mut Interner<Location>,
     ) -> Result<Flow, Interrupted> {
         let view = located.view();
         let name = self
@@ -122,9 +156,20 @@ impl Sink for Batching<'_> {
             .events()
             .get(view.event())
             .map_or("", |e| e.name.as_str());
+        symbolized::frames_of(located, &mut self.frames);
+        let symbolized = self
+            .symbols
+            .as_ref()
+            .map(|s| (&s.resolved, self.frames.as_slice()));
         let offset = view.record().offset.0;
-        self.rows
-            .sample(offset, name, view.sample(), view.members(), self.capture);
+        self.rows.sample(
+            offset,
+            name,
+            view.sample(),
+            view.members(),
+            self.capture,
+            symbolized,
+        );
         self.full()?;
         Ok(Flow::Go)
     }

@@ -87,3 +87,22 @@ impl Sink for Interning {
         Ok(Flow::Go)
     }
 }
+
+/// What a dump's read takes of a sample: with symbols, the stack of a
+/// sample with a pid, located; otherwise the sample as it is.
+pub(super) fn take(symbols: Option<&Symbols>, view: &SampleView<'_, '_>) -> Take {
+    match (symbols, view.sample().pid) {
+        (Some(_), Some(_)) => Take::Locate,
+        _ => Take::AsIs,
+    }
+}
+
+/// Fills `frames` with the located sample's frames, leaf first, each with
+/// its location's number.
+pub(super) fn frames_of(located: &Located<'_, '_, '_>, frames: &mut Vec<(FrameLookup, u32)>) {
+    frames.clear();
+    // Frames leaf first, their numbers root first.
+    let numbers = located.stack().iter().rev();
+    let lookups = located.view().frames().iter().copied();
+    frames.extend(lookups.zip(numbers.copied()));
+}

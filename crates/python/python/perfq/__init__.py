@@ -366,15 +366,28 @@ def export(
     return os.fspath(path)
 
 
-def samples(path: Path, *, strict: bool = False, **options: Any) -> BatchReader:
+def samples(
+    path: Path, *, symbols: bool = False, strict: bool = False, **options: Any
+) -> BatchReader:
     """Every sample record of a perf.data file in time order, with every
     decoded field (``perfq dump``'s, typed: offset, event, time, pid, tid,
     cpu, cpumode, ip, addr, id, stream_id, period, weight, data_src,
     phys_addr, cgroup, the callchain's addresses and contexts, and a
     group's values with their deltas), a batch of 65,536 rows at a time
     as the capture is read: memory stays a few batches' whatever the
-    capture's length. Warnings about the capture go to standard error;
-    with ``strict=True`` damage ends the batches with ``PerfqError``."""
+    capture's length.
+
+    ``symbols=True`` adds ``frames``: per sample, its frames leaf first as
+    ``perfq dump --symbols`` gives them (address, context, dso, symbol,
+    raw_symbol, dso_offset, binary, vaddr, why a frame is unresolved, and
+    the inline chain with file and line); the locations are resolved
+    first, in a read of their own. Other options: ``symfs``,
+    ``kallsyms``, ``buildid_dir``, ``archive``.
+
+    Warnings about the capture are raised as ``PerfqWarning`` when the
+    last batch has been read; with ``strict=True`` damage ends the
+    batches with ``PerfqError`` instead."""
+    options = dict(options, symbols=symbols)
     return _run(_words("dump", [path], options), strict, streamed=True)[1]
 
 
