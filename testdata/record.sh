@@ -22,6 +22,16 @@ r -o compressed.data -z -g -F 4000 --sample-cpu -e cpu-clock -- ./work.sh
 r -o - -g -F 4000 --sample-cpu -e cpu-clock -- ./work.sh > pipe.data
 # Pipe mode, compressed, with a group read.
 r -o - -z -e '{task-clock,page-faults}:S' -c 250000 -g -- sh -c 'exec seq 1 2000000 > /dev/null' > group-pipe.data
+# Off-CPU: waits (waits.c) sleeping, on a mutex, on a pipe, and preempted,
+# recorded four ways. System-wide, with wakeups (perf sched timehist reads
+# it):
+r -o off-cpu-all.data -a -g -e sched:sched_switch -e sched:sched_wakeup -- ./waits
+# The one command: switch-outs of other processes' threads are not seen.
+r -o off-cpu-task.data -g -e sched:sched_switch -- ./waits
+# Context-switch records with cpu-clock samples, no tracepoint.
+r -o off-cpu-switches.data -g -F 4000 -e cpu-clock --switch-events -- ./waits
+# Both: the tracepoint's switch-outs, ended by switch records.
+r -o off-cpu-both.data -g -e sched:sched_switch -e cpu-clock -F 4000 --switch-events -- ./waits
 # Generated, not recorded (this machine has no PMU): a Sapphire Rapids
 # top-down group over td-demo, written by crates/testgen.
 (cd .. && cargo run -q -p perfq-testgen --release --bin perfq-gen -- --preset sapphirerapids --samples 2600 -o testdata/topdown-spr.data)

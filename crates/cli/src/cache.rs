@@ -1,5 +1,5 @@
 //! perfq's cache: the captures that commands given a perf.data file
-//! convert once and answer from afterwards (a dataset, `datasets-v5`),
+//! convert once and answer from afterwards (a dataset, `datasets-v6`),
 //! and symbol tables (`symbols-v2`), in `$PERFQ_CACHE_DIR`, else
 //! `$XDG_CACHE_HOME/perfq`, else `~/.cache/perfq`.
 //!
@@ -34,9 +34,10 @@ pub fn root() -> Option<PathBuf> {
 /// older perfq's conversions are not read as if they had the new columns
 /// (v3: groups of captures without GROUP_DESC are read off their samples;
 /// v4: PLT stubs named as perf >= 6.3 names them; v5: `read_error` says
-/// all that could not be read, `quality` counts it).
+/// all that could not be read, `quality` counts it; v6: the `off_cpu`
+/// table).
 pub fn datasets() -> Option<PathBuf> {
-    Some(root()?.join("datasets-v5"))
+    Some(root()?.join("datasets-v6"))
 }
 
 /// Symbol tables kept between runs (`perfq_symbolize::SymbolDisk`), at

@@ -243,21 +243,52 @@ pub struct ReportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = report::ReportFormat::Table)]
     format: report::ReportFormat,
+    /// Time off CPU instead of samples: where threads waited (from
+    /// sched:sched_switch or context-switch records; docs/off-cpu.md).
+    #[arg(long, conflicts_with_all = ["event", "pids"])]
+    off_cpu: bool,
     #[command(flatten)]
     sources: symbols::SymbolSources,
 }
 
 impl ReportArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        if self.off_cpu {
+            let (file, opt, conversion) = self.off_cpu(policy)?;
+            return crate::off_cpu::run(&file, &opt, conversion, out);
+        }
         let (file, opt, _sources) = self.prepare(policy)?;
         report::run(&file, &opt, out)
     }
 
     pub fn answer(self, policy: Policy) -> anyhow::Result<(Answer, Outcome)> {
+        if self.off_cpu {
+            let (file, opt, conversion) = self.off_cpu(policy)?;
+            let (table, outcome) = crate::off_cpu::table(&file, &opt, conversion)?;
+            return Ok((Answer::Table(table), outcome));
+        }
         let (file, opt, _sources) = self.prepare(policy)?;
         let report = report::compute(&file, &opt)?;
         let table = report::table_of(&report, &opt)?;
         Ok((Answer::Table(table), report::finish(&file, &report, &opt)))
+    }
+
+    /// `--off-cpu`'s input, options and conversion (into the cache: the
+    /// intervals are read from the views).
+    fn off_cpu(
+        self,
+        policy: Policy,
+    ) -> anyhow::Result<(PathBuf, crate::off_cpu::Options, crate::input::Conversion)> {
+        if self.sort != report::SortKey::DsoSym {
+            anyhow::bail!("--off-cpu takes --sort dso,sym only (off-CPU time per function)");
+        }
+        let sources = self.sources.resolve(Some(&[&self.file]))?;
+        let opt = crate::off_cpu::Options {
+            children: self.children,
+            format: self.format,
+        };
+        let conversion = crate::input::Conversion::with(sources, policy, false);
+        Ok((self.file, opt, conversion))
     }
 
     /// The capture (a capture in object storage is read from a copy
@@ -430,6 +461,11 @@ pub struct FlamegraphArgs {
     /// Only this event (its name as `perfq info` shows it).
     #[arg(long)]
     event: Option<String>,
+    /// Time off CPU instead of samples: where threads waited, each stack
+    /// as wide as the time spent there (docs/off-cpu.md); with
+    /// --samples, as the number of waits.
+    #[arg(long, conflicts_with = "event")]
+    off_cpu: bool,
     /// How frames are coloured.
     #[arg(long, value_enum, default_value_t = flamegraph::Color::Default)]
     color: flamegraph::Color,
@@ -451,6 +487,7 @@ impl FlamegraphArgs {
             color: self.color,
             capture: self.capture,
             samples: self.samples,
+            off_cpu: self.off_cpu,
             conversion,
         };
         flamegraph::run(&opt, out)

@@ -36,7 +36,8 @@ Examples:
   perfq report perf.data                         # self samples per function, like perf report --stdio
   perfq report perf.data --children              # and total (inclusive) time
   perfq report perf.data --sort dso --pid 4242 --format csv
-  perfq report perf.data --archive perf.data.tar.bz2   # binaries from the machine that recorded";
+  perfq report perf.data --archive perf.data.tar.bz2   # binaries from the machine that recorded
+  perfq report sched.data --off-cpu --children   # where threads waited, in ms (docs/off-cpu.md)";
 
 pub const TOPDOWN: &str = "\
 Examples:

@@ -33,12 +33,17 @@ pub struct Options {
     pub color: Color,
     pub capture: Option<String>,
     pub samples: bool,
+    /// Off-CPU time instead of an event's samples.
+    pub off_cpu: bool,
     pub conversion: Conversion,
 }
 
 pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     if opt.folded && opt.color == Color::Topdown {
         anyhow::bail!("--color topdown colours the SVG; --folded writes no colours");
+    }
+    if opt.off_cpu && opt.color == Color::Topdown {
+        anyhow::bail!("--color topdown colours sampled time; --off-cpu draws time off CPU");
     }
     let input = Input::open(&opt.input, &opt.conversion)?;
     let (session, capture) = input.session_for(&opt.input, opt.capture.as_deref())?;
@@ -53,6 +58,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         &fg::Options {
             event: opt.event.clone(),
             weight,
+            off_cpu: opt.off_cpu,
         },
     )
     .with_context(|| opt.input.display().to_string());
@@ -173,9 +179,12 @@ fn render(
     let mut palette = PaletteMap::default();
     let mut o = inferno::flamegraph::Options::default();
     o.title = format!("{source}: {}", folded.event);
-    o.count_name = match weight {
-        Weight::Period => "period".into(),
-        Weight::Samples => "samples".into(),
+    let off_cpu = folded.event == fg::OFF_CPU;
+    o.count_name = match (weight, off_cpu) {
+        (Weight::Period, false) => "period".into(),
+        (Weight::Samples, false) => "samples".into(),
+        (Weight::Period, true) => "ns".into(),
+        (Weight::Samples, true) => "waits".into(),
     };
     o.notes = format!(
         "perfq flamegraph: event {}, {} samples, captures {}",

@@ -34,6 +34,7 @@ mod info;
 mod input;
 mod jsonw;
 mod manual;
+mod off_cpu;
 mod output;
 mod progress;
 mod query;

@@ -119,7 +119,7 @@ fn a_damaged_entry_is_converted_again() {
     let cache = common::scratch("cache", "damaged");
     let (n, _) = count("testdata/fp.data", &cache, None);
     let [(id, _, _)] = listed(&cache).try_into().expect("one capture");
-    let samples = cache.join(format!("datasets-v5/capture={id}/samples.parquet"));
+    let samples = cache.join(format!("datasets-v6/capture={id}/samples.parquet"));
     let len = std::fs::metadata(&samples).expect("stat").len();
     let f = std::fs::File::options()
         .write(true)
@@ -166,7 +166,7 @@ fn two_commands_on_a_cold_cache_convert_once() {
     let b = common::succeeded(&b, "second topdown");
     assert_eq!(a, b);
     assert!(!common::rows(&a).is_empty());
-    let entries: Vec<String> = std::fs::read_dir(cache.join("datasets-v5"))
+    let entries: Vec<String> = std::fs::read_dir(cache.join("datasets-v6"))
         .expect("ls")
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())

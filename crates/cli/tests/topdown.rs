@@ -675,7 +675,7 @@ fn other_groupings_partition_the_samples() {
     );
     // The second question about the same capture reads the cache: the
     // capture is converted once.
-    let folders = std::fs::read_dir(cache.join("datasets-v5"))
+    let folders = std::fs::read_dir(cache.join("datasets-v6"))
         .map(|d| {
             d.filter_map(Result::ok)
                 .filter(|e| e.file_name().to_string_lossy().starts_with("capture="))

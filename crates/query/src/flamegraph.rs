@@ -72,7 +72,13 @@ pub struct Options {
     pub event: Option<String>,
     /// What a stack's count adds up.
     pub weight: Weight,
+    /// The off-CPU intervals instead of an event's samples, each counting
+    /// its length in ns (by `Weight::Period`) or once (`Weight::Samples`).
+    pub off_cpu: bool,
 }
+
+/// The name a graph of off-CPU time gives its "event".
+pub const OFF_CPU: &str = "off-CPU time (ns)";
 
 /// A function as the standard views name it (`frame_functions`): the key
 /// of per-function results such as topdown rows.
@@ -116,6 +122,9 @@ pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
     named_samples::require_tables(session)?;
     views::ensure(session, "frame_functions")?;
     named_samples::register_comms(session)?;
+    if opt.off_cpu {
+        return folded_off_cpu(session, opt);
+    }
     views::ensure(session, "delivered_samples")?;
     let named = named_samples::named_delivered();
     let events = events::sampled_events(session)?;
@@ -140,6 +149,21 @@ pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
         lines.add(b)?;
     }
     Ok(lines.folded(event, other_events, opt.weight))
+}
+
+/// Folds the session's off-CPU intervals into stacks.
+fn folded_off_cpu(session: &Session, opt: &Options) -> Result<Folded, Error> {
+    views::ensure(session, "off_cpu_stacks")?;
+    let rows = session.sql(&helpers::fill(
+        helpers::FLAMEGRAPH_OFF_CPU,
+        &[("comms", Param::Sql(named_samples::comms()))],
+    ))?;
+    let (capture_ids, names) = frame_names(session)?;
+    let mut lines = Lines::new(&capture_ids, &names);
+    for b in &rows {
+        lines.add(b)?;
+    }
+    Ok(lines.folded(OFF_CPU.to_string(), Vec::new(), opt.weight))
 }
 
 /// Folded stacks as they are put together from the rows of

@@ -49,6 +49,8 @@ helpers! {
     EVENT_SAMPLES = "_event_samples";
     /// One event's samples per capture, comm and stack.
     FLAMEGRAPH_STACKS = "_flamegraph_stacks";
+    /// The off-CPU intervals per capture, comm and stack.
+    FLAMEGRAPH_OFF_CPU = "_flamegraph_off_cpu";
     /// Every frame's rows and function.
     FLAMEGRAPH_FRAMES = "_flamegraph_frames";
     /// The thread records comms are worked out from.

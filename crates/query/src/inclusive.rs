@@ -83,20 +83,37 @@ mod tests {
         }
     }
 
-    /// Other engines read `function_total.sql` as it is: its query is the
+    /// `off_cpu_function_total`: the off-CPU intervals per capture and
+    /// state, counted and their lengths summed.
+    fn off_cpu_function_total() -> Inclusive<'static> {
+        Inclusive {
+            keys: &["capture", "state"],
+            samples: "off_cpu_stacks",
+            stack_sets: "stack_sets",
+            on: SAME_STACK,
+            sums: vec![
+                ("intervals".into(), "COUNT(*)".into()),
+                ("total_ns".into(), "SUM(s.duration_ns)".into()),
+            ],
+        }
+    }
+
+    /// Other engines read `function_total.sql` and
+    /// `off_cpu_function_total.sql` as they are: their queries are the
     /// template filled.
     #[test]
-    fn function_total_is_the_template_filled() {
-        let file = crate::views::VIEWS
-            .iter()
-            .find(|v| v.name == "function_total")
-            .map(|v| v.sql)
-            .unwrap_or_default();
-        let want = function_total().sql();
-        assert!(
-            helpers::query(file) == want,
-            "sql/function_total.sql's query is not _inclusive_sums.sql filled \
-             (inclusive::function_total); it would read:\n{want}"
-        );
+    fn total_views_are_the_template_filled() {
+        for (name, filled) in [
+            ("function_total", function_total()),
+            ("off_cpu_function_total", off_cpu_function_total()),
+        ] {
+            let file = crate::views::sql(name).unwrap_or_default();
+            let want = filled.sql();
+            assert!(
+                helpers::query(file) == want,
+                "sql/{name}.sql's query is not _inclusive_sums.sql filled \
+                 (inclusive::{name}); it would read:\n{want}"
+            );
+        }
     }
 }

@@ -32,6 +32,11 @@ pub(crate) fn named_delivered() -> String {
     )
 }
 
+/// The comm intervals' table [`register_comms`] makes.
+pub(crate) fn comms() -> &'static str {
+    COMMS
+}
+
 /// Fails unless the session has every table the named samples' queries
 /// read (the comm intervals' `threads` aside: without it, every thread is
 /// named by its id).

@@ -33,6 +33,7 @@ pub const TABLES: &[&str] = &[
     "threads",
     "mappings",
     "quality",
+    "off_cpu",
     "pmus",
 ];
 

@@ -47,6 +47,12 @@ pub const VIEWS: &[View] = views!(
     "function_self",
     "function_total",
     "stack_symbols",
+    "off_cpu_stacks",
+    "off_cpu_thread",
+    "off_cpu_process",
+    "off_cpu_function_self",
+    "off_cpu_function_total",
+    "off_cpu_function",
 );
 
 /// The query of view `name`.

@@ -18,6 +18,7 @@ use crate::order::TimeOrdered;
 use crate::record_type::RecordType;
 use crate::records::{parse_record, RecordData, SampleId};
 use crate::sample::{parse_sample, Sample};
+use crate::tracepoint::TracingData;
 
 pub use meta::Meta;
 
@@ -187,6 +188,18 @@ impl Capture {
     pub fn feature_data(&self, f: u32) -> Option<&[u8]> {
         let r = self.features.iter().find(|(id, _)| *id == f)?.1.clone();
         self.bytes.get(r)
+    }
+
+    /// The tracepoints' formats, from the capture's tracing data: `None`
+    /// without tracing data, an error (with the file offset) if it cannot
+    /// be read.
+    pub fn tracing_data(&self) -> Option<Result<TracingData>> {
+        let id = crate::features::id::TRACING_DATA;
+        let r = self.features.iter().find(|(f, _)| *f == id)?.1.clone();
+        let bytes = self.bytes.get(r.clone())?;
+        Some(TracingData::parse(bytes).map_err(|why| {
+            Error::at(r.start as u64, ErrorKind::BadTracingData(why)).with_path(self.path.clone())
+        }))
     }
 
     /// A warning about feature `f`, placed at its section.

@@ -65,6 +65,9 @@ pub enum ErrorKind {
     /// complete record.
     #[error("decompressed data exceeds {0} bytes without a complete record")]
     DecompressBomb(usize),
+    /// The tracing data (the tracepoints' formats) cannot be read.
+    #[error("bad tracing data: {0}")]
+    BadTracingData(String),
     /// The capture uses a layout perfq does not read.
     #[error("unsupported: {0}")]
     Unsupported(String),

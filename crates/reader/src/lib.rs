@@ -48,6 +48,7 @@ mod order;
 mod record_type;
 mod records;
 mod sample;
+mod tracepoint;
 mod user_records;
 
 pub use crate::attr::{
@@ -69,4 +70,5 @@ pub use crate::sample::{
     BranchEntry, BranchFlags, BranchStack, Callchain, CallchainContext, CallchainFrame, ReadValue,
     ReadValues, Regs, Sample, StackUser, PERF_CONTEXT_MAX,
 };
+pub use crate::tracepoint::{TraceField, TracepointFormat, TracingData};
 pub use crate::user_records::{AuxtraceError, EventUpdate, Stat, TimeConv};

@@ -51,6 +51,7 @@ println!("{} periods, {} frames", total.0, frames.keys().len());
 
 mod damage;
 mod located;
+pub mod off_cpu;
 pub mod process_tree;
 
 pub use damage::{Count, Damage};
@@ -89,6 +90,13 @@ pub trait Sink {
         _data: &RecordData<'_>,
         _sample_id: Option<SampleId>,
     ) -> Result<(), Self::Error> {
+        Ok(())
+    }
+
+    /// An off-CPU interval of a thread, once it has ended ([`off_cpu`]):
+    /// only in captures that recorded `sched:sched_switch` or
+    /// context-switch records.
+    fn off_cpu(&mut self, _interval: &off_cpu::Interval) -> Result<(), Self::Error> {
         Ok(())
     }
 
@@ -181,6 +189,9 @@ pub struct Stream<'c> {
     members: Vec<MemberDelta>,
     release: ReleaseBehind,
     damage: Damage,
+    off_cpu: Option<off_cpu::OffCpu>,
+    /// The next decoded sample's number.
+    number: u64,
 }
 
 /// What a read saw, once it is over.
@@ -221,6 +232,8 @@ impl<'c> Stream<'c> {
             members: Vec::new(),
             release: ReleaseBehind::default(),
             damage: Damage::default(),
+            off_cpu: off_cpu::OffCpu::new(capture),
+            number: 0,
         }
     }
 
@@ -257,16 +270,8 @@ impl<'c> Stream<'c> {
             // are not read again.
             self.release.reached(capture, r.offset.0);
             if r.kind != RecordType::SAMPLE {
-                match capture.parse(&r) {
-                    Ok((data, sample_id)) => {
-                        self.tracker.observe(&data);
-                        sink.sideband(&self.tracker, &r, &data, sample_id)?;
-                    }
-                    Err(e) => {
-                        self.damage.unparsed_records.add(&e);
-                        sink.lost(&r)?;
-                    }
-                }
+                let (tracker, off_cpu) = (&mut self.tracker, &mut self.off_cpu);
+                Self::other_record(capture, tracker, off_cpu, &mut self.damage, &r, sink)?;
                 continue;
             }
             let Some(event) = r.event.index() else {
@@ -277,10 +282,18 @@ impl<'c> Stream<'c> {
                 Ok(s) => s,
                 Err(e) => {
                     self.damage.undecoded_samples.add(&e);
+                    if let Some(o) = &mut self.off_cpu {
+                        o.lost();
+                    }
                     sink.lost(&r)?;
                     continue;
                 }
             };
+            let number = self.number;
+            self.number += 1;
+            if let Some(o) = &mut self.off_cpu {
+                o.sample(number, event, &sample);
+            }
             self.members.clear();
             self.lookups.clear();
             if sample.read.is_some() {
@@ -293,6 +306,7 @@ impl<'c> Stream<'c> {
             });
             let mut view = SampleView {
                 record: &r,
+                number,
                 event,
                 sample: &sample,
                 period,
@@ -302,9 +316,55 @@ impl<'c> Stream<'c> {
                 lookups: &mut self.lookups,
             };
             Self::hand(&mut view, locating, numbers, sink)?;
+            hand_off_cpu(&mut self.off_cpu, sink)?;
         }
         progress(capture.file_len(), capture.file_len());
+        self.ended(sink)
+    }
+
+    /// A record other than a sample: the tracker and the off-CPU intervals
+    /// see it, then `sink`. (Of the read's parts, those the record, which
+    /// borrows the records, leaves free.)
+    fn other_record<S: Sink>(
+        capture: &Capture,
+        tracker: &mut Tracker,
+        off_cpu: &mut Option<off_cpu::OffCpu>,
+        damage: &mut Damage,
+        r: &RawRecord<'_>,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
+        match capture.parse(r) {
+            Ok((data, sample_id)) => {
+                tracker.observe(&data);
+                if let Some(o) = off_cpu {
+                    o.sideband(&data, sample_id);
+                }
+                sink.sideband(tracker, r, &data, sample_id)?;
+            }
+            Err(e) => {
+                damage.unparsed_records.add(&e);
+                if let Some(o) = off_cpu {
+                    o.lost();
+                }
+                sink.lost(r)?;
+            }
+        }
+        hand_off_cpu(off_cpu, sink)
+    }
+
+    /// The read is over: the off-CPU intervals still open end, and an
+    /// error that stopped it is placed.
+    fn ended<S: Sink>(&mut self, sink: &mut S) -> Result<(), S::Error> {
+        if let Some(o) = &mut self.off_cpu {
+            if self.damage.read_error.is_some() {
+                // The records after the error are lost.
+                o.lost();
+            }
+            o.finish();
+        }
+        hand_off_cpu(&mut self.off_cpu, sink)?;
         if let Some(e) = self.damage.read_error.take() {
+            let capture = self.capture;
             self.damage.unread_bytes = capture.data_range().end.saturating_sub(e.offset.0);
             self.damage.read_error = Some(e.with_path(capture.path()));
         }
@@ -344,9 +404,23 @@ impl<'c> Stream<'c> {
     }
 }
 
+/// Hands the off-CPU intervals that ended to `sink`.
+fn hand_off_cpu<S: Sink>(
+    off_cpu: &mut Option<off_cpu::OffCpu>,
+    sink: &mut S,
+) -> Result<(), S::Error> {
+    if let Some(o) = off_cpu {
+        for interval in o.ended() {
+            sink.off_cpu(&interval)?;
+        }
+    }
+    Ok(())
+}
+
 /// One decoded sample as a sink sees it.
 pub struct SampleView<'s, 'r> {
     record: &'s RawRecord<'r>,
+    number: u64,
     event: EventIndex,
     sample: &'s Sample<'r>,
     period: u64,
@@ -360,6 +434,13 @@ impl<'s, 'r> SampleView<'s, 'r> {
     /// The record it was decoded from (its offset and time).
     pub fn record(&self) -> &RawRecord<'r> {
         self.record
+    }
+
+    /// Its number among the capture's decoded samples of known events,
+    /// from 0 in time order: a converted capture's `sample_id`, and how an
+    /// off-CPU interval names the sample whose stack it has.
+    pub fn number(&self) -> u64 {
+        self.number
     }
 
     /// Its event.

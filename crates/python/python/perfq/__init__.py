@@ -289,14 +289,19 @@ def report(
     sort: str = "dso,sym",
     event: str | None = None,
     pid: Sequence[int] | None = None,
+    off_cpu: bool = False,
     strict: bool = False,
     **options: Any,
 ) -> Table:
     """Per-function self samples and periods of a perf.data file, as
     ``perf report --no-children`` counts them; with ``children=True`` also
     the totals of ``--children`` (``perfq report``). ``sort`` is perf's
-    row key (``"dso,sym"``, ``"sym"``, ``"dso"``)."""
-    opts = dict(children=children, sort=sort, event=event, pid=pid)
+    row key (``"dso,sym"``, ``"sym"``, ``"dso"``). With ``off_cpu=True``,
+    time off CPU instead (``--off-cpu``: ``self_ns``, with ``children``
+    ``total_ns``, and that time split into ``runnable_ns``,
+    ``sleeping_ns`` and ``blocked_ns``), from a capture of
+    ``sched:sched_switch`` or ``--switch-events``."""
+    opts = dict(children=children, sort=sort, event=event, pid=pid, off_cpu=off_cpu)
     return _run(_words("report", [source], {**opts, **options}), strict)[1]
 
 

@@ -6,10 +6,11 @@ use std::ops::Range;
 
 use super::Capture;
 use crate::attr::Attr;
+use crate::endian::Endian;
 use crate::error::{Error, ErrorKind, Result, Warning};
 use crate::events::Events;
 use crate::features;
-use crate::framing::FileRecords;
+use crate::framing::{FileRecords, RawRecord};
 use crate::header::FileHeader;
 use crate::record_type::RecordType;
 use crate::records::{parse_record, RecordData};
@@ -194,6 +195,10 @@ impl Capture {
                     RecordType::HEADER_FEATURE,
                     RecordType::EVENT_UPDATE,
                 ];
+                if r.kind == RecordType::HEADER_TRACING_DATA {
+                    feats.push(tracing_data_range(&r, e, base));
+                    continue;
+                }
                 if !wanted.contains(&r.kind) {
                     continue;
                 }
@@ -223,4 +228,19 @@ impl Capture {
         self.pipe_names = names;
         Ok(attrs)
     }
+}
+
+/// Where a pipe's tracing data lies in the file, as the feature of a file
+/// would: after the record (perf), or inside it after its size
+/// (simpleperf).
+fn tracing_data_range(r: &RawRecord<'_>, e: Endian, base: usize) -> (u32, Range<usize>) {
+    let data = match r.payload.is_empty() {
+        true => {
+            let size = e.u32_at(r.body, 0).unwrap_or(0) as usize;
+            r.body.get(4..4 + size).unwrap_or_default()
+        }
+        false => r.payload,
+    };
+    let start = data.as_ptr() as usize - base;
+    (crate::features::id::TRACING_DATA, start..start + data.len())
 }

@@ -281,6 +281,10 @@ impl Sink for Reading {
         self.sideband.lost(r)
     }
 
+    fn off_cpu(&mut self, interval: &perfq_stream::off_cpu::Interval) -> Result<(), Error> {
+        self.sideband.off_cpu(interval)
+    }
+
     fn symbolizer(&self) -> Option<&Symbolizer> {
         self.symbolizer.as_deref()
     }
@@ -291,6 +295,8 @@ impl Sink for Reading {
         tickets: &mut TicketBook<Location>,
     ) -> Result<Flow, Error> {
         let view = located.view();
+        // Off-CPU intervals name samples by the stream's numbers.
+        debug_assert_eq!(view.number(), self.tables.count, "sample ids");
         let tracker = view.tracker();
         if let Some(w) = self.warmer.as_mut() {
             w.located(tickets.fresh(), tracker.dsos());

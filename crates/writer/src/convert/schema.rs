@@ -211,6 +211,27 @@ pub(crate) const MAPPINGS: &[Column<'static>] = &[
     Column::new("executable", U16),
 ];
 
+/// Off-CPU intervals (`perfq_stream::off_cpu`), in the order they end.
+pub(crate) const OFF_CPU: &[Column<'static>] = &[
+    Column::new("pid", I32).nullable(),
+    Column::new("tid", I32),
+    Column::new("start_time", U64),
+    Column::new("end_time", U64),
+    Column::new("duration_ns", U64),
+    Column::new("cpu", U32).nullable(),
+    Column::new("cpu_in", U32).nullable(),
+    Column::new("state", Str),
+    Column::new("end_from", Str),
+    Column::new("uncertain", Bool),
+    Column::new("sample_id", U64).nullable(),
+    Column::new("stack_from", Str).nullable(),
+    Column::new("wake_time", U64).nullable(),
+    Column::new("waker_pid", I32).nullable(),
+    Column::new("waker_tid", I32).nullable(),
+    Column::new("waker_sample_id", U64).nullable(),
+    Column::new("run_ns", U64).nullable(),
+];
+
 /// Lost records and samples, throttling.
 pub(crate) const QUALITY: &[Column<'static>] = &[
     Column::new("time", U64).nullable(),

@@ -1,10 +1,11 @@
 //! The sideband tables, streamed as records arrive: threads (comm, fork,
-//! exit), mappings (every MMAP/MMAP2) and data quality (lost records and
-//! samples, throttling).
+//! exit), mappings (every MMAP/MMAP2), data quality (lost records and
+//! samples, throttling), and the off-CPU intervals the read finds.
 
 use perfq_reader::{MmapFileId, RawRecord, RecordData, RecordType, SampleId};
+use perfq_stream::off_cpu::{Interval, StackFrom};
 
-use crate::convert::schema::{MAPPINGS, QUALITY, THREADS};
+use crate::convert::schema::{MAPPINGS, OFF_CPU, QUALITY, THREADS};
 use crate::{CaptureWriter, Cell, Error, Table};
 
 /// The sideband tables: threads (comm, fork, exit), mappings, and data
@@ -13,6 +14,7 @@ pub(crate) struct Sideband {
     threads: Table,
     mappings: Table,
     quality: Table,
+    off_cpu: Table,
 }
 
 impl Sideband {
@@ -21,6 +23,7 @@ impl Sideband {
             threads: w.table("threads", THREADS)?,
             mappings: w.table("mappings", MAPPINGS)?,
             quality: w.table("quality", QUALITY)?,
+            off_cpu: w.table("off_cpu", OFF_CPU)?,
         })
     }
 
@@ -105,6 +108,37 @@ impl Sideband {
         Ok(())
     }
 
+    /// An off-CPU interval: an `off_cpu` row.
+    pub(crate) fn off_cpu(&mut self, i: &Interval) -> Result<(), Error> {
+        let pid = |v: Option<u32>| v.map(|p| p as i32);
+        let (stack, stack_from) = match i.stack {
+            Some((n, StackFrom::Switch)) => (Some(n), Some("switch")),
+            Some((n, StackFrom::LastSample)) => (Some(n), Some("last_sample")),
+            None => (None, None),
+        };
+        let w = i.wake.as_ref();
+        self.off_cpu
+            .row()
+            .opt_i32(pid(i.pid))
+            .opt_i32(Some(i.tid as i32))
+            .u(i.start)
+            .u(i.end)
+            .u(i.duration_ns())
+            .opt_u(i.cpu.map(u64::from))
+            .opt_u(i.cpu_in.map(u64::from))
+            .str(i.state.name())
+            .str(i.end_from.name())
+            .u(u64::from(i.uncertain))
+            .opt_u(stack)
+            .opt_str(stack_from)
+            .opt_u(w.map(|w| w.time))
+            .opt_i32(pid(w.and_then(|w| w.pid)))
+            .opt_i32(pid(w.and_then(|w| w.tid)))
+            .opt_u(w.map(|w| w.sample))
+            .opt_u(i.run_ns)
+            .end()
+    }
+
     /// A record that could not be used (a sample that does not decode,
     /// another record that does not parse): a `quality` row of its own.
     pub(crate) fn lost(&mut self, r: &RawRecord<'_>) -> Result<(), Error> {
@@ -136,6 +170,7 @@ impl Sideband {
     pub(crate) fn finish(self) -> Result<(), Error> {
         self.threads.finish()?;
         self.mappings.finish()?;
-        self.quality.finish()
+        self.quality.finish()?;
+        self.off_cpu.finish()
     }
 }
