@@ -542,3 +542,85 @@ fn a_capture_cut_among_switches_keeps_flagged_intervals() {
     let strict = common::failed(&perfq(&["--strict", "query", &cut, sql]), "--strict");
     assert!(strict.contains("bad record size 4"), "{strict}");
 }
+
+/// Waits of td-demo's threads, summed as perf's `--off-cpu` sums them.
+fn perf_off_cpu_waits() -> Vec<perfq_testgen::off_cpu::OffCpuWait> {
+    let wait = |thread: usize, stack: &[&str], ns: u64| perfq_testgen::off_cpu::OffCpuWait {
+        thread,
+        stack: stack.iter().map(|s| s.to_string()).collect(),
+        ns,
+    };
+    vec![
+        wait(0, &["hash_table_probe", "run", "main"], 250_000_000),
+        wait(0, &["sort_records", "run", "main"], 1_500_000),
+        wait(1, &["hash_table_probe", "run", "main"], 40_000_000),
+        wait(1, &["checksum", "run", "main"], 7),
+        wait(2, &["parse_input", "run", "main"], 3_000_000_000),
+    ]
+}
+
+#[test]
+fn perf_off_cpu_samples_are_read_as_time() {
+    let dir = common::scratch("off-cpu", "perf-off-cpu");
+    let file = common::td_demo_off_cpu_capture(&dir.join("offcpu.data"), &perf_off_cpu_waits());
+    let file = file.to_string_lossy().into_owned();
+    // perf reads the capture: each sample's period, per thread and stack.
+    let Some(script) = common::perf(&["script", "-F", "tid,period,event,ip", "-i", &file]) else {
+        return skip("perf script does not read the capture");
+    };
+    let mut theirs: Vec<(u64, u64)> = Vec::new();
+    for line in script.lines().filter(|l| l.contains("offcpu-time")) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let tid = words.first().and_then(|w| w.parse().ok()).unwrap_or(0);
+        let period = words.get(1).and_then(|w| w.parse().ok()).unwrap_or(0);
+        theirs.push((tid, period));
+    }
+    theirs.sort_unstable();
+    assert_eq!(theirs.len(), perf_off_cpu_waits().len(), "{script}");
+    // perfq: one off_cpu row per sample, its period as time.
+    let sql =
+        "SELECT tid, duration_ns, start_time, end_from FROM off_cpu ORDER BY tid, duration_ns";
+    let out = common::perfq_cached(
+        &["query", &file, sql, "--format", "json"],
+        &dir.join("cache"),
+    );
+    let rows = match json(&succeeded(&out, "query")) {
+        Value::Array(rows) => rows,
+        other => panic!("not rows: {other}"),
+    };
+    let mine: Vec<(u64, u64)> = rows
+        .iter()
+        .map(|r| (u(r, "tid"), u(r, "duration_ns")))
+        .collect();
+    assert_eq!(mine, theirs);
+    assert!(
+        rows.iter()
+            .all(|r| r["end_from"] == "offcpu_time" && r["start_time"].is_null()),
+        "{rows:?}"
+    );
+    // And by function: hash_table_probe waited 290 ms in all, 250 of them
+    // on the first thread.
+    let out = common::perfq_cached(
+        &[
+            "report",
+            &file,
+            "--off-cpu",
+            "--children",
+            "--format",
+            "json",
+        ],
+        &dir.join("cache"),
+    );
+    let report = match json(&succeeded(&out, "report --off-cpu")) {
+        Value::Array(rows) => rows,
+        other => panic!("not rows: {other}"),
+    };
+    let total = |symbol: &str| {
+        report
+            .iter()
+            .find(|r| r["symbol"] == symbol)
+            .map_or(0, |r| u(r, "total_ns"))
+    };
+    assert_eq!(total("hash_table_probe"), 290_000_000, "{report:?}");
+    assert_eq!(total("main"), 3_291_500_007, "{report:?}");
+}

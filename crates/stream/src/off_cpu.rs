@@ -95,6 +95,11 @@ pub enum End {
     CaptureEnd,
     /// The thread left as it exited: the interval ends where it starts.
     Exit,
+    /// Not one interval: perf's `--off-cpu` (its BPF program, event
+    /// `offcpu-time`) summed the thread's waits with this stack, and
+    /// wrote the sum as the sample's period, at the end of the recording
+    /// with no time of its own ([`Interval::times`] is `false`).
+    Summed,
     /// No switch-in was recorded where every thread's switches are (a
     /// system-wide recording): the kernel left out the switch to it, as
     /// it does for most of the idle task's switch-outs when callchains are
@@ -112,6 +117,7 @@ impl End {
             End::NextEvent => "next_event",
             End::CaptureEnd => "capture_end",
             End::Exit => "exit",
+            End::Summed => "offcpu_time",
             End::Estimated => "estimated",
         }
     }
@@ -172,11 +178,25 @@ pub struct Interval {
 }
 
 impl Interval {
-    /// Its length.
+    /// Its length (for [`End::Summed`], the sum perf wrote).
     pub fn duration_ns(&self) -> u64 {
-        self.end.saturating_sub(self.start)
+        match self.end_from {
+            End::Summed => self.end,
+            _ => self.end.saturating_sub(self.start),
+        }
+    }
+
+    /// Whether `start` and `end` are times (not for [`End::Summed`],
+    /// whose `end` holds the sum and `start` is 0).
+    pub fn times(&self) -> bool {
+        self.end_from != End::Summed
     }
 }
+
+/// The time perf gives the samples of `offcpu-time` it writes at the end
+/// of a recording (`OFF_CPU_TIMESTAMP` in perf's `bpf_off_cpu.c`): not a
+/// time, a place after every other record.
+const OFF_CPU_TIMESTAMP: u64 = !0 << 32;
 
 /// A thread's switch-out not yet followed by its return.
 #[derive(Clone, Debug)]
@@ -225,6 +245,9 @@ struct Wakeups {
 /// The off-CPU intervals of a read, found as its records go by.
 pub struct OffCpu {
     switches: Option<Switches>,
+    /// perf's `--off-cpu` event, `offcpu-time`: each sample's period is
+    /// time off CPU.
+    perf_off_cpu: Vec<EventIndex>,
     wakeups: Wakeups,
     /// Whether switch records open intervals (no tracepoint).
     records_open: bool,
@@ -267,17 +290,18 @@ impl OffCpu {
                 _ => {}
             }
         }
-        let records = (0..events.len()).any(|i| {
-            events
-                .get(EventIndex(i))
-                .is_some_and(|e| e.attr.flags.contains(AttrFlags::CONTEXT_SWITCH))
-        });
-        if switches.is_none() && !records {
+        let records = any_with(capture, AttrFlags::CONTEXT_SWITCH);
+        let perf_off_cpu: Vec<EventIndex> = (0..events.len())
+            .map(EventIndex)
+            .filter(|&i| events.get(i).is_some_and(|e| e.name == "offcpu-time"))
+            .collect();
+        if switches.is_none() && !records && perf_off_cpu.is_empty() {
             return None;
         }
         Some(OffCpu {
             records_open: switches.is_none(),
             switches,
+            perf_off_cpu,
             // `perf sched timehist` takes sched_waking when both are there.
             wakeups: Wakeups {
                 events: if waking.is_empty() { wakeups } else { waking },
@@ -287,11 +311,7 @@ impl OffCpu {
             last_switch: FxHashMap::default(),
             // perf enables the events of a recording of one command when
             // it execs; a system-wide one's, at once.
-            every_thread: !(0..events.len()).any(|i| {
-                events
-                    .get(EventIndex(i))
-                    .is_some_and(|e| e.attr.flags.contains(AttrFlags::ENABLE_ON_EXEC))
-            }),
+            every_thread: !any_with(capture, AttrFlags::ENABLE_ON_EXEC),
             closed: Vec::new(),
             first_time: None,
             last_time: 0,
@@ -307,6 +327,11 @@ impl OffCpu {
     /// A decoded sample, the `number`-th of the read, of `event`.
     pub fn sample(&mut self, number: u64, event: EventIndex, s: &Sample<'_>) {
         let Some(t) = s.time else { return };
+        if self.perf_off_cpu.contains(&event) {
+            // (Before its placeholder time moves the capture's end.)
+            self.perf_summed(number, s, t);
+            return;
+        }
         self.timed(t);
         if let (Some(tid), Some(pid)) = (s.tid.filter(|&t| t != 0), s.pid) {
             self.threads.entry(tid).or_default().pid = Some(pid);
@@ -436,6 +461,33 @@ impl OffCpu {
         }
     }
 
+    /// A sample of perf's `offcpu-time`: time off CPU, its period. At
+    /// perf's placeholder time it is a sum of waits; at another (a wait
+    /// over `--off-cpu-thresh`, written as the thread returned) one wait,
+    /// ending then.
+    fn perf_summed(&mut self, number: u64, s: &Sample<'_>, t: u64) {
+        let Some(tid) = s.tid else { return };
+        let ns = s.period.unwrap_or(0);
+        let (start, end, end_from) = match t {
+            OFF_CPU_TIMESTAMP => (0, ns, End::Summed),
+            _ => (t.saturating_sub(ns), t, End::SwitchIn),
+        };
+        self.closed.push(Interval {
+            pid: s.pid,
+            tid,
+            start,
+            end,
+            cpu: None,
+            cpu_in: s.cpu.filter(|_| end_from == End::SwitchIn),
+            state: State::Waiting,
+            end_from,
+            uncertain: false,
+            stack: Some((number, StackFrom::Switch)),
+            wake: None,
+            run_ns: None,
+        });
+    }
+
     /// `prev` leaves in `state` (a tracepoint's switch-out).
     fn switch_out(
         &mut self,
@@ -556,6 +608,16 @@ impl OffCpu {
             .flatten();
         self.closed.push(interval(tid, out, end, how, cpu_in));
     }
+}
+
+/// Whether an event of `capture` has attr flag `flag`.
+fn any_with(capture: &Capture, flag: AttrFlags) -> bool {
+    let events = capture.events();
+    (0..events.len()).any(|i| {
+        events
+            .get(EventIndex(i))
+            .is_some_and(|e| e.attr.flags.contains(flag))
+    })
 }
 
 fn interval(tid: u32, out: Out, end: u64, end_from: End, cpu_in: Option<u32>) -> Interval {

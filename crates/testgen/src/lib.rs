@@ -36,6 +36,7 @@ mod binary;
 mod calltree;
 pub mod features;
 pub mod model;
+pub mod off_cpu;
 pub mod oracle;
 pub mod presets;
 pub mod records;

@@ -98,13 +98,13 @@ pub struct Emitted<'a> {
 
 /// One thread of the process.
 #[derive(Clone, Debug)]
-struct Thread {
-    tid: u32,
-    cpu: u32,
+pub(crate) struct Thread {
+    pub(crate) tid: u32,
+    pub(crate) cpu: u32,
     /// Index of its cpu among the sampled cpus.
-    cpu_slot: usize,
+    pub(crate) cpu_slot: usize,
     /// Samplers that sample on its cpu.
-    samplers: Vec<usize>,
+    pub(crate) samplers: Vec<usize>,
 }
 
 /// Cumulative counter values, kept as the kernel keeps them: per thread
@@ -263,7 +263,7 @@ struct Drawn {
 }
 
 /// A resolved stack: the return addresses from the leaf's caller up.
-struct Frames {
+pub(crate) struct Frames {
     leaf: Function,
     returns: Vec<u64>,
 }
@@ -360,7 +360,11 @@ impl<'a> Workload<'a> {
     }
 
     /// COMM, MMAP2 and FORK records of the process before its samples.
-    fn prologue<W: Write + Seek>(&self, w: &mut Writer<W>, threads: &[Thread]) -> io::Result<()> {
+    pub(crate) fn prologue<W: Write + Seek>(
+        &self,
+        w: &mut Writer<W>,
+        threads: &[Thread],
+    ) -> io::Result<()> {
         let t0 = self.start_ns;
         let cpu = threads[0].cpu;
         // perf synthesizes the kernel's map first (time 0).
@@ -422,7 +426,7 @@ impl<'a> Workload<'a> {
     }
 
     /// EXIT records: the threads, then the process.
-    fn epilogue<W: Write + Seek>(
+    pub(crate) fn epilogue<W: Write + Seek>(
         &self,
         w: &mut Writer<W>,
         threads: &[Thread],
@@ -459,7 +463,7 @@ impl<'a> Workload<'a> {
         }
     }
 
-    fn resolve(&self, names: &[&str]) -> io::Result<Frames> {
+    pub(crate) fn resolve(&self, names: &[&str]) -> io::Result<Frames> {
         let f = |n: &str| {
             self.binary
                 .function(n)
@@ -765,7 +769,7 @@ impl<'a> Workload<'a> {
 
     /// Draws an ip in the leaf of `fr` and writes the user callchain (the
     /// ip, then the return addresses) into `chain`. Returns the ip.
-    fn user_chain(&self, fr: &Frames, rng: &mut Rng, chain: &mut Vec<u64>) -> u64 {
+    pub(crate) fn user_chain(&self, fr: &Frames, rng: &mut Rng, chain: &mut Vec<u64>) -> u64 {
         let ip = self.bias() + fr.leaf.addr + rng.below(fr.leaf.size);
         chain.clear();
         chain.push(ip);

@@ -38,3 +38,19 @@ pub fn td_demo_capture_of(path: &Path, preset: &Preset, tree: &CallTree, samples
     assert_eq!(summary.samples, samples);
     path.to_path_buf()
 }
+
+/// Writes an `offcpu-time` capture of td-demo's threads (`perf record
+/// --off-cpu`'s layout, crates/testgen) with `waits` to `path`.
+pub fn td_demo_off_cpu_capture(
+    path: &Path,
+    waits: &[perfq_testgen::off_cpu::OffCpuWait],
+) -> PathBuf {
+    let demo = td_demo();
+    let binary = Binary::open(&demo).expect("open td-demo");
+    let workload = Workload::new(&binary, &demo.to_string_lossy());
+    let summary = workload
+        .write_off_cpu(path, &preset("sapphirerapids"), waits)
+        .expect("write capture");
+    assert_eq!(summary.samples, waits.len() as u64);
+    path.to_path_buf()
+}

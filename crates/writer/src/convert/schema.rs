@@ -215,8 +215,8 @@ pub(crate) const MAPPINGS: &[Column<'static>] = &[
 pub(crate) const OFF_CPU: &[Column<'static>] = &[
     Column::new("pid", I32).nullable(),
     Column::new("tid", I32),
-    Column::new("start_time", U64),
-    Column::new("end_time", U64),
+    Column::new("start_time", U64).nullable(),
+    Column::new("end_time", U64).nullable(),
     Column::new("duration_ns", U64),
     Column::new("cpu", U32).nullable(),
     Column::new("cpu_in", U32).nullable(),
