@@ -21,3 +21,27 @@ spr_capture() {
     [ -f "$file" ] || "$1" --preset sapphirerapids --samples "$2" --depth 12 -o "$file" >&2
     echo "$file"
 }
+
+# record_build NAME SECONDS PERF-OPTIONS...: `perf record -a OPTIONS` for
+# SECONDS into $dir/NAME (unless it is there) while a build of this
+# workspace from scratch runs (in a target folder of its own, started 10 s
+# before so that it is compiling, and stopped after): rustc, cc1, the
+# linker and cargo all busy, as on the captures people have.
+record_build() {
+    name=$1 len=$2
+    shift 2
+    [ -f "$dir/$name" ] && return 0
+    build="$dir/build-target"
+    rm -rf "$build"
+    (cd "$root" && CARGO_TARGET_DIR="$build" cargo build --release -q --workspace >/dev/null 2>&1) &
+    pid=$!
+    sleep 10
+    perf record -q -a "$@" -o "$dir/$name.part" -- sleep "$len"
+    mv "$dir/$name.part" "$dir/$name"
+    # The build and every process it started.
+    pkill -P "$pid" 2>/dev/null || true
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    pkill -f "$build" 2>/dev/null || true
+    rm -rf "$build"
+}

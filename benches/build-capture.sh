@@ -20,31 +20,9 @@ secs=${SECONDS_RECORDED:-60}
 PERFQ=${PERFQ:-$(built release perfq perfq)}
 mkdir -p "$dir"
 
-# record NAME SECONDS PERF-OPTIONS...: a capture taken while a build from
-# scratch runs (started 10 s before, so that it is compiling, and stopped
-# after).
-record() {
-    name=$1 len=$2
-    shift 2
-    [ -f "$dir/$name" ] && return 0
-    build="$dir/build-target"
-    rm -rf "$build"
-    (cd "$root" && CARGO_TARGET_DIR="$build" cargo build --release -q --workspace >/dev/null 2>&1) &
-    pid=$!
-    sleep 10
-    perf record -q -a "$@" -o "$dir/$name.part" -- sleep "$len"
-    mv "$dir/$name.part" "$dir/$name"
-    # The build and every process it started.
-    pkill -P "$pid" 2>/dev/null || true
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    pkill -f "$build" 2>/dev/null || true
-    rm -rf "$build"
-}
-
-record build-fp.data "$secs" -g -F 4999
-[ -n "${LONG:-}" ] && record build-fp-4x.data $((secs * 4)) -g -F 4999
-record build-dwarf.data $((secs / 3)) --call-graph dwarf,8192 -F 999
+record_build build-fp.data "$secs" -g -F 4999
+[ -n "${LONG:-}" ] && record_build build-fp-4x.data $((secs * 4)) -g -F 4999
+record_build build-dwarf.data $((secs / 3)) --call-graph dwarf,8192 -F 999
 
 # The shape of each capture, from its dataset.
 for f in "$dir"/build-*.data; do

@@ -51,7 +51,8 @@ Examples:
   perfq record --print                           # what this machine can record, and why
   perfq record -g -- ./app --input big.txt       # top-down per function of ./app
   perfq record -a --duration 10 --level 2 -o td.data
-  perfq record --events '{task-clock,page-faults}:S' -- ./app   # without a hardware PMU";
+  perfq record --events '{task-clock,page-faults}:S' -- ./app   # without a hardware PMU
+  perfq record --off-cpu -g -- ./app            # and where its threads wait";
 
 pub const QUERY: &str = "\
 Examples:

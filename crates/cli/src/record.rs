@@ -78,6 +78,11 @@ pub struct RecordArgs {
     /// Print the method chosen, why, and the perf command line; run nothing.
     #[arg(long)]
     print: bool,
+    /// Record where threads wait too (sched:sched_switch with callchains,
+    /// or context-switch records, as this machine allows), and answer
+    /// with the time off CPU per function (`perfq report --off-cpu`).
+    #[arg(long)]
+    off_cpu: bool,
     /// Row key of the answer.
     #[arg(long, value_enum, default_value_t = topdown::ByArg::Function)]
     by: topdown::ByArg,
@@ -131,6 +136,7 @@ impl RecordArgs {
             cpu_model: self.cpu_model.clone(),
             output,
             all_threads: self.all_threads,
+            off_cpu: self.off_cpu,
         })
     }
 
@@ -261,7 +267,8 @@ fn run_perf(
 }
 
 /// The answer: `perfq topdown`'s table for a top-down capture,
-/// `perfq report`'s for `--events`.
+/// `perfq report`'s for `--events`, `perfq report --off-cpu`'s with
+/// `--off-cpu`.
 fn answer(
     args: &RecordArgs,
     capture: &Path,
@@ -269,6 +276,15 @@ fn answer(
     policy: Policy,
     out: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
+    if args.off_cpu {
+        let sources = crate::symbols::SymbolSources::default().resolve(Some(&[capture]))?;
+        let opt = crate::off_cpu::Options {
+            children: true,
+            format: report_format(args.format),
+        };
+        let conversion = crate::input::Conversion::with(sources, policy, true);
+        return crate::off_cpu::run(capture, &opt, conversion, out);
+    }
     if args.events.is_some() {
         let sources = crate::symbols::SymbolSources::default().resolve(Some(&[capture]))?;
         let opt = report::Options {
@@ -276,11 +292,7 @@ fn answer(
             sort: report::SortKey::DsoSym,
             event: None,
             pids,
-            format: match args.format {
-                topdown::Format::Table => report::ReportFormat::Table,
-                topdown::Format::Csv => report::ReportFormat::Csv,
-                topdown::Format::Json => report::ReportFormat::Json,
-            },
+            format: report_format(args.format),
             symbols: sources.config(false),
             policy,
         };
@@ -299,6 +311,15 @@ fn answer(
         conversion: crate::input::InputArgs::default().resolve(policy, &[capture])?,
     };
     topdown::run(&opt, out)
+}
+
+/// The report format of `format`.
+fn report_format(format: topdown::Format) -> report::ReportFormat {
+    match format {
+        topdown::Format::Table => report::ReportFormat::Table,
+        topdown::Format::Csv => report::ReportFormat::Csv,
+        topdown::Format::Json => report::ReportFormat::Json,
+    }
 }
 
 /// The processes `parent` started, and theirs, in the capture at `path`

@@ -624,3 +624,48 @@ fn perf_off_cpu_samples_are_read_as_time() {
     assert_eq!(total("hash_table_probe"), 290_000_000, "{report:?}");
     assert_eq!(total("main"), 3_291_500_007, "{report:?}");
 }
+
+#[test]
+fn record_off_cpu_records_and_answers_where_threads_wait() {
+    if !common::have_perf() || !common::can_record() {
+        return skip("perf cannot record here: perfq record --off-cpu not checked");
+    }
+    let dir = common::scratch("off-cpu", "record");
+    let capture = dir.join("waits.data").to_string_lossy().into_owned();
+    let waits = testdata("waits").to_string_lossy().into_owned();
+    let args = [
+        "record",
+        "--off-cpu",
+        "-g",
+        "--events",
+        "{task-clock,page-faults}:S",
+        "-o",
+        &capture,
+        "--format",
+        "json",
+        "--",
+        &waits,
+    ];
+    let out = perfq(&args);
+    let rows = match json(&succeeded(&out, "perfq record --off-cpu")) {
+        Value::Array(rows) => rows,
+        other => panic!("not rows: {other}"),
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--off-cpu") || stderr.contains("off-CPU"),
+        "{stderr}"
+    );
+    let sleeps = rows
+        .iter()
+        .filter(|r| {
+            r["symbol"]
+                .as_str()
+                .is_some_and(|s| s.contains("nanosleep"))
+        })
+        .map(|r| u(r, "total_ns"))
+        .max()
+        .unwrap_or(0);
+    // The sleeper's 100 sleeps of 2 ms, and the holder's.
+    assert!(sleeps >= 200_000_000, "nanosleep: {sleeps} ns in {rows:?}");
+}

@@ -148,11 +148,14 @@ fn keep(session: &Session, totals: bool, paths: bool) -> Result<(), Error> {
 }
 
 /// Whether a statement names a view that reads the [`STACK_TABLES`]: one
-/// of them, or a `function_total` view (`topdown_function_total_intel_glc`
-/// too). By the statement's words: a name inside a string literal counts
+/// of them, a `function_total` view (`topdown_function_total_intel_glc`
+/// too), or a view that reads one of them (`off_cpu_function`). By the statement's words: a name inside a string literal counts
 /// too, which only costs the time to compute them.
 pub fn reads_stack_tables(statement: &str) -> bool {
     words(statement).any(|w| STACK_TABLES.contains(&w.as_str()) || w.contains("function_total"))
+        || read_by(statement)
+            .iter()
+            .any(|v| STACK_TABLES.contains(&v.name))
 }
 
 /// The dataset's tables ([`TABLES`]) `queries` read: those they name,

@@ -9,6 +9,7 @@
 mod explain;
 pub mod fixture;
 mod machine;
+mod off_cpu;
 mod perf;
 mod plan;
 mod privilege;

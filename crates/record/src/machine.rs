@@ -35,6 +35,10 @@ pub struct Machine {
     /// Whether the NMI watchdog is on (`kernel.nmi_watchdog`): it holds a
     /// counter of its own.
     pub nmi_watchdog: Option<bool>,
+    /// Whether tracefs names the `sched:sched_switch` tracepoint (its id
+    /// under `/sys/kernel/tracing` or `/sys/kernel/debug/tracing` is
+    /// readable): perf opens it by that id.
+    pub sched_switch: bool,
 }
 
 /// One PMU the kernel registered.
@@ -179,6 +183,9 @@ impl Machine {
             paranoid: read_trimmed(&at("proc/sys/kernel/perf_event_paranoid"))
                 .and_then(|s| s.parse().ok()),
             nmi_watchdog: flag("proc/sys/kernel/nmi_watchdog"),
+            sched_switch: ["sys/kernel/tracing", "sys/kernel/debug/tracing"]
+                .iter()
+                .any(|t| read_trimmed(&at(&format!("{t}/events/sched/sched_switch/id"))).is_some()),
         }
     }
 

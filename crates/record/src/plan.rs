@@ -56,6 +56,8 @@ pub struct Request {
     /// recorded while the command runs and the answer keeps its
     /// processes.
     pub all_threads: bool,
+    /// Record where threads wait too (`crate::off_cpu`).
+    pub off_cpu: bool,
 }
 
 /// One formula set's group, as chosen.
@@ -133,6 +135,12 @@ pub enum Refusal {
     },
     #[error("{set}: cannot be recorded here: {}", reasons.join("; "))]
     NoMethod { set: String, reasons: Vec<String> },
+    #[error(
+        "off-CPU time cannot be recorded with this perf: it needs sched:sched_switch (tracefs \
+         under /sys/kernel/tracing, and root or kernel.perf_event_paranoid -1) or \
+         --switch-events (perf 4.3 or later)"
+    )]
+    NoOffCpu,
 }
 
 /// The PMU a set's events go on, on this machine.
@@ -581,7 +589,11 @@ pub fn plan(
                 .into(),
         );
     }
-    let argv = command_line(&groups, request);
+    let extra = match request.off_cpu {
+        true => crate::off_cpu::arguments(machine, privilege, perf.version, request, &mut notes)?,
+        false => Vec::new(),
+    };
+    let argv = command_line(&groups, &extra, request);
     Ok(Plan {
         model,
         chosen,
@@ -701,7 +713,7 @@ fn inherit_note(
 }
 
 /// `perf record` with the groups and the request's options.
-fn command_line(groups: &[String], request: &Request) -> Vec<String> {
+fn command_line(groups: &[String], extra: &[String], request: &Request) -> Vec<String> {
     let mut argv: Vec<String> = vec![
         "perf".into(),
         "record".into(),
@@ -729,6 +741,7 @@ fn command_line(groups: &[String], request: &Request) -> Vec<String> {
         }
         Target::Command { .. } => {}
     }
+    argv.extend(extra.iter().cloned());
     argv.extend(["-o".into(), request.output.display().to_string()]);
     match &request.target {
         Target::Command { argv: cmd, .. } => {

@@ -221,3 +221,80 @@ fn all_threads_with_an_older_perf_records_every_cpu() {
     let e = refused.expect_err("paranoid 2 refuses -a").to_string();
     assert!(e.contains("--all-threads") && e.contains("=0"), "{e}");
 }
+
+/// `--off-cpu` adds what the machine allows: the tracepoint where tracefs
+/// names it and the user may read its fields, else context-switch
+/// records, else a refusal that says what to do.
+#[test]
+fn off_cpu_takes_what_the_machine_allows() {
+    let all = machines();
+    let root = |n: &str| all.iter().find(|(m, _)| m == n).expect(n).1.path();
+    let perf = |v: Version| Perf {
+        path: "perf".into(),
+        version: Some(v),
+        says: format!("perf version {v}"),
+    };
+    let mut request = common::request(1, &["./workload"], "perf.data".as_ref());
+    request.off_cpu = true;
+    request.events = Some("{task-clock,page-faults}:S".into());
+    let tracefs = |root: &Path| {
+        let dir = root.join("sys/kernel/tracing/events/sched/sched_switch");
+        std::fs::create_dir_all(&dir).expect("tracefs");
+        std::fs::write(dir.join("id"), "372\n").expect("id");
+    };
+    let planned = |name: &str, v: Version, request: &perfq_record::Request| {
+        let r = root(name);
+        plan(&Machine::read(r), &perf(v), Privilege::read(r), request)
+    };
+    let args = |p: &perfq_record::Plan| p.argv.join(" ");
+    // Root, without tracefs: switch records, and why.
+    let p = planned("icelake-server-root", PERFS[3], &request).expect("plan");
+    assert!(
+        args(&p).contains("--switch-events") && !args(&p).contains("sched:"),
+        "{}",
+        args(&p)
+    );
+    assert!(
+        p.notes.iter().any(|n| n.contains("mount tracefs")),
+        "{:?}",
+        p.notes
+    );
+    // Root, with tracefs: the tracepoint, and switch records for the
+    // returns of one command's threads.
+    tracefs(root("icelake-server-root"));
+    let p = planned("icelake-server-root", PERFS[3], &request).expect("plan");
+    assert!(
+        args(&p).contains("-e sched:sched_switch --switch-events -o"),
+        "{}",
+        args(&p)
+    );
+    // A user with paranoid 2 may not read the tracepoint's fields.
+    tracefs(root("icelake-server"));
+    let p = planned("icelake-server", PERFS[3], &request).expect("plan");
+    assert!(!args(&p).contains("sched:"), "{}", args(&p));
+    assert!(
+        p.notes.iter().any(|n| n.contains("paranoid -1")),
+        "{:?}",
+        p.notes
+    );
+    // Every CPU: the tracepoint with wakeups.
+    request.target = perfq_record::Target::SystemWide;
+    request.duration = Some(5.0);
+    let p = planned("icelake-server-root", PERFS[3], &request).expect("plan");
+    assert!(
+        args(&p).contains("-e sched:sched_switch -e sched:sched_wakeup"),
+        "{}",
+        args(&p)
+    );
+    // A perf without --switch-events, on a user's machine: one line.
+    request.target = perfq_record::Target::Command {
+        argv: vec!["./workload".into()],
+        all_cpus: false,
+    };
+    let e = planned("icelake-server", Version::new(4, 2, 0), &request).expect_err("refused");
+    let e = e.to_string();
+    assert!(
+        e.contains("sched:sched_switch") && e.contains("--switch-events"),
+        "{e}"
+    );
+}

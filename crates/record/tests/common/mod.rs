@@ -46,5 +46,6 @@ pub fn request(level: u8, argv: &[&str], output: &Path) -> Request {
         cpu_model: None,
         output: output.to_path_buf(),
         all_threads: false,
+        off_cpu: false,
     }
 }
