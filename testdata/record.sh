@@ -30,8 +30,9 @@ r -o off-cpu-all.data -a -g -e sched:sched_switch -e sched:sched_wakeup -- ./wai
 r -o off-cpu-task.data -g -e sched:sched_switch -- ./waits
 # Context-switch records with cpu-clock samples, no tracepoint.
 r -o off-cpu-switches.data -g -F 4000 -e cpu-clock --switch-events -- ./waits
-# Both: the tracepoint's switch-outs, ended by switch records.
-r -o off-cpu-both.data -g -e sched:sched_switch -e cpu-clock -F 4000 --switch-events -- ./waits
+# Both: the tracepoint's switch-outs, ended by switch records. (No -F:
+# given, it would sample the tracepoint too, a switch in every few.)
+r -o off-cpu-both.data -g -e sched:sched_switch -e cpu-clock --switch-events -- ./waits
 # Generated, not recorded (this machine has no PMU): a Sapphire Rapids
 # top-down group over td-demo, written by crates/testgen.
 (cd .. && cargo run -q -p perfq-testgen --release --bin perfq-gen -- --preset sapphirerapids --samples 2600 -o testdata/topdown-spr.data)

@@ -669,3 +669,37 @@ fn record_off_cpu_records_and_answers_where_threads_wait() {
     // The sleeper's 100 sleeps of 2 ms, and the holder's.
     assert!(sleeps >= 200_000_000, "nanosleep: {sleeps} ns in {rows:?}");
 }
+
+#[test]
+fn wall_clock_adds_the_clock_samples_and_the_waits() {
+    for name in [SWITCHES, BOTH] {
+        let one = |sql: &str| u(&rows(name, sql)[0], "ns");
+        let on = one("SELECT SUM(s.period) AS ns FROM samples s JOIN events e \
+             ON e.capture = s.capture AND e.event_id = s.event_id WHERE e.name = 'cpu-clock'");
+        let off = one("SELECT SUM(duration_ns) AS ns FROM off_cpu");
+        assert!(on > 0 && off > 0, "{name}: on {on}, off {off}");
+        // Each sample and each wait has one leaf: the self times add up to
+        // all the time, on CPU and off.
+        let sums = &rows(
+            name,
+            "SELECT SUM(on_cpu_self_ns) AS on_ns, SUM(off_cpu_self_ns) AS off_ns, \
+             SUM(self_ns) AS ns FROM wall_clock_function",
+        )[0];
+        assert_eq!(
+            (u(sums, "on_ns"), u(sums, "off_ns"), u(sums, "ns")),
+            (on, off, on + off),
+            "{name}"
+        );
+        // The sleeper's function: time off CPU, and next to none on it.
+        let sleep = &rows(
+            name,
+            "SELECT SUM(off_cpu_total_ns) AS off_ns, SUM(on_cpu_total_ns) AS on_ns \
+             FROM wall_clock_function WHERE symbol LIKE '%clock_nanosleep%'",
+        )[0];
+        assert!(u(sleep, "off_ns") >= 200_000_000, "{name}: {sleep}");
+        assert!(
+            u(sleep, "on_ns") * 10 < u(sleep, "off_ns"),
+            "{name}: {sleep}"
+        );
+    }
+}

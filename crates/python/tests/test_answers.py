@@ -38,6 +38,8 @@ def test_topdown(capture: pathlib.Path, options: dict, flags: list[str]) -> None
         ({"children": True}, ["--children"]),
         ({"sort": "sym"}, ["--sort", "sym"]),
         ({"sort": "dso", "children": True}, ["--sort", "dso", "--children"]),
+        ({"off_cpu": True}, ["--off-cpu"]),
+        ({"off_cpu": True, "children": True}, ["--off-cpu", "--children"]),
     ],
 )
 def test_report(capture: pathlib.Path, options: dict, flags: list[str]) -> None:

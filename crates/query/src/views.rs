@@ -53,6 +53,7 @@ pub const VIEWS: &[View] = views!(
     "off_cpu_function_self",
     "off_cpu_function_total",
     "off_cpu_function",
+    "wall_clock_function",
 );
 
 /// The query of view `name`.

@@ -28,8 +28,11 @@ pub(crate) fn arguments(
     let switch_events = perf.is_none_or(|v| v >= SWITCH_EVENTS);
     // Tracepoints' raw fields are for root, CAP_PERFMON or a paranoid of -1.
     let raw = privilege.bypasses_paranoid() || machine.paranoid.is_some_and(|p| p <= -1);
+    // perf's -F and -c apply to every event: the tracepoint would be
+    // sampled too, a switch in every few.
+    let sampled = request.rate.is_some();
     let mut args: Vec<String> = Vec::new();
-    if machine.sched_switch && raw {
+    if machine.sched_switch && raw && !sampled {
         args.extend(["-e".into(), "sched:sched_switch".into()]);
         if every_cpu {
             // Who woke whom, and the scheduling delay after it.
@@ -42,9 +45,12 @@ pub(crate) fn arguments(
         notes.push("off-CPU: sched:sched_switch with callchains (docs/off-cpu.md)".into());
     } else if switch_events {
         args.push("--switch-events".into());
-        let why = match machine.sched_switch {
-            false => "no sched:sched_switch under /sys/kernel/tracing (mount tracefs)",
-            true => "sched:sched_switch's fields need root or kernel.perf_event_paranoid -1",
+        let why = match (machine.sched_switch, raw) {
+            (false, _) => "no sched:sched_switch under /sys/kernel/tracing (mount tracefs)",
+            (true, false) => {
+                "sched:sched_switch's fields need root or kernel.perf_event_paranoid -1"
+            }
+            (true, true) => "-F and -c would sample sched:sched_switch too: leave them out for it",
         };
         notes.push(format!(
             "off-CPU: context-switch records only ({why}): a wait takes the stack of its \

@@ -268,6 +268,16 @@ fn off_cpu_takes_what_the_machine_allows() {
         "{}",
         args(&p)
     );
+    // A rate would sample the tracepoint too.
+    request.rate = Some(perfq_record::Rate::Frequency(999));
+    let p = planned("icelake-server-root", PERFS[3], &request).expect("plan");
+    assert!(!args(&p).contains("sched:"), "{}", args(&p));
+    assert!(
+        p.notes.iter().any(|n| n.contains("-F and -c")),
+        "{:?}",
+        p.notes
+    );
+    request.rate = None;
     // A user with paranoid 2 may not read the tracepoint's fields.
     tracefs(root("icelake-server"));
     let p = planned("icelake-server", PERFS[3], &request).expect("plan");
