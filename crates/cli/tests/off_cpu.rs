@@ -27,10 +27,25 @@ const BOTH: &str = "off-cpu-both.data";
 fn rows(name: &str, sql: &str) -> Vec<Value> {
     let file = testdata(name);
     let out = perfq(&["query", &file.to_string_lossy(), sql, "--format", "json"]);
-    match json(&succeeded(&out, format!("perfq query {name} {sql}"))) {
+    json_rows(&out, &format!("perfq query {name} {sql}"))
+}
+
+/// The JSON rows a run printed; a panic naming the run (`what`) if it
+/// failed or printed something else.
+fn json_rows(out: &std::process::Output, what: &str) -> Vec<Value> {
+    match json(&succeeded(out, what)) {
         Value::Array(rows) => rows,
-        other => panic!("not rows: {other}"),
+        other => panic!("{what}: not rows: {other}"),
     }
+}
+
+/// The largest `column` of the rows whose symbol holds `part`.
+fn largest(rows: &[Value], part: &str, column: &str) -> u64 {
+    rows.iter()
+        .filter(|r| r["symbol"].as_str().is_some_and(|s| s.contains(part)))
+        .map(|r| u(r, column))
+        .max()
+        .unwrap_or(0)
 }
 
 fn u(v: &Value, key: &str) -> u64 {
@@ -409,10 +424,7 @@ fn report(args: &[&str]) -> Vec<Value> {
     let file = testdata(ALL).to_string_lossy().into_owned();
     let mut all = vec!["report", &file, "--off-cpu", "--format", "json"];
     all.extend(args);
-    match json(&succeeded(&perfq(&all), format!("perfq {all:?}"))) {
-        Value::Array(rows) => rows,
-        other => panic!("not rows: {other}"),
-    }
+    json_rows(&perfq(&all), &format!("perfq {all:?}"))
 }
 
 #[test]
@@ -438,16 +450,7 @@ fn report_off_cpu_adds_up_the_intervals() {
         );
     }
     // The sleeper's 100 sleeps of 2 ms are under nanosleep.
-    let sleeps = total_rows
-        .iter()
-        .filter(|r| {
-            r["symbol"]
-                .as_str()
-                .is_some_and(|s| s.contains("clock_nanosleep"))
-        })
-        .map(|r| u(r, "sleeping_ns"))
-        .max()
-        .unwrap_or(0);
+    let sleeps = largest(&total_rows, "clock_nanosleep", "sleeping_ns");
     assert!(sleeps >= 200_000_000, "clock_nanosleep: {sleeps} ns");
     // A table, and a capture without switches: one line saying what to record.
     let file = testdata(ALL).to_string_lossy().into_owned();
@@ -522,10 +525,7 @@ fn a_capture_cut_among_switches_keeps_flagged_intervals() {
     let sql = "SELECT end_from, uncertain, COUNT(*) AS n FROM off_cpu GROUP BY end_from, uncertain";
     let out = perfq(&["query", &cut, sql, "--format", "json"]);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let kept = match json(&succeeded(&out, "query of the cut capture")) {
-        Value::Array(rows) => rows,
-        other => panic!("not rows: {other}"),
-    };
+    let kept = json_rows(&out, "query of the cut capture");
     // What was open at the cut runs to the end, uncertain; what ended
     // before it is kept as it was.
     let count = |end: &str, uncertain: bool| -> u64 {
@@ -584,10 +584,7 @@ fn perf_off_cpu_samples_are_read_as_time() {
         &["query", &file, sql, "--format", "json"],
         &dir.join("cache"),
     );
-    let rows = match json(&succeeded(&out, "query")) {
-        Value::Array(rows) => rows,
-        other => panic!("not rows: {other}"),
-    };
+    let rows = json_rows(&out, "query");
     let mine: Vec<(u64, u64)> = rows
         .iter()
         .map(|r| (u(r, "tid"), u(r, "duration_ns")))
@@ -611,10 +608,7 @@ fn perf_off_cpu_samples_are_read_as_time() {
         ],
         &dir.join("cache"),
     );
-    let report = match json(&succeeded(&out, "report --off-cpu")) {
-        Value::Array(rows) => rows,
-        other => panic!("not rows: {other}"),
-    };
+    let report = json_rows(&out, "report --off-cpu");
     let total = |symbol: &str| {
         report
             .iter()
@@ -647,25 +641,13 @@ fn record_off_cpu_records_and_answers_where_threads_wait() {
         &waits,
     ];
     let out = perfq(&args);
-    let rows = match json(&succeeded(&out, "perfq record --off-cpu")) {
-        Value::Array(rows) => rows,
-        other => panic!("not rows: {other}"),
-    };
+    let rows = json_rows(&out, "perfq record --off-cpu");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("--off-cpu") || stderr.contains("off-CPU"),
         "{stderr}"
     );
-    let sleeps = rows
-        .iter()
-        .filter(|r| {
-            r["symbol"]
-                .as_str()
-                .is_some_and(|s| s.contains("nanosleep"))
-        })
-        .map(|r| u(r, "total_ns"))
-        .max()
-        .unwrap_or(0);
+    let sleeps = largest(&rows, "nanosleep", "total_ns");
     // The sleeper's 100 sleeps of 2 ms, and the holder's.
     assert!(sleeps >= 200_000_000, "nanosleep: {sleeps} ns in {rows:?}");
 }

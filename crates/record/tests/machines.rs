@@ -20,14 +20,19 @@ const PERFS: [Version; 4] = [
     Version::new(6, 13, 0),
 ];
 
+/// perf of version `v`.
+fn perf(v: Version) -> Perf {
+    Perf {
+        path: "perf".into(),
+        version: Some(v),
+        says: format!("perf version {v}"),
+    }
+}
+
 /// What `--print` says on `root` with `perf`.
 fn said(root: &Path, perf: Version, level: u8) -> String {
     let machine = Machine::read(root);
-    let perf = Perf {
-        path: "perf".into(),
-        version: Some(perf),
-        says: format!("perf version {perf}"),
-    };
+    let perf = self::perf(perf);
     let privilege = Privilege::read(root);
     match plan(
         &machine,
@@ -187,11 +192,6 @@ fn every_group_fits_the_machines_counters() {
 fn all_threads_with_an_older_perf_records_every_cpu() {
     let all = machines();
     let root = |n: &str| all.iter().find(|(m, _)| m == n).expect(n).1.path();
-    let perf = |v: Version| Perf {
-        path: "perf".into(),
-        version: Some(v),
-        says: format!("perf version {v}"),
-    };
     let mut request = common::request(1, &["./workload"], "perf.data".as_ref());
     request.all_threads = true;
     let icx = root("icelake-server-root");
@@ -229,11 +229,6 @@ fn all_threads_with_an_older_perf_records_every_cpu() {
 fn off_cpu_takes_what_the_machine_allows() {
     let all = machines();
     let root = |n: &str| all.iter().find(|(m, _)| m == n).expect(n).1.path();
-    let perf = |v: Version| Perf {
-        path: "perf".into(),
-        version: Some(v),
-        says: format!("perf version {v}"),
-    };
     let mut request = common::request(1, &["./workload"], "perf.data".as_ref());
     request.off_cpu = true;
     request.events = Some("{task-clock,page-faults}:S".into());
