@@ -23,11 +23,15 @@ const TASK: &str = "off-cpu-task.data";
 const SWITCHES: &str = "off-cpu-switches.data";
 const BOTH: &str = "off-cpu-both.data";
 
-/// The rows of `sql` over capture `name`, as JSON objects.
+/// The rows of `sql` over capture `name` of testdata, as JSON objects.
 fn rows(name: &str, sql: &str) -> Vec<Value> {
-    let file = testdata(name);
+    rows_of(&testdata(name), sql)
+}
+
+/// The rows of `sql` over the capture `file`.
+fn rows_of(file: &std::path::Path, sql: &str) -> Vec<Value> {
     let out = perfq(&["query", &file.to_string_lossy(), sql, "--format", "json"]);
-    json_rows(&out, &format!("perfq query {name} {sql}"))
+    json_rows(&out, &format!("perfq query {} {sql}", file.display()))
 }
 
 /// The JSON rows a run printed; a panic naming the run (`what`) if it
@@ -328,12 +332,11 @@ fn captures_without_switches_have_no_intervals() {
     }
 }
 
-/// The off-CPU intervals `perf script` shows of `name`, worked out here:
+/// The off-CPU intervals `perf script` shows of `file`, worked out here:
 /// a thread's `sched_switch` out opens one with its callchain, a
 /// `sched_switch` naming it as `next_pid` closes it. Per (pid, callchain
 /// addresses): how many, and their length in ns.
-fn perf_script_waits(name: &str) -> Option<Vec<(u64, u64)>> {
-    let file = testdata(name);
+fn perf_script_waits(file: &std::path::Path) -> Option<Vec<(u64, u64)>> {
     let text = common::perf(&[
         "script",
         "--ns",
@@ -388,13 +391,13 @@ fn perf_script_waits(name: &str) -> Option<Vec<(u64, u64)>> {
     Some(waits)
 }
 
-/// perfq's intervals of `name` that a switch-out opened and a switch-in
+/// perfq's intervals of `file` that a switch-out opened and a switch-in
 /// closed, per (pid, stack): how many, and their length.
-fn perfq_waits(name: &str) -> Vec<(u64, u64)> {
+fn perfq_waits(file: &std::path::Path) -> Vec<(u64, u64)> {
     let sql = "SELECT COUNT(*) AS n, SUM(duration_ns) AS ns FROM off_cpu_stacks \
                WHERE end_from = 'switch_in' AND stack_from = 'switch' \
                GROUP BY pid, stack_id";
-    let mut waits: Vec<(u64, u64)> = rows(name, sql)
+    let mut waits: Vec<(u64, u64)> = rows_of(file, sql)
         .iter()
         .map(|r| (u(r, "n"), u(r, "ns")))
         .collect();
@@ -405,10 +408,10 @@ fn perfq_waits(name: &str) -> Vec<(u64, u64)> {
 #[test]
 fn off_cpu_time_per_stack_is_perf_scripts() {
     for name in [ALL, TASK] {
-        let Some(theirs) = perf_script_waits(name) else {
+        let Some(theirs) = perf_script_waits(&testdata(name)) else {
             return skip("perf script did not run");
         };
-        let mine = perfq_waits(name);
+        let mine = perfq_waits(&testdata(name));
         assert!(mine.len() > 20, "{name}: {} stacks", mine.len());
         let only_mine: Vec<_> = mine.iter().filter(|w| !theirs.contains(w)).collect();
         let only_theirs: Vec<_> = theirs.iter().filter(|w| !mine.contains(w)).collect();
@@ -684,4 +687,48 @@ fn wall_clock_adds_the_clock_samples_and_the_waits() {
             "{name}: {sleep}"
         );
     }
+}
+
+#[test]
+fn a_pipe_capture_gives_perf_scripts_waits() {
+    // A pipe carries the tracing data as a record, and the threads and
+    // mappings already there at time 0.
+    if !common::have_perf() || !common::can_record() {
+        return skip("perf cannot record here: the pipe capture is not checked");
+    }
+    let dir = common::scratch("off-cpu", "pipe");
+    let pipe = dir.join("pipe.data");
+    let recorded = std::process::Command::new("perf")
+        .args([
+            "record",
+            "-q",
+            "-o",
+            "-",
+            "-g",
+            "-e",
+            "sched:sched_switch",
+            "--",
+        ])
+        .arg(testdata("waits"))
+        .output()
+        .expect("perf record");
+    assert!(
+        recorded.status.success(),
+        "{}",
+        String::from_utf8_lossy(&recorded.stderr)
+    );
+    std::fs::write(&pipe, recorded.stdout).expect("pipe capture");
+    let Some(theirs) = perf_script_waits(&pipe) else {
+        return skip("perf script did not read the pipe capture");
+    };
+    assert_eq!(perfq_waits(&pipe), theirs);
+    // Intervals since before the capture start at its first record, not
+    // at perf's time 0: within a second of the first sample.
+    let min = |sql: &str| u(&rows_of(&pipe, sql)[0], "t");
+    let first = min("SELECT MIN(time) AS t FROM samples");
+    let earliest = min("SELECT MIN(start_time) AS t FROM off_cpu");
+    assert!(
+        earliest + 1_000_000_000 > first,
+        "{earliest} long before {first}"
+    );
 }

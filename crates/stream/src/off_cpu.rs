@@ -411,7 +411,12 @@ impl OffCpu {
 
     /// A record of time `t` went by.
     fn timed(&mut self, t: u64) {
-        self.first_time.get_or_insert(t);
+        // perf writes the threads and mappings already there at time 0
+        // (in a pipe, with that time in their sample_id): not a time of
+        // the capture.
+        if t != 0 {
+            self.first_time.get_or_insert(t);
+        }
         self.last_time = self.last_time.max(t);
     }
 
