@@ -117,32 +117,21 @@ impl Folded {
     }
 }
 
-/// Folds the session's samples of one event into stacks.
+/// Folds the session's samples of one event (or its off-CPU intervals)
+/// into stacks.
 pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
     named_samples::require_tables(session)?;
     views::ensure(session, "frame_functions")?;
     named_samples::register_comms(session)?;
-    if opt.off_cpu {
-        return folded_off_cpu(session, opt);
-    }
-    views::ensure(session, "delivered_samples")?;
-    let named = named_samples::named_delivered();
-    let events = events::sampled_events(session)?;
-    let Some(event) = events::chosen(opt.event.as_deref(), &events)? else {
-        // Nothing sampled (a damaged capture may have lost every sample):
-        // a graph without stacks.
-        return Ok(Folded::default());
+    let (rows, event, other_events) = match opt.off_cpu {
+        true => (off_cpu_rows(session)?, OFF_CPU.to_string(), Vec::new()),
+        false => match sampled_rows(session, opt)? {
+            Some(chosen) => chosen,
+            // Nothing sampled (a damaged capture may have lost every
+            // sample): a graph without stacks.
+            None => return Ok(Folded::default()),
+        },
     };
-    let other_events = events.into_iter().filter(|e| *e != event).collect();
-    // Samples of the event per (capture, comm, stack), with the stack's
-    // frames.
-    let rows = session.sql(&helpers::fill(
-        helpers::FLAMEGRAPH_STACKS,
-        &[
-            ("named", Param::Sql(&named)),
-            ("event", Param::Text(&event)),
-        ],
-    ))?;
     let (capture_ids, names) = frame_names(session)?;
     let mut lines = Lines::new(&capture_ids, &names);
     for b in &rows {
@@ -151,19 +140,38 @@ pub fn folded(session: &Session, opt: &Options) -> Result<Folded, Error> {
     Ok(lines.folded(event, other_events, opt.weight))
 }
 
-/// Folds the session's off-CPU intervals into stacks.
-fn folded_off_cpu(session: &Session, opt: &Options) -> Result<Folded, Error> {
-    views::ensure(session, "off_cpu_stacks")?;
+/// The rows to fold, the event they are of, and the other events sampled.
+type Chosen = (Vec<RecordBatch>, String, Vec<String>);
+
+/// The chosen event's samples per (capture, comm, stack), with the
+/// stack's frames (`_flamegraph_stacks`), the event and the others
+/// sampled; `None` when nothing was sampled.
+fn sampled_rows(session: &Session, opt: &Options) -> Result<Option<Chosen>, Error> {
+    views::ensure(session, "delivered_samples")?;
+    let named = named_samples::named_delivered();
+    let events = events::sampled_events(session)?;
+    let Some(event) = events::chosen(opt.event.as_deref(), &events)? else {
+        return Ok(None);
+    };
+    let other_events = events.into_iter().filter(|e| *e != event).collect();
     let rows = session.sql(&helpers::fill(
+        helpers::FLAMEGRAPH_STACKS,
+        &[
+            ("named", Param::Sql(&named)),
+            ("event", Param::Text(&event)),
+        ],
+    ))?;
+    Ok(Some((rows, event, other_events)))
+}
+
+/// The off-CPU intervals per (capture, comm, stack), in the same shape
+/// (`_flamegraph_off_cpu`).
+fn off_cpu_rows(session: &Session) -> Result<Vec<RecordBatch>, Error> {
+    views::ensure(session, "off_cpu_stacks")?;
+    session.sql(&helpers::fill(
         helpers::FLAMEGRAPH_OFF_CPU,
         &[("comms", Param::Sql(named_samples::comms()))],
-    ))?;
-    let (capture_ids, names) = frame_names(session)?;
-    let mut lines = Lines::new(&capture_ids, &names);
-    for b in &rows {
-        lines.add(b)?;
-    }
-    Ok(lines.folded(OFF_CPU.to_string(), Vec::new(), opt.weight))
+    ))
 }
 
 /// Folded stacks as they are put together from the rows of

@@ -20,6 +20,11 @@ const PERFS: [Version; 4] = [
     Version::new(6, 13, 0),
 ];
 
+/// The root of fixture machine `name` among `all`.
+fn root_of<'a>(all: &'a [(String, tempfile::TempDir)], name: &str) -> &'a Path {
+    all.iter().find(|(m, _)| m == name).expect(name).1.path()
+}
+
 /// perf of version `v`.
 fn perf(v: Version) -> Perf {
     Perf {
@@ -191,7 +196,7 @@ fn every_group_fits_the_machines_counters() {
 #[test]
 fn all_threads_with_an_older_perf_records_every_cpu() {
     let all = machines();
-    let root = |n: &str| all.iter().find(|(m, _)| m == n).expect(n).1.path();
+    let root = |name: &str| root_of(&all, name);
     let mut request = common::request(1, &["./workload"], "perf.data".as_ref());
     request.all_threads = true;
     let icx = root("icelake-server-root");
@@ -228,7 +233,7 @@ fn all_threads_with_an_older_perf_records_every_cpu() {
 #[test]
 fn off_cpu_takes_what_the_machine_allows() {
     let all = machines();
-    let root = |n: &str| all.iter().find(|(m, _)| m == n).expect(n).1.path();
+    let root = |name: &str| root_of(&all, name);
     let mut request = common::request(1, &["./workload"], "perf.data".as_ref());
     request.off_cpu = true;
     request.events = Some("{task-clock,page-faults}:S".into());

@@ -333,9 +333,6 @@ impl OffCpu {
             return;
         }
         self.timed(t);
-        if let (Some(tid), Some(pid)) = (s.tid.filter(|&t| t != 0), s.pid) {
-            self.threads.entry(tid).or_default().pid = Some(pid);
-        }
         if let Some(sw) = &self.switches {
             if sw.events.contains(&event) {
                 let raw = s.raw.unwrap_or_default();
@@ -365,6 +362,7 @@ impl OffCpu {
             let thread = self.threads.entry(tid).or_default();
             thread.seen = true;
             thread.last_sample = Some(number);
+            thread.pid = s.pid.or(thread.pid);
         }
     }
 
@@ -375,7 +373,7 @@ impl OffCpu {
             self.timed(t);
         }
         match data {
-            RecordData::Comm(c) => self.threads.entry(c.tid).or_default().pid = Some(c.pid),
+            RecordData::Lost { .. } | RecordData::LostSamples { .. } => self.lost(),
             RecordData::Fork(f) => {
                 // Born in the capture, not off CPU since before it (perf
                 // writes the threads already there as forks at time 0).
@@ -383,14 +381,13 @@ impl OffCpu {
                 thread.pid = Some(f.pid);
                 thread.seen |= f.time != 0;
             }
-            _ => {}
-        }
-        match data {
-            RecordData::Lost { .. } | RecordData::LostSamples { .. } => self.lost(),
             // A thread exiting runs: an interval it had open ends there.
             RecordData::Exit(f) => self.end_at(f.tid, f.time, End::NextEvent, id.cpu),
             // So does one naming itself or mapping memory.
             RecordData::Comm(_) | RecordData::Mmap(_) => {
+                if let RecordData::Comm(c) = data {
+                    self.threads.entry(c.tid).or_default().pid = Some(c.pid);
+                }
                 if let (Some(tid), Some(t)) = (id.tid.filter(|&t| t != 0), id.time) {
                     self.end_at(tid, t, End::NextEvent, id.cpu);
                 }
@@ -519,9 +516,10 @@ impl OffCpu {
         let since = thread.on_since.take().or(switched);
         let run_ns = since.map(|since| t.saturating_sub(since));
         thread.last_sample = Some(stack.0);
+        // An exiting thread's sample has the pid -1.
+        thread.pid = s.pid.filter(|&p| p != u32::MAX).or(thread.pid);
         let out = Out {
-            // An exiting thread's sample has the pid -1.
-            pid: s.pid.filter(|&p| p != u32::MAX).or(thread.pid),
+            pid: thread.pid,
             start: t,
             cpu: s.cpu,
             state: State::of_letter(state.unwrap_or('R')),
