@@ -245,7 +245,7 @@ pub struct ReportArgs {
     format: report::ReportFormat,
     /// Time off CPU instead of samples: where threads waited (from
     /// sched:sched_switch or context-switch records; docs/off-cpu.md).
-    #[arg(long, conflicts_with_all = ["event", "pids"])]
+    #[arg(long, conflicts_with = "event")]
     off_cpu: bool,
     #[command(flatten)]
     sources: symbols::SymbolSources,
@@ -253,42 +253,23 @@ pub struct ReportArgs {
 
 impl ReportArgs {
     pub fn run(self, policy: Policy, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-        if self.off_cpu {
-            let (file, opt, conversion) = self.off_cpu(policy)?;
-            return crate::off_cpu::run(&file, &opt, conversion, out);
-        }
         let (file, opt, _sources) = self.prepare(policy)?;
-        report::run(&file, &opt, out)
+        match opt.off_cpu {
+            true => crate::off_cpu::run(&file, &opt, out),
+            false => report::run(&file, &opt, out),
+        }
     }
 
     pub fn answer(self, policy: Policy) -> anyhow::Result<(Answer, Outcome)> {
-        if self.off_cpu {
-            let (file, opt, conversion) = self.off_cpu(policy)?;
-            let (table, outcome) = crate::off_cpu::table(&file, &opt, conversion)?;
+        let (file, opt, _sources) = self.prepare(policy)?;
+        if opt.off_cpu {
+            let (rows, outcome) = crate::off_cpu::compute(&file, &opt)?;
+            let table = crate::off_cpu::table(&rows, opt.children)?;
             return Ok((Answer::Table(table), outcome));
         }
-        let (file, opt, _sources) = self.prepare(policy)?;
         let report = report::compute(&file, &opt)?;
         let table = report::table_of(&report, &opt)?;
         Ok((Answer::Table(table), report::finish(&file, &report, &opt)))
-    }
-
-    /// `--off-cpu`'s input, options and conversion (into the cache: the
-    /// intervals are read from the views).
-    fn off_cpu(
-        self,
-        policy: Policy,
-    ) -> anyhow::Result<(PathBuf, crate::off_cpu::Options, crate::input::Conversion)> {
-        if self.sort != report::SortKey::DsoSym {
-            anyhow::bail!("--off-cpu takes --sort dso,sym only (off-CPU time per function)");
-        }
-        let sources = self.sources.resolve(Some(&[&self.file]))?;
-        let opt = crate::off_cpu::Options {
-            children: self.children,
-            format: self.format,
-        };
-        let conversion = crate::input::Conversion::with(sources, policy, false);
-        Ok((self.file, opt, conversion))
     }
 
     /// The capture (a capture in object storage is read from a copy
@@ -297,6 +278,9 @@ impl ReportArgs {
         self,
         policy: Policy,
     ) -> anyhow::Result<(CaptureFile, report::Options, symbols::ResolvedSources)> {
+        if self.off_cpu && self.sort != report::SortKey::DsoSym {
+            anyhow::bail!("--off-cpu takes --sort dso,sym only (off-CPU time per function)");
+        }
         let file = CaptureFile::open(&self.file)?;
         let sources = self.sources.resolve(Some(&[&file.path]))?;
         let opt = report::Options {
@@ -307,6 +291,7 @@ impl ReportArgs {
             format: self.format,
             symbols: sources.config(false),
             policy,
+            off_cpu: self.off_cpu,
         };
         Ok((file, opt, sources))
     }

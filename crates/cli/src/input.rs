@@ -33,24 +33,12 @@ impl InputArgs {
     /// Checks the symbol sources given, for the command's `inputs`.
     pub fn resolve(self, policy: Policy, inputs: &[&Path]) -> anyhow::Result<Conversion> {
         let sources = self.sources.resolve(Some(inputs))?;
-        Ok(Conversion::with(sources, policy, self.no_cache))
-    }
-}
-
-impl Conversion {
-    /// A conversion with symbols from `sources` (into the cache, or with
-    /// `no_cache` a temporary folder).
-    pub fn with(
-        sources: crate::symbols::ResolvedSources,
-        policy: Policy,
-        no_cache: bool,
-    ) -> Conversion {
-        Conversion {
-            no_cache,
+        Ok(Conversion {
+            no_cache: self.no_cache,
             symbols: sources.config(true),
             _sources: sources,
             policy,
-        }
+        })
     }
 }
 

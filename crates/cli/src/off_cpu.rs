@@ -1,154 +1,150 @@
 //! `perfq report --off-cpu`: where threads waited, per function, in time
-//! rather than samples: the `off_cpu_function` view (docs/off-cpu.md),
-//! self (the function the thread left the CPU in) and, with `--children`,
-//! total (every function on its stack then), each split by why the
-//! threads waited: for a CPU (runnable), asleep, or blocked.
+//! rather than samples: self (the function the thread left the CPU in)
+//! and, with `--children`, total (every function on its stack then), each
+//! split by why the threads waited: for a CPU (runnable), asleep, or
+//! blocked. The sums are `perfq_report`'s with `off_cpu` (the
+//! `off_cpu_function` view's, docs/off-cpu.md); this merges its states
+//! into those three and prints them.
 
+use std::collections::HashMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
-use perfq_query::arrow::array::{Array, AsArray};
-use perfq_query::arrow::compute::cast;
-use perfq_query::arrow::datatypes::{DataType, UInt64Type};
-use perfq_query::arrow::record_batch::RecordBatch;
+use perfq_report::Report;
+use serde_json::json;
 
 use crate::answer::Table;
-use crate::input::Conversion;
+use crate::input::CaptureFile;
 use crate::output::{self, QueryFormat};
-use crate::report::ReportFormat;
-use crate::{query, Outcome};
+use crate::report::{self, ReportFormat};
+use crate::Outcome;
 
-/// What `report --off-cpu` was asked.
-pub struct Options {
-    /// Total time per function too, sorted by it.
-    pub children: bool,
-    /// How the rows are printed.
-    pub format: ReportFormat,
-}
-
-/// The rows: per function, its self time (and total time), and the part
-/// of the time sorted by that each state holds.
-fn statement(children: bool) -> String {
-    let sorted = if children { "total_ns" } else { "self_ns" };
-    let total = if children {
-        "SUM(total_ns) AS total_ns, "
-    } else {
-        ""
-    };
-    let state = |name: &str, test: &str| {
-        format!("SUM(CASE WHEN {test} THEN {sorted} ELSE 0 END) AS {name}")
-    };
-    format!(
-        "SELECT * FROM (SELECT symbol, dso, SUM(self_ns) AS self_ns, {total}{}, {}, {} \
-         FROM off_cpu_function GROUP BY symbol, dso) f WHERE {sorted} > 0 \
-         ORDER BY {sorted} DESC, symbol, dso",
-        state("runnable_ns", "state = 'runnable'"),
-        state("sleeping_ns", "state NOT IN ('runnable', 'blocked')"),
-        state("blocked_ns", "state = 'blocked'"),
-    )
-}
-
-/// The rows of `file`'s report, and how the command ends.
-pub fn table(
-    file: &Path,
-    opt: &Options,
-    conversion: Conversion,
-) -> anyhow::Result<(Table, Outcome)> {
-    let q = query::Options {
-        input: PathBuf::from(file),
-        sql: statement(opt.children),
-        format: QueryFormat::Json,
-        output: None,
-        capture: None,
-        conversion,
-    };
-    let (table, outcome) = query::table(&q)?;
-    if table.num_rows() == 0 {
+/// The report's rows and how the command ends; a capture without
+/// off-CPU time is an error that says what to record.
+pub fn compute(file: &CaptureFile, opt: &report::Options) -> anyhow::Result<(Vec<Row>, Outcome)> {
+    let report = report::compute(file, opt)?;
+    let rows = rows(&report, opt.children);
+    // (Said first: a warning may say why there is no time.)
+    let outcome = report::finish(file, &report, opt);
+    if rows.is_empty() {
         anyhow::bail!(
             "{}: no off-CPU time: record sched:sched_switch with callchains \
              (perf record -g -e sched:sched_switch, with -a for every thread) \
              or context switches (--switch-events); see docs/off-cpu.md",
-            file.display()
+            file.name.display()
         );
     }
-    Ok((table, outcome))
+    Ok((rows, outcome))
+}
+
+/// The rows as a table: the columns of `--format json`.
+pub fn table(rows: &[Row], children: bool) -> anyhow::Result<Table> {
+    let json: Vec<_> = rows.iter().map(|r| r.json(children)).collect();
+    let first = [
+        "symbol",
+        "dso",
+        "self_ns",
+        "total_ns",
+        "runnable_ns",
+        "sleeping_ns",
+        "blocked_ns",
+    ]
+    .map(String::from);
+    Table::from_rows(&json, &first)
 }
 
 /// Prints `file`'s report.
 pub fn run(
-    file: &Path,
-    opt: &Options,
-    conversion: Conversion,
+    file: &CaptureFile,
+    opt: &report::Options,
     out: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
-    let (table, outcome) = table(file, opt, conversion)?;
-    let mut emit = |format| output::emit(format, None, &table.schema, &table.batches, out);
+    let (rows, outcome) = compute(file, opt)?;
+    let mut emit = |format| {
+        let table = table(&rows, opt.children)?;
+        output::emit(format, None, &table.schema, &table.batches, out)
+    };
     match opt.format {
         ReportFormat::Json => emit(QueryFormat::Json)?,
         ReportFormat::Csv => emit(QueryFormat::Csv)?,
-        ReportFormat::Table => print_table(&table.batches, opt.children, out)?,
+        ReportFormat::Table => print_table(&rows, opt.children, out)?,
     }
     Ok(outcome)
 }
 
-/// One row, as printed.
-struct Row {
+/// One row: a function's off-CPU time.
+pub struct Row {
     symbol: String,
     dso: String,
     /// self, total (with children), runnable, sleeping, blocked.
     ns: [u64; 5],
 }
 
-/// The rows of the result's batches.
-fn rows(batches: &[RecordBatch], children: bool) -> anyhow::Result<Vec<Row>> {
-    let mut rows = Vec::new();
-    for b in batches {
-        let text = |name: &str| -> anyhow::Result<Vec<String>> {
-            let col = cast(
-                b.column_by_name(name).ok_or_else(|| missing(name))?,
-                &DataType::Utf8,
-            )?;
-            let col = col.as_string::<i32>();
-            Ok((0..col.len()).map(|i| col.value(i).to_string()).collect())
-        };
-        let number = |name: &str| -> anyhow::Result<Vec<u64>> {
-            let Some(col) = b.column_by_name(name) else {
-                return Ok(vec![0; b.num_rows()]);
-            };
-            let col = cast(col, &DataType::UInt64)?;
-            let col = col.as_primitive::<UInt64Type>();
-            Ok((0..col.len()).map(|i| col.value(i)).collect())
-        };
-        let (symbols, dsos) = (text("symbol")?, text("dso")?);
-        let total = if children {
-            number("total_ns")?
-        } else {
-            vec![0; b.num_rows()]
-        };
-        let columns = [number("self_ns")?, total, number("runnable_ns")?];
-        let rest = [number("sleeping_ns")?, number("blocked_ns")?];
-        for (i, (symbol, dso)) in symbols.into_iter().zip(dsos).enumerate() {
-            let ns = [
-                columns[0][i],
-                columns[1][i],
-                columns[2][i],
-                rest[0][i],
-                rest[1][i],
-            ];
-            rows.push(Row { symbol, dso, ns });
+impl Row {
+    fn json(&self, children: bool) -> serde_json::Value {
+        let mut row = json!({
+            "symbol": self.symbol,
+            "dso": self.dso,
+            "self_ns": self.ns[0],
+            "runnable_ns": self.ns[2],
+            "sleeping_ns": self.ns[3],
+            "blocked_ns": self.ns[4],
+        });
+        if children {
+            row["total_ns"] = json!(self.ns[1]);
         }
+        row
     }
-    Ok(rows)
 }
 
-fn missing(name: &str) -> anyhow::Error {
-    anyhow::anyhow!("internal error (please report): the off-CPU rows have no {name}")
+/// Where a state's time goes among the printed three: runnable, sleeping
+/// (every state but these two), blocked.
+fn column(state: &str) -> usize {
+    match state {
+        "runnable" => 2,
+        "blocked" => 4,
+        _ => 3,
+    }
+}
+
+/// The report's rows of every state merged per function, the time of
+/// intervals without a stack as `[unknown]` (self and total: nothing is
+/// known of it), sorted by the time shown first (total with `children`),
+/// then by symbol and DSO; functions with none of it left out.
+fn rows(report: &Report, children: bool) -> Vec<Row> {
+    let sorted = if children { 1 } else { 0 };
+    let mut at: HashMap<(String, String), usize> = HashMap::new();
+    let mut rows: Vec<Row> = Vec::new();
+    let mut add = |symbol: String, dso: String, state: &str, own: u64, total: u64| {
+        let i = *at.entry((symbol.clone(), dso.clone())).or_insert_with(|| {
+            rows.push(Row {
+                symbol,
+                dso,
+                ns: [0; 5],
+            });
+            rows.len() - 1
+        });
+        let ns = &mut rows[i].ns;
+        ns[0] += own;
+        ns[1] += total;
+        ns[column(state)] += if children { total } else { own };
+    };
+    for r in &report.rows {
+        let state = &report.events[r.event as usize].name;
+        let (symbol, dso) = (report.symbol(r).to_string(), report.dso(r).to_string());
+        add(symbol, dso, state, r.period, r.total_period);
+    }
+    for (state, &ns) in report.events.iter().zip(&report.without_stack) {
+        let unknown = || "[unknown]".to_string();
+        add(unknown(), unknown(), &state.name, ns, ns);
+    }
+    rows.retain(|r| r.ns[sorted] > 0);
+    rows.sort_by(|a, b| (b.ns[sorted], &a.symbol, &a.dso).cmp(&(a.ns[sorted], &b.symbol, &b.dso)));
+    rows
 }
 
 /// perf report's look: a header with the whole off-CPU time, then a line
 /// per function, its share of that time first.
-fn print_table(batches: &[RecordBatch], children: bool, out: &mut dyn Write) -> anyhow::Result<()> {
-    let rows = rows(batches, children)?;
+fn print_table(rows: &[Row], children: bool, out: &mut dyn Write) -> anyhow::Result<()> {
     // Each interval has one leaf: the self times add up to all the time.
     let all: u64 = rows.iter().map(|r| r.ns[0]).sum();
     let ms = |ns: u64| ns as f64 / 1e6;
@@ -164,7 +160,7 @@ fn print_table(batches: &[RecordBatch], children: bool, out: &mut dyn Write) -> 
         out,
         "# {first}    Self    Self ms  Runnable  Sleeping   Blocked  Shared Object         Symbol"
     )?;
-    for r in &rows {
+    for r in rows {
         if children {
             write!(out, "  {:>7.2}% ", share(r.ns[1]))?;
         }

@@ -276,27 +276,24 @@ fn answer(
     policy: Policy,
     out: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
-    if args.off_cpu {
-        let sources = crate::symbols::SymbolSources::default().resolve(Some(&[capture]))?;
-        let opt = crate::off_cpu::Options {
-            children: true,
-            format: report_format(args.format),
-        };
-        let conversion = crate::input::Conversion::with(sources, policy, true);
-        return crate::off_cpu::run(capture, &opt, conversion, out);
-    }
-    if args.events.is_some() {
+    if args.off_cpu || args.events.is_some() {
         let sources = crate::symbols::SymbolSources::default().resolve(Some(&[capture]))?;
         let opt = report::Options {
-            children: false,
+            // Off CPU, where the time went is the question: the stacks too.
+            children: args.off_cpu,
             sort: report::SortKey::DsoSym,
             event: None,
             pids,
             format: report_format(args.format),
             symbols: sources.config(false),
             policy,
+            off_cpu: args.off_cpu,
         };
-        return report::run(&crate::input::CaptureFile::open(capture)?, &opt, out);
+        let file = crate::input::CaptureFile::open(capture)?;
+        return match args.off_cpu {
+            true => crate::off_cpu::run(&file, &opt, out),
+            false => report::run(&file, &opt, out),
+        };
     }
     let opt = topdown::Options {
         input: capture.to_path_buf(),

@@ -58,6 +58,8 @@ pub struct Options {
     pub format: ReportFormat,
     pub symbols: Config,
     pub policy: Policy,
+    /// Time off CPU instead of samples (`crate::off_cpu` prints it).
+    pub off_cpu: bool,
 }
 
 pub fn run(file: &CaptureFile, opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
@@ -121,6 +123,7 @@ pub fn compute(file: &CaptureFile, opt: &Options) -> anyhow::Result<Report> {
             pids: opt.pids.clone(),
             symbols: opt.symbols.clone(),
             pass_memory: None,
+            off_cpu: opt.off_cpu,
         },
         &mut |done, total| {
             bar.update(done, total);

@@ -48,6 +48,7 @@ use perfq_symbolize::{Config, Symbolizer, Unresolved};
 mod chain_tree;
 mod error;
 mod numbering_thread;
+mod off_cpu;
 mod reading;
 mod row_keys;
 mod shown;
@@ -56,6 +57,7 @@ mod sums;
 pub use error::Error;
 
 use numbering_thread::with_location_ids;
+use off_cpu::Weights;
 use reading::Reading;
 use row_keys::RowKeys;
 use shown::{Sym, TextPrefix};
@@ -94,6 +96,15 @@ pub struct Options {
     /// the same for any value: each pass's locations are resolved and its
     /// samples summed before the next pass is read.
     pub pass_memory: Option<u64>,
+    /// Time off CPU instead of samples: each off-CPU interval
+    /// ([`perfq_stream::off_cpu`]) counts its length, in nanoseconds, as
+    /// the period of the sample that gives it its stack. The report's
+    /// events are then the states the threads waited in
+    /// ([`perfq_stream::off_cpu::State::NAMES`]), and [`Options::event`]
+    /// is not used. The sums are the views `off_cpu_function_self` and
+    /// `off_cpu_function_total`'s, held equal by a test as `report`'s are
+    /// to `function_self` and `function_total`'s.
+    pub off_cpu: bool,
 }
 
 /// One event of the capture and what was delivered for it.
@@ -149,6 +160,10 @@ pub struct Report {
     /// What the read said of the capture: its warnings, and what could
     /// not be read (the rows count everything else).
     pub read: Notes,
+    /// With [`Options::off_cpu`], by event (state): the time of the
+    /// intervals that have no stack (a thread off CPU since before the
+    /// capture began), which no row counts.
+    pub without_stack: Vec<u64>,
     /// The rows' names.
     keys: RowKeys,
     /// By key: why its first location met is unresolved.
@@ -206,16 +221,37 @@ pub fn run_with_progress(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Report, Error> {
     let capture = Capture::open(path)?;
-    let events = capture.events();
-    if let Some(name) = &opt.event {
-        if !events.list().iter().any(|e| &e.name == name) {
-            return Err(Error::NoEvent {
-                name: name.clone(),
-                path: PathBuf::from(path),
-            });
+    let (weights, sums) = match opt.off_cpu {
+        true => {
+            let weights = Weights::read(&capture, opt.pids.as_deref())?;
+            let states = perfq_stream::off_cpu::State::NAMES.map(String::from);
+            (Some(weights), Sums::new(opt, states))
         }
-    }
-    let mut stream = Stream::new(&capture);
+        false => {
+            let events = capture.events().list();
+            if let Some(name) = &opt.event {
+                if !events.iter().any(|e| &e.name == name) {
+                    return Err(Error::NoEvent {
+                        name: name.clone(),
+                        path: PathBuf::from(path),
+                    });
+                }
+            }
+            (None, Sums::new(opt, events.iter().map(|e| e.name.clone())))
+        }
+    };
+    read(&capture, opt, sums, weights, progress)
+}
+
+/// The report's read of `capture` into `sums`, and its report.
+fn read(
+    capture: &Capture,
+    opt: &Options,
+    sums: Sums<'_>,
+    weights: Option<Weights>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Report, Error> {
+    let mut stream = Stream::new(capture);
     // Unique locations, numbered on a second thread (`numbering_thread`): the
     // read hands each over as a `LocKey` and keeps its ticket. Unresolved,
     // perf shows a sample's own ip as its offset in the DSO but a
@@ -235,23 +271,24 @@ pub fn run_with_progress(
         stream.tracker().kernel_build_id(),
         capture.meta().os_release.as_deref(),
     );
-    let sums = Sums::new(opt, events.list());
-    let ((read, pass, mut sums, mut symbolizer, ran), last) = with_location_ids(|tickets| {
-        let mut reading = Reading::new(opt, sums, symbolizer);
-        let mut locating = Locating::new(reading::locate(opt));
-        let ran = stream.run(&mut locating, tickets, &mut reading, progress);
-        // The read's lookup maps are done with: their memory (a few
-        // hundred bytes per location on system-wide captures) goes before
-        // resolving and summing need theirs.
-        drop(locating);
-        let (pass, sums, symbolizer) = reading.finish();
-        (stream.finish(), pass, sums, symbolizer, ran)
-    });
+    let ((read, pass, mut sums, mut symbolizer, weights, ran), last) =
+        with_location_ids(|tickets| {
+            let mut reading = Reading::new(opt, sums, symbolizer, weights);
+            let mut locating = Locating::new(reading::locate(opt));
+            let ran = stream.run(&mut locating, tickets, &mut reading, progress);
+            // The read's lookup maps are done with: their memory (a few
+            // hundred bytes per location on system-wide captures) goes
+            // before resolving and summing need theirs.
+            drop(locating);
+            let (pass, sums, symbolizer, weights) = reading.finish();
+            (stream.finish(), pass, sums, symbolizer, weights, ran)
+        });
     ran?;
     sums.add(pass, last, &mut symbolizer, &read.tracker);
     let mut report = sums.report();
     report.notes = symbolizer.notes();
     report.read = read.notes();
+    report.without_stack = weights.map_or_else(Vec::new, |w| w.unstacked.to_vec());
     Ok(report)
 }
 

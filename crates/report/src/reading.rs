@@ -6,6 +6,7 @@ use perfq_symbolize::Symbolizer;
 
 use crate::chain_tree::{ChainTree, NONE};
 use crate::numbering_thread::{LocKey, Tickets};
+use crate::off_cpu::Weights;
 use crate::sums::Sums;
 use crate::Options;
 
@@ -32,24 +33,38 @@ pub(crate) struct Reading<'o> {
     pass: Pass,
     sums: Sums<'o>,
     symbolizer: Symbolizer,
+    /// Off-CPU time: the samples that give intervals their stacks, and
+    /// the time each counts instead of its period.
+    weights: Option<Weights>,
 }
 
 impl<'o> Reading<'o> {
     /// A read summing into `sums`.
-    pub(crate) fn new(opt: &Options, sums: Sums<'o>, symbolizer: Symbolizer) -> Self {
+    pub(crate) fn new(
+        opt: &Options,
+        sums: Sums<'o>,
+        symbolizer: Symbolizer,
+        weights: Option<Weights>,
+    ) -> Self {
         Reading {
             pids: opt.pids.clone(),
             pass_memory: opt.pass_memory.unwrap_or(PASS_MEMORY),
             pass: Pass::default(),
             sums,
             symbolizer,
+            weights,
         }
     }
 
-    /// The last pass, unsummed, the sums of those before, and the
-    /// symbolizer.
-    pub(crate) fn finish(self) -> (Pass, Sums<'o>, Symbolizer) {
-        (self.pass, self.sums, self.symbolizer)
+    /// The last pass, unsummed, the sums of those before, the symbolizer,
+    /// and the off-CPU weights, each handed out or counted as without a
+    /// stack.
+    pub(crate) fn finish(self) -> (Pass, Sums<'o>, Symbolizer, Option<Weights>) {
+        let mut weights = self.weights;
+        if let Some(w) = &mut weights {
+            w.finish();
+        }
+        (self.pass, self.sums, self.symbolizer, weights)
     }
 }
 
@@ -58,8 +73,15 @@ impl Sink for Reading<'_> {
     type Numbers = Tickets;
     type Error = perfq_stream::Interrupted;
 
-    /// Samples with a pid and an address, of the processes asked for.
+    /// Samples with a pid and an address, of the processes asked for;
+    /// for off-CPU time, those with an address that give stacks.
     fn take(&mut self, view: &perfq_stream::SampleView<'_, '_>) -> Take {
+        if let Some(w) = &mut self.weights {
+            return match w.wanted(view.number()) && view.leaf().is_some() {
+                true => Take::Locate,
+                false => Take::Skip,
+            };
+        }
         let (Some(pid), Some(_)) = (view.sample().pid, view.leaf()) else {
             return Take::Skip;
         };
@@ -87,15 +109,24 @@ impl Sink for Reading<'_> {
             [] => NONE,
             stack => pass.tree.chain(stack, located.new_in_stack()),
         };
-        // perf splits a sample-read sample into one sample per member with
-        // its delta as period, dropping zero deltas.
-        for (event, period) in located.view().delivered() {
+        let mut push = |event, period| {
             pass.samples.push(Sample {
-                event: event.0 as u32,
+                event,
                 leaf,
                 chain,
                 period,
-            });
+            })
+        };
+        match &mut self.weights {
+            Some(w) => w
+                .take(located.view().number())
+                .for_each(|(state, ns)| push(state, ns)),
+            // perf splits a sample-read sample into one sample per member
+            // with its delta as period, dropping zero deltas.
+            None => located
+                .view()
+                .delivered()
+                .for_each(|(event, period)| push(event.0 as u32, period)),
         }
         Ok(match pass.bytes(tickets.len()) >= self.pass_memory {
             true => Flow::Restart,

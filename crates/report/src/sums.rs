@@ -47,21 +47,23 @@ pub(crate) struct Sums<'o> {
 }
 
 impl<'o> Sums<'o> {
-    pub(crate) fn new(opt: &'o Options, events: &[perfq_reader::Event]) -> Self {
+    /// Sums of the events named `events`, in the capture's order.
+    pub(crate) fn new(opt: &'o Options, events: impl IntoIterator<Item = String>) -> Self {
+        let totals: Vec<EventTotal> = events
+            .into_iter()
+            .map(|name| EventTotal {
+                name,
+                ..EventTotal::default()
+            })
+            .collect();
         Sums {
             opt,
             keys: RowKeys::new(),
             key_reason: Vec::new(),
-            slot_of_event: vec![None; events.len()],
+            slot_of_event: vec![None; totals.len()],
             event_of_slot: Vec::new(),
             acc: Vec::new(),
-            totals: events
-                .iter()
-                .map(|e| EventTotal {
-                    name: e.name.clone(),
-                    ..EventTotal::default()
-                })
-                .collect(),
+            totals,
             unresolved: BTreeMap::new(),
         }
     }
@@ -99,8 +101,10 @@ impl<'o> Sums<'o> {
         let slot = self.slot_of_event.get_mut(e)?;
         if slot.is_none() {
             let wanted = match &self.opt.event {
-                Some(name) => self.totals.get(e).is_some_and(|t| &t.name == name),
-                None => true,
+                Some(name) if !self.opt.off_cpu => {
+                    self.totals.get(e).is_some_and(|t| &t.name == name)
+                }
+                _ => true,
             };
             if !wanted {
                 return None;

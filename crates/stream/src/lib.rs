@@ -190,6 +190,8 @@ pub struct Stream<'c> {
     release: ReleaseBehind,
     damage: Damage,
     off_cpu: Option<off_cpu::OffCpu>,
+    /// Why a switch tracepoint recorded gives no off-CPU intervals.
+    off_cpu_warning: Option<Warning>,
     /// The next decoded sample's number.
     number: u64,
 }
@@ -222,6 +224,7 @@ impl Read {
 impl<'c> Stream<'c> {
     /// A read of `capture` from its first record.
     pub fn new(capture: &'c Capture) -> Stream<'c> {
+        let (off_cpu, off_cpu_warning) = off_cpu::OffCpu::new(capture);
         Stream {
             capture,
             records: capture.records_by_time(),
@@ -232,7 +235,8 @@ impl<'c> Stream<'c> {
             members: Vec::new(),
             release: ReleaseBehind::default(),
             damage: Damage::default(),
-            off_cpu: off_cpu::OffCpu::new(capture),
+            off_cpu,
+            off_cpu_warning,
             number: 0,
         }
     }
@@ -395,6 +399,7 @@ impl<'c> Stream<'c> {
     pub fn finish(self) -> Read {
         let mut warnings = self.capture.warnings().to_vec();
         warnings.extend(self.records.warnings());
+        warnings.extend(self.off_cpu_warning);
         Read {
             stats: self.records.stats().clone(),
             warnings,

@@ -24,6 +24,7 @@ use rustc_hash::FxHashMap;
 
 use perfq_reader::{
     event_type, AttrFlags, Capture, Endian, EventIndex, RecordData, Sample, SampleId, TraceField,
+    Warning,
 };
 
 /// Why a thread was off CPU: its state at the switch-out.
@@ -54,19 +55,31 @@ pub enum State {
 }
 
 impl State {
+    /// Every state's name as the dataset stores it, in [`State::index`]'s
+    /// order.
+    pub const NAMES: [&'static str; 9] = [
+        "runnable", "sleeping", "blocked", "stopped", "idle", "dead", "other", "waiting", "unknown",
+    ];
+
+    /// Its place in [`State::NAMES`] (every [`State::Other`] letter is one
+    /// place).
+    pub fn index(self) -> usize {
+        match self {
+            State::Runnable => 0,
+            State::Sleeping => 1,
+            State::Blocked => 2,
+            State::Stopped => 3,
+            State::Idle => 4,
+            State::Dead => 5,
+            State::Other(_) => 6,
+            State::Waiting => 7,
+            State::Unknown => 8,
+        }
+    }
+
     /// The name stored in the dataset.
     pub fn name(self) -> &'static str {
-        match self {
-            State::Runnable => "runnable",
-            State::Sleeping => "sleeping",
-            State::Blocked => "blocked",
-            State::Stopped => "stopped",
-            State::Idle => "idle",
-            State::Dead => "dead",
-            State::Other(_) => "other",
-            State::Waiting => "waiting",
-            State::Unknown => "unknown",
-        }
+        Self::NAMES[self.index()]
     }
 
     /// The state of a perf state letter.
@@ -193,6 +206,32 @@ impl Interval {
     }
 }
 
+/// Why a capture that recorded `sched:sched_switch` gives no intervals
+/// from it: its tracing data, which holds the tracepoint's format, is
+/// missing or unreadable (`unread`), or the format lacks a field read.
+/// `None` when it recorded no such event.
+fn unread_switches(capture: &Capture, unread: Option<perfq_reader::Error>) -> Option<Warning> {
+    let events = capture.events();
+    let recorded = (0..events.len()).any(|i| {
+        events.get(EventIndex(i)).is_some_and(|e| {
+            e.attr.type_ == event_type::TRACEPOINT && e.name == "sched:sched_switch"
+        })
+    });
+    if !recorded {
+        return None;
+    }
+    let lost = "sched:sched_switch gives no off-CPU intervals";
+    Some(match unread {
+        Some(e) => Warning::at(e.offset.0, format!("{lost}: {}", e.kind)),
+        None if capture.tracing_data().is_none() => Warning::general(format!(
+            "{lost}: the capture has no tracing data (the tracepoints' formats)"
+        )),
+        None => Warning::general(format!(
+            "{lost}: its format in the tracing data lacks prev_pid, prev_state or next_pid"
+        )),
+    })
+}
+
 /// The time perf gives the samples of `offcpu-time` it writes at the end
 /// of a recording (`OFF_CPU_TIMESTAMP` in perf's `bpf_off_cpu.c`): not a
 /// time, a place after every other record.
@@ -268,8 +307,12 @@ impl OffCpu {
     /// The tracker of `capture`'s off-CPU intervals, if it recorded
     /// `sched:sched_switch` (with its format in the tracing data) or
     /// context-switch records.
-    pub fn new(capture: &Capture) -> Option<OffCpu> {
-        let formats = capture.tracing_data().and_then(Result::ok);
+    pub fn new(capture: &Capture) -> (Option<OffCpu>, Option<Warning>) {
+        let (formats, unread) = match capture.tracing_data() {
+            Some(Ok(f)) => (Some(f), None),
+            Some(Err(e)) => (None, Some(e)),
+            None => (None, None),
+        };
         let events = capture.events();
         let tracepoints = (0..events.len()).filter_map(|i| {
             let e = events.get(EventIndex(i))?;
@@ -290,15 +333,19 @@ impl OffCpu {
                 _ => {}
             }
         }
+        let warning = match switches {
+            None => unread_switches(capture, unread),
+            Some(_) => None,
+        };
         let records = any_with(capture, AttrFlags::CONTEXT_SWITCH);
         let perf_off_cpu: Vec<EventIndex> = (0..events.len())
             .map(EventIndex)
             .filter(|&i| events.get(i).is_some_and(|e| e.name == "offcpu-time"))
             .collect();
         if switches.is_none() && !records && perf_off_cpu.is_empty() {
-            return None;
+            return (None, warning);
         }
-        Some(OffCpu {
+        let off_cpu = OffCpu {
             records_open: switches.is_none(),
             switches,
             perf_off_cpu,
@@ -315,7 +362,8 @@ impl OffCpu {
             closed: Vec::new(),
             first_time: None,
             last_time: 0,
-        })
+        };
+        (Some(off_cpu), warning)
     }
 
     /// The intervals that ended since the last call, in the order they
