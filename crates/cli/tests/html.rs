@@ -627,6 +627,103 @@ fn reports_show_what_the_views_and_topdown_answer() {
     }
 }
 
+/// A thread's time as the page's strip under the time line shows it, per
+/// kind (on CPU, waiting for a CPU, waiting otherwise), worked out from
+/// the `off_cpu` table without intervals of time: each interval, and the
+/// run before it, clipped to the time line's span (from the capture's
+/// first sample, `count` intervals of `width_ms`).
+fn thread_time(input: &Path, tid: u64, count: u64, width_ms: u64) -> [u64; 3] {
+    let end = count * width_ms * 1_000_000;
+    let clipped = |from: &str, to: &str| {
+        format!(
+            "LEAST(CAST({to} AS BIGINT) - CAST(c.time_first AS BIGINT), {end}) \
+             - GREATEST(CAST({from} AS BIGINT) - CAST(c.time_first AS BIGINT), 0)"
+        )
+    };
+    let (off, run) = (
+        clipped("o.start_time", "o.end_time"),
+        clipped("o.start_time - o.run_ns", "o.start_time"),
+    );
+    let sql = format!(
+        "SELECT kind, SUM(ns) AS ns FROM ( \
+           SELECT CASE WHEN o.state = 'runnable' THEN 1 ELSE 2 END AS kind, {off} AS ns \
+           FROM off_cpu o JOIN capture c ON c.capture = o.capture \
+           WHERE o.tid = {tid} AND o.start_time IS NOT NULL \
+           UNION ALL SELECT 0 AS kind, {run} AS ns \
+           FROM off_cpu o JOIN capture c ON c.capture = o.capture \
+           WHERE o.tid = {tid} AND o.start_time IS NOT NULL AND o.run_ns > 0) t \
+         WHERE ns > 0 GROUP BY kind"
+    );
+    let mut time = [0; 3];
+    for r in rows(input, &sql) {
+        time[r["kind"].as_u64().expect("kind") as usize] = r["ns"].as_u64().expect("ns");
+    }
+    time
+}
+
+/// A capture with off-CPU time: its page draws the off-CPU flame graph,
+/// whose outermost frames (the process names) hold all of the `off_cpu`
+/// table's time, and under the time line a thread's time per interval,
+/// which adds up to its intervals' and runs' time; a capture without has
+/// neither.
+#[test]
+fn off_cpu_time_is_shown_as_the_table_holds_it() {
+    let dir = common::scratch("html", "off-cpu");
+    let both = common::testdata("off-cpu-both.data");
+    let sleeper = rows(
+        &both,
+        "SELECT DISTINCT tid FROM threads WHERE comm = 'sleeper'",
+    )[0]["tid"]
+        .as_u64()
+        .expect("the sleeper's tid");
+    let pages = [
+        json!({"page": page(&both, None, &dir, "off-cpu"), "name": "off-cpu", "thread": sleeper}),
+        json!({"page": page(&common::testdata("fp.data"), None, &dir, "fp"), "name": "fp"}),
+    ];
+    let Some(seen) = browse(&dir, &pages) else {
+        return;
+    };
+    let (s, fp) = (&seen[0], &seen[1]);
+    assert_eq!(s["console"], json!([]), "console");
+    assert_eq!(s["resources"], json!([]), "requests");
+    let all = rows(&both, "SELECT SUM(duration_ns) AS ns FROM off_cpu")[0]["ns"].as_u64();
+    let drawn = &s["off_cpu"];
+    assert_eq!(drawn["shown"], true, "{drawn}");
+    assert_eq!(drawn["outermost_ns"].as_u64(), all, "{drawn}");
+    let names = drawn["names"].as_array().expect("names");
+    assert!(
+        names
+            .iter()
+            .any(|n| n.as_str().is_some_and(|n| n.contains("nanosleep"))),
+        "{names:?}"
+    );
+    let shown = &s["thread_time"];
+    assert_eq!(shown["shown"], true, "{shown}");
+    let mut per_kind = [0u64; 3];
+    for col in shown["cols"].as_array().expect("cols") {
+        for (k, ns) in col[1].as_array().expect("ns").iter().enumerate() {
+            per_kind[k] += ns.as_u64().expect("ns");
+        }
+    }
+    let (count, width_ms) = (
+        s["buckets"]["count"].as_u64(),
+        s["buckets"]["width_ms"].as_u64(),
+    );
+    let expected = thread_time(
+        &both,
+        sleeper,
+        count.expect("count"),
+        width_ms.expect("width"),
+    );
+    assert_eq!(
+        per_kind, expected,
+        "the sleeper's time: on CPU, for a CPU, asleep"
+    );
+    // The sleeper mostly sleeps.
+    assert!(per_kind[2] > per_kind[0] * 10, "{per_kind:?}");
+    assert_eq!(fp["off_cpu"]["shown"], false, "fp.data has no off-CPU time");
+}
+
 #[test]
 fn a_comparison_shows_perfq_diffs_rows() {
     let dir = common::scratch("html", "diff");

@@ -62,6 +62,8 @@ helpers! {
     DIFF_COUNTS = "_diff_counts";
     /// One event's samples with their interval (`crate::function_sums`).
     INTERVAL_SAMPLES = "_interval_samples";
+    /// Each thread's off-CPU time per interval (`crate::off_cpu`).
+    OFF_CPU_BY_INTERVAL = "_off_cpu_by_interval";
     /// Inclusive sums per function (`crate::inclusive`).
     INCLUSIVE_SUMS = "_inclusive_sums";
     /// One capture's rows of `stack_sets`.

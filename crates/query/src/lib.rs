@@ -32,6 +32,7 @@ pub mod function_sums;
 mod helpers;
 mod inclusive;
 mod named_samples;
+pub mod off_cpu;
 pub mod profile;
 mod session;
 pub mod stack_counts;

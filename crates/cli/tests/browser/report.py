@@ -17,8 +17,10 @@ the table and range shares after dragging over the time line (a real
 drag, from the first bucket's middle to the last's), the colours the
 page paints (top-down categories in the table, the time line and the
 flame graph's legend; each frame's colour and DSO; the legend's
-entries), and the flame graph's box before and after it is resized (as
-CSS resize does: a new height on the box) in flame orientation.
+entries), the flame graph's box before and after it is resized (as
+CSS resize does: a new height on the box) in flame orientation, and,
+where the capture has off-CPU time, the off-CPU flame graph and the
+chosen thread's time per interval.
 Screenshots go to SCRATCH/NAME-*.png.
 """
 
@@ -81,6 +83,24 @@ return {
   view: {height: view.getBoundingClientRect().height, window: window.innerHeight,
          resize: style.resize, overflow_y: style.overflowY},
 };
+"""
+
+# The off-CPU flame graph as drawn: whether it is shown, its frames, and
+# the time of its outermost frames (the process names).
+OFF_CPU = """
+const frames = [...document.querySelectorAll('#off-cpu-flame .frame')];
+return {shown: !document.getElementById('off-cpu-section').hidden, frames: frames.length,
+        outermost_ns: frames.filter((f) => f.style.top === '0px')
+          .reduce((a, f) => a + Number(f.dataset.ns), 0),
+        names: [...new Set(frames.map((f) => f.title.split('\\n')[0]))]};
+"""
+
+# The chosen thread's time per interval under the time line, as drawn:
+# [bucket, [running, waiting for a CPU, waiting otherwise] ns].
+THREAD_TIME = """
+return {shown: !document.getElementById('thread-time').hidden,
+        cols: [...document.querySelectorAll('#thread-spans .col')].map(
+          (c) => [Number(c.dataset.bucket), JSON.parse(c.dataset.ns)])};
 """
 
 # Flame orientation, then the box made `arguments[0]` px tall: the frames
@@ -180,6 +200,14 @@ def main():
                 else:
                     sel.select_by_visible_text(match[0].text)
                     out["functions_thread"] = table(driver, "functions-body")
+                    out["thread_time"] = driver.execute_script(THREAD_TIME)
+                    if out["thread_time"]["shown"]:
+                        driver.execute_script("document.getElementById('timeline').scrollIntoView()")
+                        driver.save_screenshot(os.path.join(scratch, f"{name}-thread.png"))
+            out["off_cpu"] = driver.execute_script(OFF_CPU)
+            if out["off_cpu"]["shown"]:
+                driver.execute_script("document.getElementById('off-cpu-section').scrollIntoView()")
+                driver.save_screenshot(os.path.join(scratch, f"{name}-off-cpu.png"))
             driver.execute_script("document.getElementById('flame').scrollIntoView()")
             driver.save_screenshot(os.path.join(scratch, f"{name}-flame.png"))
             out["frames"] = len(driver.find_elements(By.CSS_SELECTOR, "#flame .frame"))

@@ -1,7 +1,8 @@
 //! What the page holds, from a session: `perfq_query::stack_counts`'
 //! samples as a call tree of functions per time interval and thread,
 //! `perfq_query::function_sums`' per-function sums, the `capture` table's
-//! header, and `perfq_query::topdown`'s answers.
+//! header, `perfq_query::topdown`'s answers, and off-CPU time
+//! (`super::off_cpu`).
 
 use std::collections::HashMap;
 
@@ -73,6 +74,9 @@ struct Data<'a> {
     meta: Vec<(String, String)>,
     nodes: NodeColumns<'a>,
     notes: &'a [String],
+    /// Left out without off-CPU time: such a page's data is as it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    off_cpu: Option<super::off_cpu::OffCpu>,
     samples: SampleColumns,
     threads: Vec<(i32, i32, &'a str)>,
     topdown: Option<&'a Value>,
@@ -150,6 +154,7 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
         Some((base, name)) => Some(diff_data(base, name, session, &event.name)?),
         None => None,
     };
+    let off_cpu = super::off_cpu::of(session, interval_ns)?;
     let data = Data {
         buckets: json!({ "count": counted.intervals.max(1), "width_ms": width_ms }),
         diff,
@@ -162,6 +167,7 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
         functions: &shown.functions,
         meta,
         notes: &notes,
+        off_cpu,
         samples: pruned.samples(&counted),
         threads: (counted.threads.iter())
             .map(|t| (t.pid, t.tid, t.comm.as_str()))

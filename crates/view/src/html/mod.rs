@@ -9,12 +9,15 @@
 //! What the page holds (`data.rs`): the call tree of the profile's
 //! stacks with functions named as `perf report` names them, the samples
 //! of one event per (time interval, thread, call-tree node), and the
-//! top-down answers per function (self and total) and per interval.
+//! top-down answers per function (self and total) and per interval;
+//! where the captures have off-CPU time (`off_cpu.rs`), its folded stacks
+//! and each thread's running and waiting time per interval.
 //! `report.js` sums the samples it shows for the selected range.
 
 mod call_tree;
 mod data;
 mod functions;
+mod off_cpu;
 
 use std::io::Write;
 

@@ -1,8 +1,9 @@
 // perfq html: the page's code. Everything it shows is computed here from
 // the data perfq wrote into the page (the `perfq-data` script element):
 // the call tree (functions named as perf report names them), the samples
-// of one event per time interval, thread and call-tree node, and the
-// top-down answers. No request leaves the page.
+// of one event per time interval, thread and call-tree node, the
+// top-down answers, and off-CPU time (folded stacks, and each thread's
+// time per interval). No request leaves the page.
 "use strict";
 (function () {
   const D = JSON.parse(document.getElementById("perfq-data").textContent);
@@ -374,59 +375,72 @@
     }
   }
 
-  // The frames to draw from the zoomed node: [node, x, depth, width] and
-  // the deepest depth; frames narrower than half a pixel are left out.
-  function flameFrames(width) {
-    const root = state.zoom;
-    const rootTotal = root === 0 ? A.count : A.tot[root];
+  // The frames to draw of a tree from node `root`: [node, x, depth, width]
+  // and the deepest depth; `kids[n]` are node n's children, `tot(n)` its
+  // count (node 0 is the tree's root, not drawn). Frames narrower than
+  // half a pixel are left out.
+  function layoutFrames(kids, tot, root, width) {
+    const rootTotal = tot(root);
     const frames = [];
     let maxDepth = 0;
     if (!rootTotal) return { frames, maxDepth };
     const walk = [[root, 0, 0]];
     while (walk.length) {
       const [n, x, depth] = walk.pop();
-      const w = (n === 0 ? A.count : A.tot[n]) / rootTotal * width;
+      const w = tot(n) / rootTotal * width;
       if (w < 0.5) continue;
       if (n !== 0) frames.push([n, x, depth, w]);
       maxDepth = Math.max(maxDepth, depth);
       let cx = x;
-      for (const c of children[n]) {
-        if (A.tot[c] === 0) continue;
+      for (const c of kids[n]) {
+        if (tot(c) === 0) continue;
         walk.push([c, cx, n === 0 ? depth : depth + 1]);
-        cx += A.tot[c] / rootTotal * width;
+        cx += tot(c) / rootTotal * width;
       }
     }
     return { frames, maxDepth };
   }
 
-  // Flame graph (icicle: roots on top; flame: roots at the bottom of the
-  // box, however tall the user makes it).
+  // Draws `frames` into `box`, the scrolled `view`'s content (icicle:
+  // roots on top; `flip`: roots at the bottom of the box, however tall
+  // the user makes it). `describe(n)` gives a frame's name, tooltip,
+  // colour, attributes and search mark; a click calls `open(n)`.
   const ROW = 17;
+  function drawFrames(box, view, { frames, maxDepth }, flip, describe, open) {
+    box.textContent = "";
+    const height = Math.max((maxDepth + 1) * ROW, view.clientHeight);
+    box.style.height = height + "px";
+    for (const [n, x, depth, w] of frames) {
+      const f = describe(n);
+      const d = el("div", Object.assign({ class: "frame", title: f.title }, f.attrs));
+      d.style.left = x + "px";
+      d.style.top = (flip ? height - (depth + 1) * ROW : depth * ROW) + "px";
+      d.style.width = w + "px";
+      d.style.background = f.color;
+      if (w > 30) d.textContent = f.name;
+      if (f.mark) d.classList.add(f.mark);
+      d.addEventListener("click", () => open(n));
+      box.append(d);
+    }
+  }
+  // A frame's mark for a search `q` (lower case) of names.
+  const searchMark = (q, name) => (q ? (name.toLowerCase().includes(q) ? "match" : "dim") : null);
+
+  // Flame graph of the samples, from the zoomed node.
   const flameView = $("flame-view");
   let flameDrawn = "";
   function flameGraph() {
-    const box = $("flame");
-    box.textContent = "";
     const width = flameView.clientWidth || 1200;
     flameDrawn = `${width}x${flameView.clientHeight}`;
-    const { frames, maxDepth } = flameFrames(width);
-    const height = Math.max((maxDepth + 1) * ROW, flameView.clientHeight);
-    box.style.height = height + "px";
+    const tot = (n) => (n === 0 ? A.count : A.tot[n]);
     const q = state.flameSearch.toLowerCase();
-    for (const [n, x, depth, w] of frames) {
+    drawFrames($("flame"), flameView, layoutFrames(children, tot, state.zoom, width), state.flame, (n) => {
       const f = D.nodes.fn[n];
       const [name, dso] = D.functions[f];
-      const d = el("div", { class: "frame", "data-node": String(n), "data-function": String(f),
-        title: `${name} (${dso})\n${fmt(A.tot[n])} samples, ${pct(A.tot[n] / A.count)}` });
-      d.style.left = x + "px";
-      d.style.top = (state.flame ? height - (depth + 1) * ROW : depth * ROW) + "px";
-      d.style.width = w + "px";
-      d.style.background = state.byChange ? changeColor(f) : fnColor[f];
-      if (w > 30) d.textContent = name;
-      if (q) d.classList.add(name.toLowerCase().includes(q) ? "match" : "dim");
-      d.addEventListener("click", () => { state.zoom = n; flameGraph(); openFunction(f); });
-      box.append(d);
-    }
+      return { name, color: state.byChange ? changeColor(f) : fnColor[f], mark: searchMark(q, name),
+        title: `${name} (${dso})\n${fmt(A.tot[n])} samples, ${pct(A.tot[n] / A.count)}`,
+        attrs: { "data-node": String(n), "data-function": String(f) } };
+    }, (n) => { state.zoom = n; flameGraph(); openFunction(D.nodes.fn[n]); });
   }
   // The box resized (by the user's drag, or the window's width): lay the
   // frames out again. Only when its size changed: the first call comes on
@@ -435,6 +449,115 @@
   new ResizeObserver(() => {
     if (`${flameView.clientWidth}x${flameView.clientHeight}` !== flameDrawn) flameGraph();
   }).observe(flameView);
+
+  // Off-CPU time, where the captures have it: a flame graph of the folded
+  // off-CPU stacks, the process name first, each frame as wide as the
+  // time threads waited under it.
+  const OC = D.off_cpu;
+  const ms = (ns) => (ns / 1e6).toFixed(3);
+  const offCpu = OC ? offCpuTree() : null;
+  function offCpuTree() {
+    const name = [-1], tot = [0], kids = [[]];
+    const at = new Map();
+    for (const [frames, ns] of OC.stacks) {
+      let n = 0;
+      tot[0] += ns;
+      for (const f of frames) {
+        const key = n * OC.names.length + f;
+        let c = at.get(key);
+        if (c === undefined) {
+          c = name.length;
+          at.set(key, c);
+          name.push(f);
+          tot.push(0);
+          kids.push([]);
+          kids[n].push(c);
+        }
+        tot[c] += ns;
+        n = c;
+      }
+    }
+    return { name, tot, kids };
+  }
+  // Off-CPU frames in blues, as off-CPU flame graphs are drawn, a shade
+  // per name so that neighbours differ.
+  function offCpuColor(name) {
+    let h = 0;
+    for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
+    return `hsl(${205 + (h % 30)}, 60%, ${62 + ((h >>> 8) % 18)}%)`;
+  }
+  const ocView = $("off-cpu-view");
+  let ocZoom = 0, ocDrawn = "";
+  function offCpuGraph() {
+    const width = ocView.clientWidth || 1200;
+    ocDrawn = `${width}x${ocView.clientHeight}`;
+    const tot = (n) => offCpu.tot[n];
+    const q = $("off-cpu-search").value.toLowerCase();
+    drawFrames($("off-cpu-flame"), ocView, layoutFrames(offCpu.kids, tot, ocZoom, width), false, (n) => {
+      const name = OC.names[offCpu.name[n]];
+      return { name, color: offCpuColor(name), mark: searchMark(q, name),
+        title: `${name}\n${ms(offCpu.tot[n])} ms off CPU, ${pct(offCpu.tot[n] / OC.total_ns)}`,
+        attrs: { "data-node": String(n), "data-ns": String(offCpu.tot[n]) } };
+    }, (n) => { ocZoom = n; offCpuGraph(); });
+  }
+  if (offCpu) {
+    $("off-cpu-section").hidden = false;
+    $("off-cpu-note").textContent =
+      `${ms(OC.total_ns)} ms off CPU in all; a frame is as wide as the time threads waited under it`;
+    $("off-cpu-search").addEventListener("input", offCpuGraph);
+    $("off-cpu-reset").addEventListener("click", () => { ocZoom = 0; offCpuGraph(); });
+    new ResizeObserver(() => {
+      if (`${ocView.clientWidth}x${ocView.clientHeight}` !== ocDrawn) offCpuGraph();
+    }).observe(ocView);
+  }
+
+  // Under the time line, the chosen thread's time per interval: on CPU,
+  // waiting for a CPU, and waiting otherwise, from its off-CPU intervals
+  // and the runs before them.
+  const SPAN_KINDS = [["running", "#2e9e6b", "on CPU"], ["runnable", "#e8a33d", "waiting for a CPU"],
+    ["waiting", "#8c96a8", "asleep, blocked or stopped"]];
+  const spanKind = (name) => (name === "running" ? 0 : name === "runnable" ? 1 : 2);
+  if (OC) {
+    $("thread-legend").append(el("span", { class: "caption", text: "the thread's time per interval:" }),
+      ...SPAN_KINDS.map(([key, color, label]) => chip({ "data-key": key }, color, label)));
+  }
+  // The chosen thread's time per interval and kind.
+  function threadTime() {
+    const per = new Map();
+    if (!OC || state.thread === null) return per;
+    const [pid, tid] = D.threads[state.thread];
+    const sp = OC.spans;
+    for (let i = 0; i < sp.tid.length; i++) {
+      if (sp.tid[i] !== tid || (sp.pid[i] !== pid && sp.pid[i] !== -1)) continue;
+      const b = sp.bucket[i];
+      if (b >= D.buckets.count) continue;
+      if (!per.has(b)) per.set(b, [0, 0, 0]);
+      per.get(b)[spanKind(sp.states[sp.state[i]])] += sp.ns[i];
+    }
+    return per;
+  }
+  function threadSpans() {
+    const box = $("thread-spans");
+    box.textContent = "";
+    const per = threadTime();
+    $("thread-time").hidden = per.size === 0;
+    const w = ($("timeline").clientWidth || 1200) / D.buckets.count;
+    const bucketNs = D.buckets.width_ms * 1e6;
+    for (const [b, ns] of per) {
+      const when = (b * D.buckets.width_ms / 1000).toFixed(3);
+      const col = el("div", { class: "col", "data-bucket": String(b), "data-ns": JSON.stringify(ns),
+        title: `${when} s: ` + SPAN_KINDS.map(([, , label], k) => `${label} ${ms(ns[k])} ms`).join(", ") });
+      col.style.left = b * w + "px";
+      col.style.width = Math.max(1, w - 1) + "px";
+      ns.forEach((v, k) => {
+        const s = el("span", { "data-kind": SPAN_KINDS[k][0] });
+        s.style.width = Math.min(100, v / bucketNs * 100) + "%";
+        s.style.background = SPAN_KINDS[k][1];
+        col.append(s);
+      });
+      box.append(col);
+    }
+  }
 
   // Time line: samples per interval, coloured by the interval's level-1
   // shares when there are top-down events; drag to select a range.
@@ -480,6 +603,7 @@
       box.append(col);
     }
     drawSelection();
+    threadSpans();
   }
   function drawSelection() {
     const sel = $("selection");
@@ -624,6 +748,7 @@
   diffTable();
   timeline();
   redraw();
+  if (offCpu) offCpuGraph();
   // For scripts driving the page (the tests): the same as the mouse does.
   // performance.now() once drawn: the page's time to open
   // (benches/html.sh).
