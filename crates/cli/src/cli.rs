@@ -71,7 +71,8 @@ pub enum Command {
     Export(ExportArgs),
     /// One self-contained HTML report (docs/viewing.md): header, top
     /// functions with their top-down shares, callers and callees, a time
-    /// line whose selection filters the rest, a flame graph.
+    /// line whose selection filters the rest, a flame graph; off-CPU time
+    /// where the capture has it.
     #[command(after_help = examples::HTML)]
     Html(HtmlArgs),
     /// Convert many captures into one dataset, in parallel: perf.data files,
