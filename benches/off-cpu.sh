@@ -4,9 +4,9 @@
 # -e sched:sched_wakeup` for SECONDS_RECORDED, default 60 s, while this
 # workspace builds from scratch), in one run (hyperfine medians):
 #   convert                 `perfq convert` against `perf script > /dev/null`
-#   report --off-cpu        from the converted cache, against `perf sched
-#                           timehist > /dev/null` (its per-switch lines and
-#                           their sums)
+#   report --off-cpu        from the capture (no conversion, as `perfq
+#                           report`), against `perf sched timehist >
+#                           /dev/null` (its per-switch lines and their sums)
 # then the capture's shape: switch-outs, intervals, how their ends were
 # found.
 #   sh benches/off-cpu.sh          # PERFQ names perfq (default: release build)
@@ -27,7 +27,6 @@ echo "capture: $(du -h "$data" | cut -f1), $("$PERFQ" info --format json "$data"
 hyperfine -N --warmup 1 --runs "$runs" --prepare "rm -rf $out" \
     -n "perfq convert" "$PERFQ convert -o $out $data" \
     -n "perf script" "sh -c 'perf script -i $data > /dev/null 2>&1'"
-"$PERFQ" report "$data" --off-cpu > /dev/null
 hyperfine -N --warmup 1 --runs "$runs" \
     -n "perfq report --off-cpu" "$PERFQ report $data --off-cpu" \
     -n "perf sched timehist" "sh -c 'perf sched timehist -i $data > /dev/null 2>&1'"

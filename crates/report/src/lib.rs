@@ -57,8 +57,8 @@ mod sums;
 pub use error::Error;
 
 use numbering_thread::with_location_ids;
-use off_cpu::Weights;
-use reading::Reading;
+use off_cpu::Pending;
+use reading::{Counting, Reading};
 use row_keys::RowKeys;
 use shown::{Sym, TextPrefix};
 use sums::Sums;
@@ -221,11 +221,12 @@ pub fn run_with_progress(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Report, Error> {
     let capture = Capture::open(path)?;
-    let (weights, sums) = match opt.off_cpu {
+    let (sums, counting) = match opt.off_cpu {
         true => {
-            let weights = Weights::read(&capture, opt.pids.as_deref())?;
             let states = perfq_stream::off_cpu::State::NAMES.map(String::from);
-            (Some(weights), Sums::new(opt, states))
+            // (Made with the read's stream.)
+            let pending = Counting::OffCpu(Pending::default());
+            (Sums::new(opt, states), pending)
         }
         false => {
             let events = capture.events().list();
@@ -237,20 +238,74 @@ pub fn run_with_progress(
                     });
                 }
             }
-            (None, Sums::new(opt, events.iter().map(|e| e.name.clone())))
+            let names = events.iter().map(|e| e.name.clone());
+            (Sums::new(opt, names), Counting::Samples)
         }
     };
-    read(&capture, opt, sums, weights, progress)
+    let first = read(&capture, opt, Read::new(sums, counting), progress)?;
+    let notes = first.notes.clone();
+    let (done, without_stack) = match first.counting {
+        Counting::OffCpu(p) => {
+            let (late, mut unstacked) = p.finish();
+            let done = match late {
+                // Intervals whose sample's pass was summed before they
+                // ended: their time, on those samples, in a second read.
+                Some(w) => {
+                    let again = Read {
+                        counting: Counting::Weights(w),
+                        ..first
+                    };
+                    let again = read(&capture, opt, again, &mut |_, _| {})?;
+                    if let Counting::Weights(w) = &again.counting {
+                        (0..unstacked.len()).for_each(|s| unstacked[s] += w.unstacked[s]);
+                    }
+                    again
+                }
+                None => Read {
+                    counting: Counting::Samples,
+                    ..first
+                },
+            };
+            (done, unstacked.to_vec())
+        }
+        _ => (first, Vec::new()),
+    };
+    let mut report = done.sums.report();
+    report.notes = done.symbolizer.map_or_else(Vec::new, |s| s.notes());
+    report.read = notes;
+    report.without_stack = without_stack;
+    Ok(report)
 }
 
-/// The report's read of `capture` into `sums`, and its report.
-fn read(
+/// What a read sums into, and what it leaves for the next.
+struct Read<'o> {
+    sums: Sums<'o>,
+    /// Made by the first read (it needs the capture's kernel), kept for a
+    /// second one.
+    symbolizer: Option<Symbolizer>,
+    counting: Counting,
+    /// What the read said of the capture.
+    notes: Notes,
+}
+
+impl<'o> Read<'o> {
+    fn new(sums: Sums<'o>, counting: Counting) -> Self {
+        Read {
+            sums,
+            symbolizer: None,
+            counting,
+            notes: Notes::default(),
+        }
+    }
+}
+
+/// One read of `capture` into `into`'s sums.
+fn read<'o>(
     capture: &Capture,
     opt: &Options,
-    sums: Sums<'_>,
-    weights: Option<Weights>,
+    into: Read<'o>,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<Report, Error> {
+) -> Result<Read<'o>, Error> {
     let mut stream = Stream::new(capture);
     // Unique locations, numbered on a second thread (`numbering_thread`): the
     // read hands each over as a `LocKey` and keeps its ticket. Unresolved,
@@ -266,30 +321,37 @@ fn read(
     // samples added to the sums and everything else of it dropped before
     // the next pass reads on, so that memory follows the rows reported,
     // not the capture's length.
-    let symbolizer = Symbolizer::new(
-        &opt.symbols,
-        stream.tracker().kernel_build_id(),
-        capture.meta().os_release.as_deref(),
-    );
-    let ((read, pass, mut sums, mut symbolizer, weights, ran), last) =
+    let symbolizer = into.symbolizer.unwrap_or_else(|| {
+        Symbolizer::new(
+            &opt.symbols,
+            stream.tracker().kernel_build_id(),
+            capture.meta().os_release.as_deref(),
+        )
+    });
+    let counting = match into.counting {
+        Counting::OffCpu(_) => Counting::OffCpu(Pending::of(&stream)),
+        other => other,
+    };
+    let ((read, pass, mut sums, mut symbolizer, counting, ran), last) =
         with_location_ids(|tickets| {
-            let mut reading = Reading::new(opt, sums, symbolizer, weights);
+            let mut reading = Reading::new(opt, into.sums, symbolizer, counting);
             let mut locating = Locating::new(reading::locate(opt));
             let ran = stream.run(&mut locating, tickets, &mut reading, progress);
             // The read's lookup maps are done with: their memory (a few
             // hundred bytes per location on system-wide captures) goes
             // before resolving and summing need theirs.
             drop(locating);
-            let (pass, sums, symbolizer, weights) = reading.finish();
-            (stream.finish(), pass, sums, symbolizer, weights, ran)
+            let (pass, sums, symbolizer, counting) = reading.finish();
+            (stream.finish(), pass, sums, symbolizer, counting, ran)
         });
     ran?;
     sums.add(pass, last, &mut symbolizer, &read.tracker);
-    let mut report = sums.report();
-    report.notes = symbolizer.notes();
-    report.read = read.notes();
-    report.without_stack = weights.map_or_else(Vec::new, |w| w.unstacked.to_vec());
-    Ok(report)
+    Ok(Read {
+        sums,
+        symbolizer: Some(symbolizer),
+        counting,
+        notes: read.notes(),
+    })
 }
 
 /// A row's symbol ([`Report::symbol`]); `Display` shows it as perf does.

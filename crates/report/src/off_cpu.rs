@@ -1,62 +1,134 @@
-//! Off-CPU time as a report's weights ([`crate::Options::off_cpu`]): a
-//! first read of the capture finds its off-CPU intervals
-//! ([`perfq_stream::off_cpu`]) and sums their lengths by the sample that
-//! gives each its stack, and by state. The report's own read then locates
-//! those samples only, each counting its summed time, once per state it
-//! has time in (each state is one of the report's events), instead of its
-//! period. An interval's stack is a sample's, so the frames are located
-//! and named as every other report's are, with nothing kept between the
-//! two reads but the weights.
+//! Off-CPU time as a report's weights ([`crate::Options::off_cpu`]). An
+//! interval's stack is a sample's (the switch-out's own, or the thread's
+//! last before it), so its time is counted as that sample's period, once
+//! per state it has time in (each state is one of the report's events):
+//! the frames are located and named as every other report's are.
+//!
+//! The read keeps every sample of a pass that could give a stack, with
+//! no time ([`UNWEIGHED`]); each interval, as it ends, gives its time to
+//! its sample ([`Pending`]). The sample always comes first, but its pass
+//! may have been summed by then (a pass ends when its memory is full):
+//! such intervals are kept ([`Pending::late`]), and a second read counts
+//! their time on their samples alone ([`Weights`]).
 
-use perfq_reader::Capture;
+use perfq_reader::EventIndex;
 use perfq_stream::off_cpu::{Interval, State};
-use perfq_stream::{
-    Flow, Interrupted, Located, Locating, Location, Sink, Stream, Take, Unnumbered,
-};
+use perfq_stream::Stream;
 
-/// The time of the intervals whose stack each sample gives, per state,
-/// and of those without a stack.
+use crate::reading::Sample;
+
+/// The event of a sample kept as a possible stack that no interval has
+/// named yet: no event of the report, so the sums leave it out.
+pub(crate) const UNWEIGHED: u32 = u32::MAX;
+
+/// Per state: time (ns).
+pub(crate) type ByState = [u64; State::NAMES.len()];
+
+/// Off-CPU time found in the read itself.
+#[derive(Debug, Default)]
+pub(crate) struct Pending {
+    /// The events whose samples can give a stack; `None`: any
+    /// ([`perfq_stream::off_cpu::OffCpu::stack_events`]).
+    stack_events: Option<Vec<EventIndex>>,
+    /// The pass's kept samples: (sample number, index in the pass's
+    /// samples), in number order.
+    at: Vec<(u64, u32)>,
+    /// (sample number, state, ns) of intervals whose sample is not in the
+    /// pass: summed with an earlier one, or never located (no address).
+    late: Vec<(u64, u8, u64)>,
+    /// The time of intervals without a stack.
+    unstacked: ByState,
+}
+
+impl Pending {
+    /// The off-CPU time of `stream`'s read.
+    pub(crate) fn of(stream: &Stream<'_>) -> Pending {
+        Pending {
+            stack_events: stream
+                .off_cpu()
+                .map_or(Some(Vec::new()), |o| o.stack_events()),
+            ..Pending::default()
+        }
+    }
+
+    /// Whether a sample of `event` can give an interval its stack.
+    pub(crate) fn may_give_stack(&self, event: EventIndex) -> bool {
+        self.stack_events
+            .as_ref()
+            .is_none_or(|e| e.contains(&event))
+    }
+
+    /// Sample `number`, kept at `index` of the pass's samples.
+    pub(crate) fn kept(&mut self, number: u64, index: usize) {
+        self.at.push((number, index as u32));
+    }
+
+    /// The pass was summed: its samples can take no more time.
+    pub(crate) fn pass_summed(&mut self) {
+        self.at.clear();
+    }
+
+    /// Gives `interval`'s time to its sample among `samples` (the pass's),
+    /// or keeps it for later.
+    pub(crate) fn ended(&mut self, interval: &Interval, samples: &mut Vec<Sample>) {
+        let state = interval.state.index();
+        let ns = interval.duration_ns();
+        let Some((number, _)) = interval.stack else {
+            self.unstacked[state] += ns;
+            return;
+        };
+        let Ok(i) = self.at.binary_search_by_key(&number, |&(n, _)| n) else {
+            self.late.push((number, state as u8, ns));
+            return;
+        };
+        // One sample per interval: a row's samples are its intervals.
+        let s = &mut samples[self.at[i].1 as usize];
+        if s.event == UNWEIGHED {
+            (s.event, s.period) = (state as u32, ns);
+            return;
+        }
+        let (leaf, chain) = (s.leaf, s.chain);
+        samples.push(Sample {
+            event: state as u32,
+            leaf,
+            chain,
+            period: ns,
+        });
+    }
+
+    /// What the read left: the late intervals as weights for a second
+    /// read (none if there are none), and the time without a stack.
+    pub(crate) fn finish(self) -> (Option<Weights>, ByState) {
+        let weights = (!self.late.is_empty()).then(|| Weights::of(self.late));
+        (weights, self.unstacked)
+    }
+}
+
+/// The time a second read gives samples of earlier passes, by sample.
 #[derive(Debug, Default)]
 pub(crate) struct Weights {
     /// (sample number, state index, ns), sorted by sample number, one
-    /// entry per sample and state.
+    /// entry per interval.
     by_sample: Vec<(u64, u8, u64)>,
     /// The first entry not yet handed out (the read meets samples in
     /// their numbers' order).
     next: usize,
-    /// By state: the time of intervals with no stack, or whose stack's
-    /// sample could not be located (it has no address).
-    pub(crate) unstacked: [u64; State::NAMES.len()],
+    /// The time of the entries whose sample was never located (it has no
+    /// address).
+    pub(crate) unstacked: ByState,
 }
 
 impl Weights {
-    /// The intervals of `capture` (of the processes `pids`, sorted, when
-    /// given), summed by stack sample and state.
-    pub(crate) fn read(capture: &Capture, pids: Option<&[u32]>) -> Result<Weights, Interrupted> {
-        let mut intervals = Intervals {
-            pids,
-            weights: Weights::default(),
-        };
-        Stream::new(capture).run(
-            &mut Locating::default(),
-            &mut Unnumbered,
-            &mut intervals,
-            &mut |_, _| {},
-        )?;
-        let mut w = intervals.weights;
-        w.by_sample.sort_unstable_by_key(|&(n, s, _)| (n, s));
-        w.by_sample.dedup_by(|later, kept| {
-            let same = (later.0, later.1) == (kept.0, kept.1);
-            if same {
-                kept.2 += later.2;
-            }
-            same
-        });
-        Ok(w)
+    fn of(mut by_sample: Vec<(u64, u8, u64)>) -> Weights {
+        by_sample.sort_unstable_by_key(|&(n, s, _)| (n, s));
+        Weights {
+            by_sample,
+            ..Weights::default()
+        }
     }
 
-    /// Whether sample `number` gives a stack; the entries of samples
-    /// before it that were not handed out count as without a stack.
+    /// Whether sample `number` is weighed; the entries of samples before
+    /// it that were not handed out count as without a stack.
     pub(crate) fn wanted(&mut self, number: u64) -> bool {
         while let Some(&(n, state, ns)) = self.by_sample.get(self.next) {
             if n >= number {
@@ -82,41 +154,5 @@ impl Weights {
     /// Once the read is over: what was not handed out has no stack.
     pub(crate) fn finish(&mut self) {
         self.wanted(u64::MAX);
-    }
-}
-
-/// The first read's sink: intervals only, no sample taken.
-struct Intervals<'p> {
-    pids: Option<&'p [u32]>,
-    weights: Weights,
-}
-
-impl Sink for Intervals<'_> {
-    type Key = Location;
-    type Numbers = Unnumbered;
-    type Error = Interrupted;
-
-    fn off_cpu(&mut self, interval: &Interval) -> Result<(), Interrupted> {
-        if let Some(pids) = self.pids {
-            match interval.pid {
-                Some(pid) if pids.binary_search(&pid).is_ok() => {}
-                _ => return Ok(()),
-            }
-        }
-        let state = interval.state.index();
-        let ns = interval.duration_ns();
-        match interval.stack {
-            Some((number, _)) => self.weights.by_sample.push((number, state as u8, ns)),
-            None => self.weights.unstacked[state] += ns,
-        }
-        Ok(())
-    }
-
-    fn take(&mut self, _: &perfq_stream::SampleView<'_, '_>) -> Take {
-        Take::Skip
-    }
-
-    fn sample(&mut self, _: &Located<'_, '_, '_>, _: &mut Unnumbered) -> Result<Flow, Interrupted> {
-        Ok(Flow::Go)
     }
 }

@@ -6,7 +6,7 @@ use perfq_symbolize::Symbolizer;
 
 use crate::chain_tree::{ChainTree, NONE};
 use crate::numbering_thread::{LocKey, Tickets};
-use crate::off_cpu::Weights;
+use crate::off_cpu::{Pending, Weights, UNWEIGHED};
 use crate::sums::Sums;
 use crate::Options;
 
@@ -25,6 +25,19 @@ pub(crate) fn locate(opt: &Options) -> Locate {
     }
 }
 
+/// What a read counts.
+pub(crate) enum Counting {
+    /// Samples, as delivered.
+    Samples,
+    /// Off-CPU time: every sample with an address is kept as a possible
+    /// stack, and intervals give it their time as they end
+    /// (`crate::off_cpu`).
+    OffCpu(Pending),
+    /// Off-CPU time of samples whose pass was summed before their
+    /// intervals ended (the first read's [`Pending::finish`]).
+    Weights(Weights),
+}
+
 /// The read's side of a report: each sample's locations handed over by
 /// ticket, its deliveries kept, and a pass summed when it is full.
 pub(crate) struct Reading<'o> {
@@ -33,9 +46,7 @@ pub(crate) struct Reading<'o> {
     pass: Pass,
     sums: Sums<'o>,
     symbolizer: Symbolizer,
-    /// Off-CPU time: the samples that give intervals their stacks, and
-    /// the time each counts instead of its period.
-    weights: Option<Weights>,
+    counting: Counting,
 }
 
 impl<'o> Reading<'o> {
@@ -44,7 +55,7 @@ impl<'o> Reading<'o> {
         opt: &Options,
         sums: Sums<'o>,
         symbolizer: Symbolizer,
-        weights: Option<Weights>,
+        counting: Counting,
     ) -> Self {
         Reading {
             pids: opt.pids.clone(),
@@ -52,19 +63,19 @@ impl<'o> Reading<'o> {
             pass: Pass::default(),
             sums,
             symbolizer,
-            weights,
+            counting,
         }
     }
 
     /// The last pass, unsummed, the sums of those before, the symbolizer,
-    /// and the off-CPU weights, each handed out or counted as without a
-    /// stack.
-    pub(crate) fn finish(self) -> (Pass, Sums<'o>, Symbolizer, Option<Weights>) {
-        let mut weights = self.weights;
-        if let Some(w) = &mut weights {
+    /// and what was counted (weights each handed out or counted as
+    /// without a stack).
+    pub(crate) fn finish(mut self) -> (Pass, Sums<'o>, Symbolizer, Counting) {
+        if let Counting::Weights(w) = &mut self.counting {
             w.finish();
         }
-        (self.pass, self.sums, self.symbolizer, weights)
+        self.pass.drop_unweighed();
+        (self.pass, self.sums, self.symbolizer, self.counting)
     }
 }
 
@@ -74,10 +85,15 @@ impl Sink for Reading<'_> {
     type Error = perfq_stream::Interrupted;
 
     /// Samples with a pid and an address, of the processes asked for;
-    /// for off-CPU time, those with an address that give stacks.
+    /// for off-CPU time, those with an address (that may give stacks).
     fn take(&mut self, view: &perfq_stream::SampleView<'_, '_>) -> Take {
-        if let Some(w) = &mut self.weights {
-            return match w.wanted(view.number()) && view.leaf().is_some() {
+        let wanted = match &mut self.counting {
+            Counting::Samples => None,
+            Counting::OffCpu(p) => Some(p.may_give_stack(view.event())),
+            Counting::Weights(w) => Some(w.wanted(view.number())),
+        };
+        if let Some(wanted) = wanted {
+            return match wanted && view.leaf().is_some() {
                 true => Take::Locate,
                 false => Take::Skip,
             };
@@ -109,6 +125,8 @@ impl Sink for Reading<'_> {
             [] => NONE,
             stack => pass.tree.chain(stack, located.new_in_stack()),
         };
+        let number = located.view().number();
+        let kept_at = pass.samples.len();
         let mut push = |event, period| {
             pass.samples.push(Sample {
                 event,
@@ -117,13 +135,15 @@ impl Sink for Reading<'_> {
                 period,
             })
         };
-        match &mut self.weights {
-            Some(w) => w
-                .take(located.view().number())
-                .for_each(|(state, ns)| push(state, ns)),
+        match &mut self.counting {
+            Counting::OffCpu(p) => {
+                p.kept(number, kept_at);
+                push(UNWEIGHED, 0);
+            }
+            Counting::Weights(w) => w.take(number).for_each(|(state, ns)| push(state, ns)),
             // perf splits a sample-read sample into one sample per member
             // with its delta as period, dropping zero deltas.
-            None => located
+            Counting::Samples => located
                 .view()
                 .delivered()
                 .for_each(|(event, period)| push(event.0 as u32, period)),
@@ -137,8 +157,28 @@ impl Sink for Reading<'_> {
     /// The pass is full: its tickets become ids, and it is summed.
     fn restarted(&mut self, tickets: &mut Tickets, tracker: &Tracker) -> Result<(), Self::Error> {
         let ids = tickets.cut();
-        let pass = std::mem::take(&mut self.pass);
+        let mut pass = std::mem::take(&mut self.pass);
+        pass.drop_unweighed();
+        if let Counting::OffCpu(p) = &mut self.counting {
+            p.pass_summed();
+        }
         self.sums.add(pass, ids, &mut self.symbolizer, tracker);
+        Ok(())
+    }
+
+    /// An interval of off-CPU time gives its time to its sample, of the
+    /// processes asked for.
+    fn off_cpu(&mut self, interval: &perfq_stream::off_cpu::Interval) -> Result<(), Self::Error> {
+        let Counting::OffCpu(p) = &mut self.counting else {
+            return Ok(());
+        };
+        if let Some(pids) = &self.pids {
+            match interval.pid {
+                Some(pid) if pids.binary_search(&pid).is_ok() => {}
+                _ => return Ok(()),
+            }
+        }
+        p.ended(interval, &mut self.pass.samples);
         Ok(())
     }
 }
@@ -165,6 +205,12 @@ pub(crate) struct Pass {
 }
 
 impl Pass {
+    /// Leaves out the samples kept as possible stacks that no off-CPU
+    /// interval named.
+    fn drop_unweighed(&mut self) {
+        self.samples.retain(|s| s.event != UNWEIGHED);
+    }
+
     /// What the pass holds, given its tickets: a location id and a caller
     /// for each ticket (4 bytes each), and its samples.
     fn bytes(&self, tickets: usize) -> u64 {

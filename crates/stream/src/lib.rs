@@ -247,6 +247,11 @@ impl<'c> Stream<'c> {
         &self.tracker
     }
 
+    /// What the read finds of off-CPU time, where the capture has any.
+    pub fn off_cpu(&self) -> Option<&off_cpu::OffCpu> {
+        self.off_cpu.as_ref()
+    }
+
     /// Reads the records to the end of the capture (or to an error in its
     /// framing, counted in the damage), handing them to `sink`, each
     /// sample it takes located by `locating` and numbered by `numbers`,

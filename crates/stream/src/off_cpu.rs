@@ -366,6 +366,18 @@ impl OffCpu {
         (Some(off_cpu), warning)
     }
 
+    /// The events whose samples can give an interval its stack (the
+    /// switch tracepoint's, perf's `offcpu-time`); `None` where any can:
+    /// switch records open the intervals, and a switch-out takes the
+    /// thread's last sample's stack.
+    pub fn stack_events(&self) -> Option<Vec<EventIndex>> {
+        if self.records_open {
+            return None;
+        }
+        let switches = self.switches.iter().flat_map(|s| s.events.iter());
+        Some(switches.chain(&self.perf_off_cpu).copied().collect())
+    }
+
     /// The intervals that ended since the last call, in the order they
     /// ended.
     pub fn ended(&mut self) -> std::vec::Drain<'_, Interval> {
