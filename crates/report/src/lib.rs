@@ -224,9 +224,8 @@ pub fn run_with_progress(
     let (sums, counting) = match opt.off_cpu {
         true => {
             let states = perfq_stream::off_cpu::State::NAMES.map(String::from);
-            // (Made with the read's stream.)
             let pending = Counting::OffCpu(Pending::default());
-            (Sums::new(opt, states), pending)
+            (Sums::new(opt, states, None), pending)
         }
         false => {
             let events = capture.events().list();
@@ -239,7 +238,7 @@ pub fn run_with_progress(
                 }
             }
             let names = events.iter().map(|e| e.name.clone());
-            (Sums::new(opt, names), Counting::Samples)
+            (Sums::new(opt, names, opt.event.clone()), Counting::Samples)
         }
     };
     let first = read(&capture, opt, Read::new(sums, counting), progress)?;
@@ -328,10 +327,10 @@ fn read<'o>(
             capture.meta().os_release.as_deref(),
         )
     });
-    let counting = match into.counting {
-        Counting::OffCpu(_) => Counting::OffCpu(Pending::of(&stream)),
-        other => other,
-    };
+    let mut counting = into.counting;
+    if let Counting::OffCpu(p) = &mut counting {
+        p.read_by(&stream);
+    }
     let ((read, pass, mut sums, mut symbolizer, counting, ran), last) =
         with_location_ids(|tickets| {
             let mut reading = Reading::new(opt, into.sums, symbolizer, counting);

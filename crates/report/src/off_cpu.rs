@@ -41,14 +41,11 @@ pub(crate) struct Pending {
 }
 
 impl Pending {
-    /// The off-CPU time of `stream`'s read.
-    pub(crate) fn of(stream: &Stream<'_>) -> Pending {
-        Pending {
-            stack_events: stream
-                .off_cpu()
-                .map_or(Some(Vec::new()), |o| o.stack_events()),
-            ..Pending::default()
-        }
+    /// Found by `stream`'s read: the samples it can take as stacks.
+    pub(crate) fn read_by(&mut self, stream: &Stream<'_>) {
+        self.stack_events = stream
+            .off_cpu()
+            .map_or(Some(Vec::new()), |o| o.stack_events());
     }
 
     /// Whether a sample of `event` can give an interval its stack.

@@ -67,6 +67,16 @@ impl<'o> Reading<'o> {
         }
     }
 
+    /// Whether `pid` is of the processes asked for (any without `--pid`;
+    /// none without a pid when some are asked for).
+    fn of_pids(&self, pid: Option<u32>) -> bool {
+        match (&self.pids, pid) {
+            (None, _) => true,
+            (Some(pids), Some(pid)) => pids.binary_search(&pid).is_ok(),
+            (Some(_), None) => false,
+        }
+    }
+
     /// The last pass, unsummed, the sums of those before, the symbolizer,
     /// and what was counted (weights each handed out or counted as
     /// without a stack).
@@ -98,12 +108,10 @@ impl Sink for Reading<'_> {
                 false => Take::Skip,
             };
         }
-        let (Some(pid), Some(_)) = (view.sample().pid, view.leaf()) else {
-            return Take::Skip;
-        };
-        match &self.pids {
-            Some(pids) if pids.binary_search(&pid).is_err() => Take::Skip,
-            _ => Take::Locate,
+        let pid = view.sample().pid;
+        match pid.is_some() && view.leaf().is_some() && self.of_pids(pid) {
+            true => Take::Locate,
+            false => Take::Skip,
         }
     }
 
@@ -169,16 +177,12 @@ impl Sink for Reading<'_> {
     /// An interval of off-CPU time gives its time to its sample, of the
     /// processes asked for.
     fn off_cpu(&mut self, interval: &perfq_stream::off_cpu::Interval) -> Result<(), Self::Error> {
-        let Counting::OffCpu(p) = &mut self.counting else {
+        if !self.of_pids(interval.pid) {
             return Ok(());
-        };
-        if let Some(pids) = &self.pids {
-            match interval.pid {
-                Some(pid) if pids.binary_search(&pid).is_ok() => {}
-                _ => return Ok(()),
-            }
         }
-        p.ended(interval, &mut self.pass.samples);
+        if let Counting::OffCpu(p) = &mut self.counting {
+            p.ended(interval, &mut self.pass.samples);
+        }
         Ok(())
     }
 }

@@ -42,13 +42,20 @@ pub(crate) struct Sums<'o> {
     /// By slot, by key.
     acc: Vec<Vec<Acc>>,
     totals: Vec<EventTotal>,
+    /// The one event reported, when not all are.
+    wanted: Option<String>,
     /// Own samples left unresolved, by reason.
     unresolved: BTreeMap<&'static str, u64>,
 }
 
 impl<'o> Sums<'o> {
-    /// Sums of the events named `events`, in the capture's order.
-    pub(crate) fn new(opt: &'o Options, events: impl IntoIterator<Item = String>) -> Self {
+    /// Sums of the report's events, named `events` in their order, of
+    /// the one named `wanted` only when given.
+    pub(crate) fn new(
+        opt: &'o Options,
+        events: impl IntoIterator<Item = String>,
+        wanted: Option<String>,
+    ) -> Self {
         let totals: Vec<EventTotal> = events
             .into_iter()
             .map(|name| EventTotal {
@@ -64,6 +71,7 @@ impl<'o> Sums<'o> {
             event_of_slot: Vec::new(),
             acc: Vec::new(),
             totals,
+            wanted,
             unresolved: BTreeMap::new(),
         }
     }
@@ -100,11 +108,9 @@ impl<'o> Sums<'o> {
     fn slot(&mut self, e: usize) -> Option<usize> {
         let slot = self.slot_of_event.get_mut(e)?;
         if slot.is_none() {
-            let wanted = match &self.opt.event {
-                Some(name) if !self.opt.off_cpu => {
-                    self.totals.get(e).is_some_and(|t| &t.name == name)
-                }
-                _ => true,
+            let wanted = match &self.wanted {
+                Some(name) => self.totals.get(e).is_some_and(|t| &t.name == name),
+                None => true,
             };
             if !wanted {
                 return None;

@@ -24,7 +24,7 @@ use rustc_hash::FxHashMap;
 
 use perfq_reader::{
     event_type, AttrFlags, Capture, Endian, EventIndex, RecordData, Sample, SampleId, TraceField,
-    Warning,
+    TracingData, Warning,
 };
 
 /// Why a thread was off CPU: its state at the switch-out.
@@ -207,10 +207,13 @@ impl Interval {
 }
 
 /// Why a capture that recorded `sched:sched_switch` gives no intervals
-/// from it: its tracing data, which holds the tracepoint's format, is
-/// missing or unreadable (`unread`), or the format lacks a field read.
+/// from it: its tracing data (`tracing`, which holds the tracepoint's
+/// format) is missing or unreadable, or the format lacks a field read.
 /// `None` when it recorded no such event.
-fn unread_switches(capture: &Capture, unread: Option<perfq_reader::Error>) -> Option<Warning> {
+fn unread_switches(
+    capture: &Capture,
+    tracing: Option<&perfq_reader::Result<TracingData>>,
+) -> Option<Warning> {
     let events = capture.events();
     let recorded = (0..events.len()).any(|i| {
         events.get(EventIndex(i)).is_some_and(|e| {
@@ -221,12 +224,12 @@ fn unread_switches(capture: &Capture, unread: Option<perfq_reader::Error>) -> Op
         return None;
     }
     let lost = "sched:sched_switch gives no off-CPU intervals";
-    Some(match unread {
-        Some(e) => Warning::at(e.offset.0, format!("{lost}: {}", e.kind)),
-        None if capture.tracing_data().is_none() => Warning::general(format!(
+    Some(match tracing {
+        Some(Err(e)) => Warning::at(e.offset.0, format!("{lost}: {}", e.kind)),
+        None => Warning::general(format!(
             "{lost}: the capture has no tracing data (the tracepoints' formats)"
         )),
-        None => Warning::general(format!(
+        Some(Ok(_)) => Warning::general(format!(
             "{lost}: its format in the tracing data lacks prev_pid, prev_state or next_pid"
         )),
     })
@@ -308,15 +311,12 @@ impl OffCpu {
     /// `sched:sched_switch` (with its format in the tracing data) or
     /// context-switch records.
     pub fn new(capture: &Capture) -> (Option<OffCpu>, Option<Warning>) {
-        let (formats, unread) = match capture.tracing_data() {
-            Some(Ok(f)) => (Some(f), None),
-            Some(Err(e)) => (None, Some(e)),
-            None => (None, None),
-        };
+        let tracing = capture.tracing_data();
+        let formats = tracing.as_ref().and_then(|t| t.as_ref().ok());
         let events = capture.events();
         let tracepoints = (0..events.len()).filter_map(|i| {
             let e = events.get(EventIndex(i))?;
-            let f = formats.as_ref()?.by_id(e.attr.config)?;
+            let f = formats?.by_id(e.attr.config)?;
             (e.attr.type_ == event_type::TRACEPOINT).then_some((EventIndex(i), f))
         });
         let (mut switches, mut wakeups, mut waking) = (None::<Switches>, Vec::new(), Vec::new());
@@ -334,7 +334,7 @@ impl OffCpu {
             }
         }
         let warning = match switches {
-            None => unread_switches(capture, unread),
+            None => unread_switches(capture, tracing.as_ref()),
             Some(_) => None,
         };
         let records = any_with(capture, AttrFlags::CONTEXT_SWITCH);
