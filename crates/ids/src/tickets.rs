@@ -135,6 +135,10 @@ pub struct TicketIds<K> {
     /// ([`TicketIds::with_recent`]): each slot a key, its id and the
     /// segment it was met in.
     recent: Vec<Option<(K, u32, u32)>>,
+    /// The slots `recent` grows to as keys come ([`TicketIds::grow_recent`]).
+    recent_max: usize,
+    /// Keys added since `recent` last grew.
+    since_growth: usize,
     /// Segments begun; a cut makes every `recent` slot stale without a
     /// write to each.
     segment: u32,
@@ -148,6 +152,8 @@ impl<K> Default for TicketIds<K> {
             numbered: Numbered::default(),
             hashes: Vec::new(),
             recent: Vec::new(),
+            recent_max: 0,
+            since_growth: 0,
             segment: 0,
         }
     }
@@ -156,6 +162,14 @@ impl<K> Default for TicketIds<K> {
 /// How many keys ahead [`TicketIds::add`] asks for the lines a key's
 /// lookup reads first.
 const AHEAD: usize = 8;
+
+/// The slots the cache of recent keys starts with: a small capture's keys
+/// fit, and it does not pay for zeroing megabytes it never uses.
+const RECENT_FIRST: usize = 1 << 10;
+
+/// Keys added per slot before the cache of recent keys grows (eightfold):
+/// by then the keys are many enough to fill the larger one.
+const KEYS_PER_SLOT: usize = 4;
 
 impl<K: Hash + Eq + Copy> TicketIds<K> {
     /// Interning with the table alone: for keys that are mostly new (a
@@ -168,12 +182,25 @@ impl<K: Hash + Eq + Copy> TicketIds<K> {
     /// Interning with a cache of `slots` (a power of two) of the keys met
     /// last in front of the table: for keys that mostly recur, and soon,
     /// which the cache then answers without the table's two cache misses
-    /// (its slot, then the key it names).
+    /// (its slot, then the key it names). The cache starts smaller and
+    /// grows to `slots` as keys come.
     pub fn with_recent(slots: usize) -> Self {
         debug_assert!(slots.is_power_of_two());
         TicketIds {
-            recent: vec![None; slots],
+            recent: vec![None; slots.min(RECENT_FIRST)],
+            recent_max: slots,
             ..Self::default()
+        }
+    }
+
+    /// A larger cache of recent keys, empty, once enough keys have come to
+    /// fill it (the keys it held are found in the table).
+    fn grow_recent(&mut self, added: usize) {
+        self.since_growth += added;
+        let slots = self.recent.len();
+        if slots < self.recent_max && self.since_growth >= slots * KEYS_PER_SLOT {
+            self.recent = vec![None; (slots * 8).min(self.recent_max)];
+            self.since_growth = 0;
         }
     }
 
@@ -186,6 +213,7 @@ impl<K: Hash + Eq + Copy> TicketIds<K> {
         self.numbered.ids.reserve(batch.len());
         self.hashes.clear();
         self.hashes.extend(batch.iter().map(IdTable::hash));
+        self.grow_recent(batch.len());
         let mask = self.recent.len().wrapping_sub(1);
         for (i, (&key, &hash)) in batch.iter().zip(&self.hashes).enumerate() {
             if let Some(&ahead) = self.hashes.get(i + AHEAD) {

@@ -235,36 +235,64 @@ impl Capture {
 
     /// Decodes a record's fields.
     pub fn parse<'a>(&self, r: &RawRecord<'a>) -> Result<(RecordData<'a>, Option<SampleId>)> {
+        self.record_fields(r)
+            .map_err(|kind| self.record_error(r, kind))
+    }
+
+    /// [`Capture::parse`] with the error as its kind alone
+    /// ([`Capture::record_error`] places it): for the read loop, which
+    /// borrows the record's fields where they were decoded. They take some
+    /// 600 bytes (a sample's fields among them), and changing the result's
+    /// error type copies them.
+    #[inline]
+    pub fn record_fields<'a>(
+        &self,
+        r: &RawRecord<'a>,
+    ) -> std::result::Result<(RecordData<'a>, Option<SampleId>), ErrorKind> {
         let attr = r
             .event
             .index()
             .and_then(|i| self.events.get(i))
             .map(|e| &e.attr);
-        parse_record(r.kind, r.misc, r.body, r.payload, attr, self.endian()).map_err(|k| {
-            let mut e = Error::at(r.offset.0, k);
-            e.path = Some(self.path.clone());
-            e
-        })
+        parse_record(r.kind, r.misc, r.body, r.payload, attr, self.endian())
+    }
+
+    /// The error of record `r` that [`Capture::record_fields`] or
+    /// [`Capture::sample_fields`] could not decode, with its file and
+    /// offset.
+    #[cold]
+    pub fn record_error(&self, r: &RawRecord<'_>, kind: ErrorKind) -> Error {
+        let mut e = Error::at(r.offset.0, kind);
+        e.path = Some(self.path.clone());
+        e
     }
 
     /// Decodes a `SAMPLE` record of a known event. Cheaper than
     /// [`Capture::parse`] for loops over samples: no enum to move through.
     pub fn sample<'a>(&self, r: &RawRecord<'a>) -> Result<Sample<'a>> {
-        let err = |kind: ErrorKind| {
-            let mut e = Error::at(r.offset.0, kind);
-            e.path = Some(self.path.clone());
-            e
-        };
+        self.sample_fields(r)
+            .map_err(|kind| self.record_error(r, kind))
+    }
+
+    /// [`Capture::sample`] with the error as its kind alone
+    /// ([`Capture::record_error`] places it): for the read loop, which
+    /// borrows the sample where it was decoded. A sample is some 500
+    /// bytes, and changing the result's error type copies them.
+    #[inline]
+    pub fn sample_fields<'a>(
+        &self,
+        r: &RawRecord<'a>,
+    ) -> std::result::Result<Sample<'a>, ErrorKind> {
         let attr = match r.event.index().and_then(|i| self.events.get(i)) {
             Some(e) if r.kind == RecordType::SAMPLE => &e.attr,
             _ => {
-                return Err(err(ErrorKind::ShortRecord {
+                return Err(ErrorKind::ShortRecord {
                     what: "SAMPLE",
                     why: "not a sample of a known event".into(),
-                }))
+                })
             }
         };
-        parse_sample(r.body, r.misc, attr, self.endian()).map_err(err)
+        parse_sample(r.body, r.misc, attr, self.endian())
     }
 }
 

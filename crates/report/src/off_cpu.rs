@@ -74,7 +74,7 @@ impl Pending {
             self.unstacked[state] += ns;
             return;
         };
-        let Ok(i) = self.at.binary_search_by_key(&number, |&(n, _)| n) else {
+        let Some(i) = position_from_end(&self.at, number) else {
             self.late.push((number, state as u8, ns));
             return;
         };
@@ -98,6 +98,22 @@ impl Pending {
     pub(crate) fn finish(self) -> (Option<Weights>, ByState) {
         let weights = (!self.late.is_empty()).then(|| Weights::of(self.late));
         (weights, self.unstacked)
+    }
+}
+
+/// Where sample `number` is among `at` (sorted by number), searched
+/// from the end in growing steps: an interval's sample is mostly one of
+/// the last few kept (intervals are short), whose entries are in cache
+/// where a binary search over all of them misses it at each step.
+fn position_from_end(at: &[(u64, u32)], number: u64) -> Option<usize> {
+    let (mut hi, mut step) = (at.len(), 1);
+    loop {
+        let lo = hi.saturating_sub(step);
+        if lo == 0 || at[lo].0 <= number {
+            let found = at[lo..hi].binary_search_by_key(&number, |&(n, _)| n);
+            return found.ok().map(|i| lo + i);
+        }
+        (hi, step) = (lo, step * 2);
     }
 }
 
@@ -151,5 +167,21 @@ impl Weights {
     /// Once the read is over: what was not handed out has no stack.
     pub(crate) fn finish(&mut self) {
         self.wanted(u64::MAX);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::position_from_end;
+
+    #[test]
+    fn searching_from_the_end_finds_what_a_binary_search_finds() {
+        for len in [0usize, 1, 2, 3, 7, 8, 100] {
+            let at: Vec<(u64, u32)> = (0..len).map(|i| (3 * i as u64 + 5, i as u32)).collect();
+            for number in 0..3 * len as u64 + 10 {
+                let expected = at.binary_search_by_key(&number, |&(n, _)| n).ok();
+                assert_eq!(position_from_end(&at, number), expected, "{len} {number}");
+            }
+        }
     }
 }

@@ -287,9 +287,13 @@ impl<'c> Stream<'c> {
                 sink.unknown_event(&r)?;
                 continue;
             };
-            let sample = match capture.sample(&r) {
-                Ok(s) => s,
-                Err(e) => {
+            // Borrowed where it was parsed: a sample is some 500 bytes,
+            // and moving it out of the result copies them.
+            let parsed = capture.sample_fields(&r);
+            let sample = match parsed {
+                Ok(ref s) => s,
+                Err(kind) => {
+                    let e = capture.record_error(&r, kind);
                     self.damage.undecoded_samples.add(&e);
                     if let Some(o) = &mut self.off_cpu {
                         o.lost();
@@ -301,12 +305,12 @@ impl<'c> Stream<'c> {
             let number = self.number;
             self.number += 1;
             if let Some(o) = &mut self.off_cpu {
-                o.sample(number, event, &sample);
+                o.sample(number, event, sample);
             }
             self.members.clear();
             self.lookups.clear();
             if sample.read.is_some() {
-                self.deltas.apply(events, event, &sample, &mut self.members);
+                self.deltas.apply(events, event, sample, &mut self.members);
             }
             let period = sample.period.unwrap_or_else(|| {
                 events
@@ -317,7 +321,7 @@ impl<'c> Stream<'c> {
                 record: &r,
                 number,
                 event,
-                sample: &sample,
+                sample,
                 period,
                 members: &self.members,
                 tracker: &self.tracker,
@@ -342,16 +346,17 @@ impl<'c> Stream<'c> {
         r: &RawRecord<'_>,
         sink: &mut S,
     ) -> Result<(), S::Error> {
-        match capture.parse(r) {
-            Ok((data, sample_id)) => {
-                tracker.observe(&data);
+        // Borrowed where they were decoded (see `Stream::run`).
+        match capture.record_fields(r) {
+            Ok((ref data, sample_id)) => {
+                tracker.observe(data);
                 if let Some(o) = off_cpu {
-                    o.sideband(&data, sample_id);
+                    o.sideband(data, sample_id);
                 }
-                sink.sideband(tracker, r, &data, sample_id)?;
+                sink.sideband(tracker, r, data, sample_id)?;
             }
-            Err(e) => {
-                damage.unparsed_records.add(&e);
+            Err(kind) => {
+                damage.unparsed_records.add(&capture.record_error(r, kind));
                 if let Some(o) = off_cpu {
                     o.lost();
                 }
