@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import pathlib
+import tempfile
+import warnings
 
 import perfq
 import pytest
@@ -113,3 +115,33 @@ def test_files_are_the_command_lines(tmp_path: pathlib.Path, function: str, opti
     assert getattr(perfq, function)(capture, mine, **options) == str(mine)
     cli(function, capture, "-o", theirs, *flags, check=True)
     assert mine.read_bytes() == theirs.read_bytes()
+
+
+def test_a_list_of_captures_is_answered_as_their_dataset(tmp_path: pathlib.Path, monkeypatch) -> None:
+    captures = [c for c in CAPTURES if c.name in ("fp.data", "topdown-spr.data")]
+    dataset = perfq.convert(captures, tmp_path / "ds")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    sql = "SELECT capture, count(*) AS n, sum(period) AS period FROM samples GROUP BY capture ORDER BY capture"
+    assert perfq.query(captures, sql).to_pylist() == perfq.query(dataset, sql).to_pylist()
+    assert perfq.query_batches(captures, sql).read_all().to_pylist() == perfq.query(dataset, sql).to_pylist()
+    with pytest.warns(perfq.PerfqWarning, match="no topdown events"):
+        listed = perfq.topdown(captures).to_pylist()
+    with pytest.warns(perfq.PerfqWarning, match="no topdown events"):
+        assert listed == perfq.topdown(dataset).to_pylist()
+    for function, options in [("flamegraph", {"folded": True}), ("export", {"to": "pprof"})]:
+        mine, theirs = tmp_path / f"list.{function}", tmp_path / f"dataset.{function}"
+        with warnings.catch_warnings():
+            # The export's, as above: fp.data has no top-down events.
+            warnings.simplefilter("ignore", perfq.PerfqWarning)
+            getattr(perfq, function)(captures, mine, **options)
+            getattr(perfq, function)(dataset, theirs, **options)
+        assert mine.read_bytes() == theirs.read_bytes()
+    # A table's temporary dataset is gone once it is made (a stream's
+    # stays until the interpreter exits); a missing capture in the list
+    # is the conversion's error, and leaves nothing either.
+    assert len(list(scratch.iterdir())) == 1
+    with pytest.raises(perfq.PerfqError, match="no-such.data"):
+        perfq.query([captures[0], tmp_path / "no-such.data"], sql)
+    assert len(list(scratch.iterdir())) == 1

@@ -15,7 +15,8 @@ columns over through the Arrow PyCapsule interface, without copies::
 
 A source is a perf.data file (converted once into perfq's cache, as the
 command line does), a dataset folder written by ``convert``, or either as
-an ``s3://`` URL. Warnings about a capture (damage, missing symbols) are
+an ``s3://`` URL; or a list of captures, answered as a dataset holding
+them all (converted into a temporary folder for the call). Warnings about a capture (damage, missing symbols) are
 Python warnings of category ``PerfqWarning``; with ``strict=True`` a
 damaged capture raises ``DamagedCaptureError`` instead. Notes (which
 event was chosen) go to the ``perfq`` logger. Errors are ``PerfqError``
@@ -29,6 +30,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import tempfile
 import warnings
 from typing import Any, Iterable, Iterator, Sequence, Union
 
@@ -64,6 +66,7 @@ __all__ = [
 ]
 
 Path = Union[str, "os.PathLike[str]"]
+Source = Union[Path, Sequence[Path]]
 
 _log = logging.getLogger("perfq")
 
@@ -213,6 +216,62 @@ def _sources(paths: Union[Path, Sequence[Path]]) -> list[Path]:
     return list(paths)
 
 
+# The options of a source that say where symbols come from: a list's
+# conversion takes them (the answer's command then reads a dataset).
+_SYMBOL_OPTIONS = ("symfs", "kallsyms", "buildid_dir", "archive")
+
+# The temporary datasets of streamed answers over lists: a stream may be
+# read after its reader object is gone (pyarrow takes the stream itself),
+# so they are removed when the interpreter exits.
+_streamed_datasets: list[tempfile.TemporaryDirectory] = []
+
+
+def _dataset(
+    source: Source, options: dict[str, Any], strict: bool
+) -> tuple[Path, tempfile.TemporaryDirectory | None]:
+    """The source a command reads: a path as it is; a list of captures
+    converted into a temporary dataset (returned, to remove once the
+    answer no longer reads it), its symbol options taken out of
+    ``options`` for the conversion."""
+    if isinstance(source, (str, os.PathLike)):
+        return source, None
+    symbols = {k: options.pop(k) for k in _SYMBOL_OPTIONS if k in options}
+    options.pop("no_cache", None)
+    folder = tempfile.TemporaryDirectory(prefix="perfq-")
+    try:
+        dataset = os.path.join(folder.name, "dataset")
+        convert(_sources(source), dataset, strict=strict, **symbols)
+    except BaseException:
+        folder.cleanup()
+        raise
+    return dataset, folder
+
+
+def _answer(
+    command: str,
+    source: Source,
+    rest: Sequence[Any],
+    options: dict[str, Any],
+    strict: bool,
+    streamed: bool = False,
+) -> Any:
+    """``command`` over ``source`` (then the positional ``rest``)."""
+    options = dict(options)
+    dataset, folder = _dataset(source, options, strict)
+    try:
+        answer = _run(_words(command, [dataset, *rest], options), strict, streamed)[1]
+    except BaseException:
+        if folder is not None:
+            folder.cleanup()
+        raise
+    if folder is not None:
+        if streamed:
+            _streamed_datasets.append(folder)
+        else:
+            folder.cleanup()
+    return answer
+
+
 def convert(
     paths: Union[Path, Sequence[Path]],
     dataset: Path,
@@ -236,23 +295,24 @@ def convert(
     return os.fspath(dataset)
 
 
-def query(source: Path, sql: str, *, capture: str | None = None, strict: bool = False, **options: Any) -> Table:
+def query(source: Source, sql: str, *, capture: str | None = None, strict: bool = False, **options: Any) -> Table:
     """Runs one read-only SQL statement (DataFusion's dialect) over a
     dataset or a capture, with every table and documented view registered
     (``perfq query``). ``capture`` limits a dataset to one capture."""
-    return _run(_words("query", [source, sql], dict(capture=capture, **options)), strict)[1]
+    return _answer("query", source, [sql], dict(capture=capture, **options), strict)
 
 
 def query_batches(
-    source: Path, sql: str, *, capture: str | None = None, strict: bool = False, **options: Any
+    source: Source, sql: str, *, capture: str | None = None, strict: bool = False, **options: Any
 ) -> BatchReader:
     """As ``query``, but the result comes a batch at a time as it is
-    computed: for results larger than memory."""
-    return _run(_words("query", [source, sql], dict(capture=capture, **options)), strict, streamed=True)[1]
+    computed: for results larger than memory. (A list's temporary dataset
+    is removed when the interpreter exits.)"""
+    return _answer("query", source, [sql], dict(capture=capture, **options), strict, streamed=True)
 
 
 def topdown(
-    source: Path,
+    source: Source,
     *,
     level: int = 1,
     by: str = "function",
@@ -279,7 +339,7 @@ def topdown(
         min_samples=min_samples,
         pid=pid,
     )
-    return _run(_words("topdown", [source], {**opts, **options}), strict)[1]
+    return _answer("topdown", source, [], {**opts, **options}, strict)
 
 
 def report(
@@ -315,7 +375,7 @@ def diff(
 
 
 def flamegraph(
-    source: Path,
+    source: Source,
     path: Path,
     *,
     folded: bool = False,
@@ -331,12 +391,12 @@ def flamegraph(
     colours each function by its dominant top-down category. Returns the
     path."""
     opts = dict(output=path, folded=folded, samples=samples, event=event, color=color, capture=capture)
-    _run(_words("flamegraph", [source], {**opts, **options}), strict)
+    _answer("flamegraph", source, [], {**opts, **options}, strict)
     return os.fspath(path)
 
 
 def html(
-    source: Path,
+    source: Source,
     path: Path,
     *,
     event: str | None = None,
@@ -349,12 +409,12 @@ def html(
     html``); ``diff`` names a baseline capture to compare with. Returns
     the path."""
     opts = dict(output=path, event=event, capture=capture, diff=diff)
-    _run(_words("html", [source], {**opts, **options}), strict)
+    _answer("html", source, [], {**opts, **options}, strict)
     return os.fspath(path)
 
 
 def export(
-    source: Path,
+    source: Source,
     path: Path,
     *,
     to: str,
@@ -367,7 +427,7 @@ def export(
     ``to="speedscope"``, to ``path`` (``perfq export``). Returns the
     path."""
     opts = dict(to=to, output=path, event=event, capture=capture)
-    _run(_words("export", [source], {**opts, **options}), strict)
+    _answer("export", source, [], {**opts, **options}, strict)
     return os.fspath(path)
 
 
