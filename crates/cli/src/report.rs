@@ -188,13 +188,35 @@ fn event_name<'a>(report: &'a Report, row: &Row) -> &'a str {
 
 /// `value` right-aligned in `width` characters (ASCII: numbers), as
 /// `{:>width$}` writes it.
-fn padded(line: &mut String, width: usize, value: std::fmt::Arguments<'_>) {
-    let start = line.len();
-    let _ = line.write_fmt(value);
-    let len = line.len() - start;
-    if len < width {
-        line.insert_str(start, &"                "[..width - len]);
+fn right_aligned(line: &mut String, width: usize, value: &str) {
+    line.extend(std::iter::repeat_n(' ', width.saturating_sub(value.len())));
+    line.push_str(value);
+}
+
+/// `x` as `{:>width$.2}` writes it. Rounded from its hundredths as an
+/// integer where that is certain to give the same digits (the formatter's
+/// exact decimal expansion costs more than the rest of a row); at a tie,
+/// or for values the integer would not hold, by the formatter.
+fn percent(line: &mut String, width: usize, x: f64) {
+    let hundredths = x * 100.0;
+    let frac = hundredths - hundredths.floor();
+    // `hundredths` is within an ulp (under 1e-6 below 1e9) of x's exact
+    // hundredths: away from .5 it rounds the same way.
+    if (0.0..1e9).contains(&hundredths) && (frac - 0.5).abs() > 1e-6 {
+        let n = (hundredths.floor() as u64) + u64::from(frac > 0.5);
+        let mut digits = itoa::Buffer::new();
+        let whole = digits.format(n / 100);
+        let cents = (n % 100) as u8;
+        let len = whole.len() + 3;
+        line.extend(std::iter::repeat_n(' ', width.saturating_sub(len)));
+        line.push_str(whole);
+        line.push('.');
+        line.push(char::from(b'0' + cents / 10));
+        line.push(char::from(b'0' + cents % 10));
+        return;
     }
+    let text = format!("{x:.2}");
+    right_aligned(line, width, &text);
 }
 
 fn pct(v: u64, t: u64) -> f64 {
@@ -325,20 +347,27 @@ fn table(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Result
         // pads a character at a time, a noticeable cost over a long report.
         line.push_str("  ");
         if children {
-            padded(line, 7, format_args!("{:.2}", pct(r.total_period, t)));
+            percent(line, 7, pct(r.total_period, t));
             line.push_str("% ");
         }
-        padded(line, 7, format_args!("{:.2}", pct(r.period, t)));
+        percent(line, 7, pct(r.period, t));
         line.push_str("% ");
-        padded(line, 9, format_args!("{}", r.samples));
+        let mut digits = itoa::Buffer::new();
+        right_aligned(line, 9, digits.format(r.samples));
         line.push(' ');
-        padded(line, 14, format_args!("{}", r.period));
+        right_aligned(line, 14, digits.format(r.period));
         line.push_str("  ");
         let dso = report.dso(r);
         line.push_str(dso);
         let width = dso.chars().count();
         line.extend(std::iter::repeat_n(' ', 24usize.saturating_sub(width)));
-        let _ = write!(line, " {}", report.symbol(r));
+        line.push(' ');
+        match report.symbol(r) {
+            perfq_report::Symbol::Name(name) => line.push_str(&name),
+            other => {
+                let _ = write!(line, "{other}");
+            }
+        }
         if let Some(why) = report.unresolved_reason(r) {
             let _ = write!(line, "  ({why})");
         }
@@ -350,4 +379,25 @@ fn table(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Result
         writeln!(out, "# unresolved: {n} of {all} samples ({why})")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{pct, percent};
+
+    /// The percentages are the formatter's `{:>7.2}` exactly: shares of
+    /// many totals, ties (1/8 %, 5/8 %), the ends and past them.
+    #[test]
+    fn percentages_are_written_as_the_formatter_writes_them() {
+        let mut cases: Vec<f64> = vec![0.0, 0.125, 0.625, 2.675, 99.995, 100.0, 1234.5678, 1e12];
+        for t in [1u64, 3, 7, 8, 400, 593_256, 118_674_930_240, u64::MAX] {
+            let step = (t / 5000).max(1);
+            cases.extend((0..=t.min(5000)).map(|i| pct(i.saturating_mul(step).min(t), t)));
+        }
+        for x in cases {
+            let mut line = String::new();
+            percent(&mut line, 7, x);
+            assert_eq!(line, format!("{x:>7.2}"), "{x:e}");
+        }
+    }
 }
