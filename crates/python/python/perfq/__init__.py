@@ -16,13 +16,13 @@ columns over through the Arrow PyCapsule interface, without copies::
 A source is a perf.data file (converted once into perfq's cache, as the
 command line does), a dataset folder written by ``convert``, or either as
 an ``s3://`` URL; or a list of captures, answered as a dataset holding
-them all (converted into a temporary folder for the call). Warnings about a capture (damage, missing symbols) are
-Python warnings of category ``PerfqWarning``; with ``strict=True`` a
-damaged capture raises ``DamagedCaptureError`` instead. Notes (which
-event was chosen) go to the ``perfq`` logger. Errors are ``PerfqError``
-with the command line's message. The work runs without holding the
-interpreter's lock, and Ctrl-C stops it within a second, leaving no
-half-written output.
+them all (converted into a temporary folder for the call). Warnings
+about a capture (damage, missing symbols) are Python warnings of
+category ``PerfqWarning``; with ``strict=True`` a damaged capture
+raises ``DamagedCaptureError`` instead. Notes (which event was chosen)
+go to the ``perfq`` logger. Errors are ``PerfqError`` with the command
+line's message. The work runs without holding the interpreter's lock,
+and Ctrl-C stops it within a second, leaving no half-written output.
 """
 
 from __future__ import annotations
