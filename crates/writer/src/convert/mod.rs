@@ -10,14 +10,17 @@
 //! whenever they reach it, the locations symbolized then, as the capture
 //! is still being read.
 
+mod columns;
 mod data_src;
 mod dsos;
 mod frames;
 mod meta;
+mod read_values;
 mod sample_columns;
 mod samples;
 mod schema;
 mod sideband;
+mod stack_memo;
 mod stacks;
 mod warm;
 

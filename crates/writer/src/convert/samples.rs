@@ -12,10 +12,11 @@
 //! the reading. Branch entries, whose endpoints are locations too, are
 //! written there as well.
 //!
-//! A sample's group-read deltas also go into its own row, `m0..m15` by
-//! member position, so that per-sample counter values need no pivot of
-//! read_values. They travel to the samples thread in the batch (as the
-//! frames do), so a sample without a read carries nothing extra.
+//! A sample's group-read values travel to the samples thread in the batch
+//! too (as the frames do; a sample without a read carries nothing extra)
+//! and are written there: as read_values rows, and their deltas in the
+//! sample's own row, `m0..m15` by member position, so that per-sample
+//! counter values need no pivot of read_values.
 
 use std::convert::Infallible;
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -27,7 +28,7 @@ use perfq_reader::{BranchEntry, EventIndex, Events, MemberDelta, Sample};
 use perfq_symbolize::Location;
 use rustc_hash::FxHashSet;
 
-use crate::convert::meta::members;
+use crate::convert::read_values::{MemberPositions, ReadValueColumns};
 use crate::convert::sample_columns::SampleColumns;
 use crate::convert::schema::{BRANCHES, MEMBER_COLUMNS, RAW, READ_VALUES, SAMPLES, STACKS};
 use crate::convert::stacks::Stacks;
@@ -38,6 +39,11 @@ const BATCH: usize = 4096;
 
 /// Batches under way at most (memory stays bounded whatever the capture).
 const BATCHES_IN_FLIGHT: usize = 4;
+
+/// How many rows ahead the samples thread prefetches a stack's lookup:
+/// enough for a cache miss to be served while the rows between are
+/// written.
+const PREFETCH_ROWS: usize = 8;
 
 /// How a location counts against a memory limit: the location (24
 /// bytes), its slot in the id table, and its resolution and frames rows
@@ -67,10 +73,7 @@ pub(crate) enum Located {
 
 pub(crate) struct SampleTables {
     rows: RowsThread,
-    read_values: Table,
     raw: Table,
-    /// Each event's position in its group's read (`events.member`).
-    member_of: Vec<u32>,
     /// Distinct data_src values, for the data_src table.
     pub(crate) data_src: FxHashSet<u64>,
     /// Rows written to the samples table.
@@ -109,11 +112,11 @@ impl SampleTables {
                 w.table("samples", SAMPLES)?,
                 w.table("branches", BRANCHES)?,
                 w.table("stacks", STACKS)?,
+                w.table("read_values", READ_VALUES)?,
+                MemberPositions::of(events),
                 segments,
             )?,
-            read_values: w.table("read_values", READ_VALUES)?,
             raw: w.table("raw", RAW)?,
-            member_of: members(events),
             data_src: FxHashSet::default(),
             count: 0,
         })
@@ -142,8 +145,6 @@ impl SampleTables {
             return Err(Error::TooManyLocations);
         }
         let sample_id = self.count;
-        let mut by_member = [None; MEMBER_COLUMNS];
-        let nr_members = self.member_deltas(row.members, &mut by_member);
         self.rows.push(
             Fields {
                 sample_id,
@@ -166,10 +167,12 @@ impl SampleTables {
                 cgroup: s.cgroup,
                 transaction: s.transaction,
                 chain_tid: row.tid,
-                nr_members: nr_members as u8,
+                // A read's values are counted in a u64 field, but each
+                // takes 8 bytes or more of a record of at most 64 KiB.
+                reads: row.members.len() as u32,
             },
             row.frames,
-            &by_member[..nr_members],
+            row.members,
             s.branch_stack.as_ref().map(|b| {
                 b.entries().zip(row.branch_frames).enumerate().map(
                     |(index, (entry, &(from_frame, to_frame)))| Branch {
@@ -184,33 +187,16 @@ impl SampleTables {
             }),
             tickets,
         )?;
-        self.push_beside(s, row.members, sample_id)?;
+        self.push_beside(s, sample_id)?;
         self.count += 1;
         Ok(())
     }
 
-    /// The rows sample `s` adds beside its own: its group read's values,
-    /// its raw bytes, its data source.
-    fn push_beside(
-        &mut self,
-        s: &Sample<'_>,
-        members: &[MemberDelta],
-        sample_id: u64,
-    ) -> Result<(), Error> {
+    /// The rows sample `s` adds beside its own on this thread: its raw
+    /// bytes, its data source.
+    fn push_beside(&mut self, s: &Sample<'_>, sample_id: u64) -> Result<(), Error> {
         if let Some(v) = s.data_src {
             self.data_src.insert(v);
-        }
-        // Empty without a group read.
-        for m in members {
-            self.read_values
-                .row()
-                .u(sample_id)
-                .opt_u(m.event.map(|e| e.0 as u64))
-                .u(m.id)
-                .u(m.value)
-                .opt_u(m.delta)
-                .opt_u(m.lost)
-                .end()?;
         }
         if let Some(raw) = s.raw {
             self.raw.row().u(sample_id).bytes(raw).end()?;
@@ -218,38 +204,10 @@ impl SampleTables {
         Ok(())
     }
 
-    /// Places a sample's deltas by their event's member position; returns
-    /// how many of `out`'s leading entries to write (the rest are null).
-    /// Unknown ids and positions past the columns are left out: they are
-    /// in read_values only.
-    fn member_deltas(
-        &self,
-        members: &[MemberDelta],
-        out: &mut [Option<u64>; MEMBER_COLUMNS],
-    ) -> usize {
-        let mut n = 0;
-        for m in members {
-            let (Some(ev), Some(delta)) = (m.event, m.delta) else {
-                continue;
-            };
-            let Some(&pos) = self.member_of.get(ev.0) else {
-                continue;
-            };
-            // Two values of one position (an event read twice) keep the
-            // first, as ids keep their first event.
-            if let Some(slot @ None) = out.get_mut(pos as usize) {
-                *slot = Some(delta);
-                n = n.max(pos as usize + 1);
-            }
-        }
-        n
-    }
-
     /// Finishes the tables written on this thread and hands the last
     /// samples (and `tickets`' last locations) to the samples thread,
     /// which then writes the stacks table: [`Pending::wait`] for it.
     pub(crate) fn finish(self, tickets: &mut TicketBook<Location>) -> Result<Pending, Error> {
-        self.read_values.finish()?;
         self.raw.finish()?;
         self.rows.finish(tickets)
     }
@@ -278,9 +236,9 @@ pub(crate) struct Fields {
     pub(crate) cgroup: Option<u64>,
     pub(crate) transaction: Option<u64>,
     pub(crate) chain_tid: u32,
-    /// How many of the batch's `members` entries are this sample's
-    /// `m0..`; 0 without a group read.
-    pub(crate) nr_members: u8,
+    /// How many of the batch's `reads` are this sample's group read's
+    /// values; 0 without a group read.
+    pub(crate) reads: u32,
 }
 
 /// One branch-stack entry of a sample, for the branches table.
@@ -295,15 +253,15 @@ struct Branch {
 }
 
 /// Samples on their way to the samples thread: row `i`'s frames are
-/// `frames[ends[i - 1]..ends[i]]`; its member deltas are the next
-/// `rows[i].nr_members` entries of `members`. `locations` are the
+/// `frames[ends[i - 1]..ends[i]]`; its group read's values are the next
+/// `rows[i].reads` entries of `reads`. `locations` are the
 /// locations found since the last batch, in ticket order: the batch's
 /// tickets are theirs or those of batches before.
 struct Batch {
     rows: Vec<Fields>,
     frames: Vec<u32>,
     ends: Vec<usize>,
-    members: Vec<Option<u64>>,
+    reads: Vec<MemberDelta>,
     branches: Vec<Branch>,
     locations: Vec<Location>,
 }
@@ -314,7 +272,7 @@ impl Batch {
             rows: Vec::with_capacity(BATCH),
             frames: Vec::with_capacity(BATCH * 8),
             ends: Vec::with_capacity(BATCH),
-            members: Vec::new(),
+            reads: Vec::new(),
             branches: Vec::new(),
             locations: Vec::new(),
         }
@@ -324,7 +282,7 @@ impl Batch {
         self.rows.clear();
         self.frames.clear();
         self.ends.clear();
-        self.members.clear();
+        self.reads.clear();
         self.branches.clear();
         self.locations.clear();
     }
@@ -399,6 +357,8 @@ impl RowsThread {
         samples: Table,
         branches: Table,
         stacks: Table,
+        read_values: Table,
+        positions: MemberPositions,
         segments: Option<Segments>,
     ) -> Result<RowsThread, Error> {
         let (tx, rx) = handoff::<Batch, Infallible>(BATCHES_IN_FLIGHT);
@@ -410,6 +370,8 @@ impl RowsThread {
             samples,
             branches,
             stacks,
+            read_values,
+            positions,
         };
         let thread = std::thread::Builder::new()
             .name("samples".into())
@@ -427,13 +389,13 @@ impl RowsThread {
         &mut self,
         fields: Fields,
         frames: &[u32],
-        members: &[Option<u64>],
+        reads: &[MemberDelta],
         branches: Option<impl Iterator<Item = Branch>>,
         tickets: &mut TicketBook<Location>,
     ) -> Result<(), Error> {
         self.batch.rows.push(fields);
         self.batch.frames.extend_from_slice(frames);
-        self.batch.members.extend_from_slice(members);
+        self.batch.reads.extend_from_slice(reads);
         self.batch.ends.push(self.batch.frames.len());
         if let Some(b) = branches {
             self.batch.branches.extend(b);
@@ -485,6 +447,53 @@ struct RowTables {
     samples: Table,
     branches: Table,
     stacks: Table,
+    read_values: Table,
+    /// Where a read's values go among `m0..m15`.
+    positions: MemberPositions,
+}
+
+/// The row groups the samples thread fills.
+struct Groups {
+    samples: SampleColumns,
+    read_values: ReadValueColumns,
+}
+
+impl Groups {
+    /// Appends sample `f`'s row, of stack `stack_id`, and the rows of its
+    /// group read's values `reads`.
+    fn push(
+        &mut self,
+        tables: &mut RowTables,
+        f: &Fields,
+        stack_id: Option<u32>,
+        reads: &[MemberDelta],
+    ) -> Result<(), Error> {
+        for m in reads {
+            self.read_values.push(f.sample_id, m);
+            if self.read_values.is_full() {
+                tables.read_values.push_group(self.read_values.finish())?;
+            }
+        }
+        let mut by_member = [None; MEMBER_COLUMNS];
+        let n = tables.positions.place(reads, &mut by_member);
+        self.samples.push(f, stack_id, &by_member[..n]);
+        if self.samples.is_full() {
+            tables.samples.push_group(self.samples.finish())?;
+        }
+        Ok(())
+    }
+
+    /// Writes the last groups and closes the samples and read_values
+    /// tables.
+    fn finish(mut self, tables: &mut RowTables) -> Result<(), Error> {
+        if !self.samples.is_empty() {
+            tables.samples.push_group(self.samples.finish())?;
+        }
+        if !self.read_values.is_empty() {
+            tables.read_values.push_group(self.read_values.finish())?;
+        }
+        Ok(())
+    }
 }
 
 /// The samples thread: locations given ids, stacks interned, rows written;
@@ -499,19 +508,27 @@ fn write_rows(
 ) -> Result<(), Error> {
     let mut ids = TicketIds::new();
     let mut stacks = Stacks::default();
-    let mut group = SampleColumns::new();
+    let mut groups = Groups {
+        samples: SampleColumns::new(),
+        read_values: ReadValueColumns::new(),
+    };
     while let Some(Down::Batch(mut b)) = rx.recv() {
         ids.add(&b.locations);
         for t in &mut b.frames {
             *t = ids.id(*t);
         }
         let mut start = 0;
-        let mut members = b.members.as_slice();
-        for (f, &end) in b.rows.iter_mut().zip(&b.ends) {
+        let mut reads = b.reads.as_slice();
+        for (i, (f, &end)) in b.rows.iter_mut().zip(&b.ends).enumerate() {
             let frames = b.frames.get(start..end).unwrap_or_default();
             start = end;
-            let (mine, rest) = members.split_at(usize::from(f.nr_members).min(members.len()));
-            members = rest;
+            // A later row's stack lookup is fetched into the cache
+            // meanwhile.
+            if let Some(&[from, to]) = b.ends.get(i + PREFETCH_ROWS - 1..=i + PREFETCH_ROWS) {
+                stacks.prefetch(b.frames.get(from..to).unwrap_or_default());
+            }
+            let (mine, rest) = reads.split_at((f.reads as usize).min(reads.len()));
+            reads = rest;
             f.leaf_frame = f.leaf_frame.map(|t| ids.id(t));
             let stack_id = stacks.intern(f.chain_tid, frames);
             if let Some(limit) = segments {
@@ -532,10 +549,7 @@ fn write_rows(
                     stacks.cut(&mut tables.stacks, ids.first_id())?;
                 }
             }
-            group.push(f, stack_id, mine);
-            if group.is_full() {
-                tables.samples.push_group(group.finish())?;
-            }
+            groups.push(&mut tables, f, stack_id, mine)?;
         }
         for b in &b.branches {
             write_branch(&mut tables.branches, b, &ids)?;
@@ -548,10 +562,9 @@ fn write_rows(
     // finishes the samples and writes the stacks. It may have stopped
     // early on an error: then nobody waits.
     let _ = located.send(Located::Last(ids.into_numbered().keys));
-    if !group.is_empty() {
-        tables.samples.push_group(group.finish())?;
-    }
+    groups.finish(&mut tables)?;
     tables.samples.finish()?;
+    tables.read_values.finish()?;
     tables.branches.finish()?;
     stacks.write(tables.stacks)
 }

@@ -17,6 +17,7 @@ use arrow_buffer::{BooleanBuffer, BooleanBufferBuilder, NullBuffer, OffsetBuffer
 use arrow_schema::{DataType, Field};
 use rustc_hash::FxHashMap;
 
+use crate::convert::stack_memo::{ChainHash, StackMemo};
 use crate::table::ROWS_PER_GROUP;
 use crate::{Error, Table};
 
@@ -75,6 +76,11 @@ const DENSE_FRAMES: usize = 1 << 26;
 /// Threads remembered at most; past it they are forgotten (a cache).
 const RECENT_LIMIT: usize = 1 << 16;
 
+/// Frames past those shared with the thread's previous sample from which
+/// a callchain is looked up whole in [`Stacks::memo`]: fewer cost less to
+/// look up one by one than to hash.
+const MEMO_FROM: usize = 4;
+
 /// The stacks of a capture.
 pub(crate) struct Stacks {
     /// Ids of the stacks already written (earlier segments): the id of
@@ -100,6 +106,8 @@ pub(crate) struct Stacks {
     first_frame: u32,
     /// By thread id.
     recent: FxHashMap<u32, Recent>,
+    /// Whole callchains, by their frames' hash.
+    memo: StackMemo,
 }
 
 impl Default for Stacks {
@@ -112,6 +120,7 @@ impl Default for Stacks {
             roots: Vec::new(),
             first_frame: 0,
             recent: FxHashMap::default(),
+            memo: StackMemo::default(),
         }
     }
 }
@@ -137,17 +146,67 @@ impl Stacks {
             .count();
         r.frames.truncate(shared);
         r.nodes.truncate(shared);
-        let mut parent = r.nodes.last().copied().unwrap_or(ROOT);
-        for &frame in frames.iter().skip(shared) {
-            parent = self.callee(parent, frame);
-            r.frames.push(frame);
-            r.nodes.push(parent);
-        }
+        let hash = (frames.len() - shared >= MEMO_FROM).then(|| ChainHash::of(frames));
+        let remembered = hash.and_then(|h| self.memo.get(h));
+        let parent = match remembered.filter(|&s| self.follow(s, frames, &mut r)) {
+            Some(stack) => stack,
+            None => {
+                let mut parent = r.nodes.last().copied().unwrap_or(ROOT);
+                for &frame in frames.iter().skip(shared) {
+                    parent = self.callee(parent, frame);
+                    r.frames.push(frame);
+                    r.nodes.push(parent);
+                }
+                if let Some(h) = hash {
+                    self.memo.put(h, parent);
+                }
+                parent
+            }
+        };
         if (parent as usize) < self.sampled.len() {
             self.sampled.set_bit(parent as usize, true);
         }
         self.recent.insert(tid, r);
         Some(self.base.saturating_add(parent))
+    }
+
+    /// Starts fetching what interning `frames` soon will read: the memo's
+    /// slot for them, which a capture of many call paths in random order
+    /// finds in no cache.
+    #[inline]
+    pub(crate) fn prefetch(&self, frames: &[u32]) {
+        if frames.len() >= MEMO_FROM {
+            self.memo.prefetch(ChainHash::of(frames));
+        }
+    }
+
+    /// Whether `stack` is the callchain `frames`, of which `r` holds the
+    /// first ones (with their stacks): if so, `r` is given the rest. Only
+    /// the frames past `r`'s are compared, leaf first: the stack reached
+    /// there must be `r`'s last.
+    fn follow(&self, stack: u32, frames: &[u32], r: &mut Recent) -> bool {
+        let shared = r.nodes.len();
+        let top = r.nodes.last().copied().unwrap_or(ROOT);
+        r.nodes.resize(frames.len(), ROOT);
+        let mut at = stack;
+        for (i, &frame) in frames.iter().enumerate().skip(shared).rev() {
+            match self.nodes.get(at as usize) {
+                Some(n) if n[FRAME] == frame => {
+                    r.nodes[i] = at;
+                    at = n[PARENT];
+                }
+                _ => break,
+            }
+            if i == shared {
+                if at == top {
+                    r.frames.extend_from_slice(&frames[shared..]);
+                    return true;
+                }
+                break;
+            }
+        }
+        r.nodes.truncate(shared);
+        false
     }
 
     /// The memory the tree holds since the last cut, as counted against
@@ -168,6 +227,7 @@ impl Stacks {
         let held = self.nodes.len();
         self.wide.clear();
         self.recent.clear();
+        self.memo.clear();
         self.roots = Vec::new();
         self.first_frame = first_frame;
         let nodes = std::mem::replace(&mut self.nodes, Vec::with_capacity(held));
@@ -269,6 +329,7 @@ impl Stacks {
         // table's buffers grow.
         drop(self.wide);
         drop(self.recent);
+        drop(self.memo);
         write_segment(&mut t, self.base, self.nodes, self.sampled)?;
         t.finish()
     }
@@ -463,17 +524,14 @@ mod tests {
 
     /// The ids a plain (frame, caller) → id table gives, for stacks of
     /// every fan-out: few callees listed, many in the table, roots too.
-    #[test]
-    fn ids_are_those_of_one_table() {
+    /// Interns every callchain `chain` makes, one per sample of 7
+    /// threads in turn, and holds each id equal to that of a table of
+    /// (frame, caller) pairs numbered in order of first appearance.
+    fn ids_are_those_of_one_table(mut chain: impl FnMut() -> Vec<u32>) -> Stacks {
         let mut s = Stacks::default();
         let mut plain: FxHashMap<(u32, u32), u32> = FxHashMap::default();
-        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         for i in 0..20_000u32 {
-            let depth = 1 + (next() % 12) as usize;
-            // Few distinct frames near the root, many near the leaf.
-            let frames: Vec<u32> = (0..depth)
-                .map(|d| (next() % (2 + 4 * d as u64 * d as u64)) as u32)
-                .collect();
+            let frames = chain();
             let mut parent = ROOT;
             for &f in &frames {
                 let n = plain.len() as u32;
@@ -482,7 +540,49 @@ mod tests {
             assert_eq!(s.intern(i % 7, &frames), Some(parent));
         }
         assert_eq!(s.nodes.len(), plain.len());
+        s
+    }
+
+    #[test]
+    fn ids_of_varied_stacks_are_those_of_one_table() {
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+        let s = ids_are_those_of_one_table(|| {
+            let depth = 1 + (next() % 12) as usize;
+            // Few distinct frames near the root, many near the leaf.
+            (0..depth)
+                .map(|d| (next() % (2 + 4 * d as u64 * d as u64)) as u32)
+                .collect()
+        });
         assert!(!s.wide.is_empty(), "some callers had many callees");
+    }
+
+    /// Callchains met again in random order, as a loop's or a generated
+    /// capture's are, are found whole in the memo: the ids stay those of
+    /// the table, and a stale entry (a stack of other frames under the
+    /// same hash) is not taken for a match.
+    #[test]
+    fn ids_of_repeated_stacks_are_those_of_one_table() {
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+        let paths: Vec<Vec<u32>> = (0..300)
+            .map(|_| {
+                let depth = 1 + (next() % 20) as usize;
+                (0..depth).map(|_| (next() % 40) as u32).collect()
+            })
+            .collect();
+        let s = ids_are_those_of_one_table(|| paths[(next() % 300) as usize].clone());
+        let long = paths
+            .iter()
+            .find(|p| p.len() >= MEMO_FROM)
+            .expect("a long path");
+        let h = ChainHash::of(long);
+        assert!(s.memo.get(h).is_some(), "remembered");
+        let mut stale = s;
+        stale.memo.put(h, 0);
+        stale.recent.clear();
+        let found = stale.memo.get(h);
+        let mut r = Recent::default();
+        assert!(!stale.follow(found.expect("put"), long, &mut r));
+        assert!(r.nodes.is_empty() && r.frames.is_empty());
     }
 
     /// With a limit, the tree is cut into segments as it fills: every

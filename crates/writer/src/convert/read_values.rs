@@ -1,0 +1,118 @@
+//! The read_values table's row group as it fills: a row per value of a
+//! sample's group read, and the sample's own `m0..m15` columns placed by
+//! each value's member position.
+//!
+//! A top-down capture reads a group of about ten counters with every
+//! sample: ten rows here per sample, the most rows of any table. They are
+//! written on the samples thread, beside the sample's row, so that the
+//! reading thread only hands the values over.
+
+use arrow_array::types::{UInt32Type, UInt64Type};
+use arrow_array::ArrayRef;
+use perfq_reader::{Events, MemberDelta};
+
+use crate::convert::columns::{Full, Sparse};
+use crate::convert::meta::members;
+use crate::convert::schema::{MEMBER_COLUMNS, READ_VALUES};
+use crate::table::ROWS_PER_GROUP;
+
+/// Where each event's value goes among a sample's `m0..m15`: its
+/// position in its group's read (`events.member`).
+pub(crate) struct MemberPositions(Vec<u32>);
+
+impl MemberPositions {
+    pub(crate) fn of(events: &Events) -> MemberPositions {
+        MemberPositions(members(events))
+    }
+
+    /// Places a sample's deltas by their event's member position; returns
+    /// how many of `out`'s leading entries to write (the rest are null).
+    /// Unknown ids and positions past the columns are left out: they are
+    /// in read_values only.
+    pub(crate) fn place(
+        &self,
+        members: &[MemberDelta],
+        out: &mut [Option<u64>; MEMBER_COLUMNS],
+    ) -> usize {
+        let mut n = 0;
+        for m in members {
+            let (Some(ev), Some(delta)) = (m.event, m.delta) else {
+                continue;
+            };
+            let Some(&pos) = self.0.get(ev.0) else {
+                continue;
+            };
+            // Two values of one position (an event read twice) keep the
+            // first, as ids keep their first event.
+            if let Some(slot @ None) = out.get_mut(pos as usize) {
+                *slot = Some(delta);
+                n = n.max(pos as usize + 1);
+            }
+        }
+        n
+    }
+}
+
+/// The read_values row group being filled.
+pub(crate) struct ReadValueColumns {
+    rows: usize,
+    sample_id: Full<UInt64Type>,
+    event_id: Sparse<UInt32Type>,
+    id: Full<UInt64Type>,
+    value: Full<UInt64Type>,
+    delta: Sparse<UInt64Type>,
+    lost: Sparse<UInt64Type>,
+}
+
+impl ReadValueColumns {
+    pub(crate) fn new() -> ReadValueColumns {
+        ReadValueColumns {
+            rows: 0,
+            sample_id: Full::new(),
+            event_id: Sparse::new(),
+            id: Full::new(),
+            value: Full::new(),
+            delta: Sparse::new(),
+            lost: Sparse::new(),
+        }
+    }
+
+    /// Appends the row of value `m` of sample `sample_id`.
+    #[inline]
+    pub(crate) fn push(&mut self, sample_id: u64, m: &MemberDelta) {
+        let row = self.rows;
+        self.sample_id.push(sample_id);
+        self.event_id
+            .put(row, m.event.and_then(|e| u32::try_from(e.0).ok()));
+        self.id.push(m.id);
+        self.value.push(m.value);
+        self.delta.put(row, m.delta);
+        self.lost.put(row, m.lost);
+        self.rows += 1;
+    }
+
+    /// Whether the group has [`ROWS_PER_GROUP`] rows.
+    pub(crate) fn is_full(&self) -> bool {
+        self.rows >= ROWS_PER_GROUP
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// The group's columns, in [`READ_VALUES`]' order; the vectors start
+    /// the next group.
+    pub(crate) fn finish(&mut self) -> Vec<ArrayRef> {
+        let rows = std::mem::take(&mut self.rows);
+        let columns = vec![
+            self.sample_id.finish(),
+            self.event_id.finish(rows),
+            self.id.finish(),
+            self.value.finish(),
+            self.delta.finish(rows),
+            self.lost.finish(rows),
+        ];
+        debug_assert_eq!(columns.len(), READ_VALUES.len());
+        columns
+    }
+}

@@ -1,0 +1,104 @@
+//! Whole callchains interned lately, by a hash of their frames: a stack
+//! met again is found with one probe and a check of its frames, where
+//! interning looks each frame up among its caller's callees.
+//!
+//! Interning already skips the callers a thread's sample shares with its
+//! previous one; this is for the frames past them. Code whose samples
+//! come back to a few thousand call paths in varied order (a benchmark's
+//! loops, a server's request handlers, a generated top-down capture) then
+//! costs a probe per sample instead of a lookup per frame.
+//!
+//! A direct-mapped cache of bounded size: a callchain whose slot another
+//! took is interned as before (and takes the slot back). Its entries are
+//! stack indexes into the tree, checked against the frames before use,
+//! so a stale or colliding entry is never taken for a match.
+
+use std::hash::Hasher;
+
+use perfq_ids::prefetch_line;
+use rustc_hash::FxHasher;
+
+/// Slots: 1 MiB. Fewer made a generated capture's 30,000 call paths
+/// evict each other.
+const SLOTS: usize = 1 << 17;
+
+/// One remembered callchain: the hash bits the slot's index does not
+/// hold, and its stack (a tree index).
+#[derive(Clone, Copy)]
+struct Slot {
+    check: u32,
+    stack: u32,
+}
+
+/// "No stack" in a [`Slot`]: no tree index reaches it (the tree is
+/// indexed by `u32` and the top values are its markers).
+const EMPTY: Slot = Slot {
+    check: 0,
+    stack: u32::MAX,
+};
+
+#[derive(Default)]
+pub(crate) struct StackMemo {
+    /// Made at the first callchain remembered.
+    slots: Vec<Slot>,
+}
+
+/// A callchain's hash, as [`StackMemo`] keys it.
+#[derive(Clone, Copy)]
+pub(crate) struct ChainHash(u64);
+
+impl ChainHash {
+    pub(crate) fn of(frames: &[u32]) -> ChainHash {
+        let mut h = FxHasher::default();
+        for &f in frames {
+            h.write_u32(f);
+        }
+        // Fx's last step is a multiply: its high bits are the mixed ones.
+        ChainHash(h.finish().rotate_left(32))
+    }
+
+    fn index(self) -> usize {
+        (self.0 as usize) & (SLOTS - 1)
+    }
+
+    fn check(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+}
+
+impl StackMemo {
+    /// The stack remembered for hash `h`, if any: a candidate, to be
+    /// checked against the frames.
+    #[inline]
+    pub(crate) fn get(&self, h: ChainHash) -> Option<u32> {
+        let s = self.slots.get(h.index())?;
+        (s.check == h.check() && s.stack != EMPTY.stack).then_some(s.stack)
+    }
+
+    /// Starts fetching the slot of hash `h` into the cache.
+    #[inline]
+    pub(crate) fn prefetch(&self, h: ChainHash) {
+        if let Some(s) = self.slots.get(h.index()) {
+            prefetch_line(s);
+        }
+    }
+
+    /// Remembers `stack` as the callchain of hash `h`.
+    #[inline]
+    pub(crate) fn put(&mut self, h: ChainHash, stack: u32) {
+        if self.slots.is_empty() {
+            self.slots = vec![EMPTY; SLOTS];
+        }
+        if let Some(s) = self.slots.get_mut(h.index()) {
+            *s = Slot {
+                check: h.check(),
+                stack,
+            };
+        }
+    }
+
+    /// Forgets every callchain (their tree was written and cleared).
+    pub(crate) fn clear(&mut self) {
+        self.slots.fill(EMPTY);
+    }
+}
