@@ -15,6 +15,7 @@ pub mod convert;
 mod dataset;
 mod delta;
 mod dictionary;
+mod int_dictionary;
 #[cfg(test)]
 mod oracle;
 mod pages;

@@ -1,5 +1,5 @@
 //! The oracle of the tests of perfq's own column encoders (`delta`,
-//! `plain`): Parquet's own writer and reader. A test writes the same row
+//! `plain`, `int_dictionary`): Parquet's own writer and reader. A test writes the same row
 //! groups with perfq's [`Table`] and with Parquet's `ArrowWriter`, then
 //! compares the chunks' metadata and what both files read back as.
 

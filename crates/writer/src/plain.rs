@@ -88,7 +88,7 @@ impl PlainInt for u64 {
 
 /// Appends `values` PLAIN-encoded: each as its physical type's bytes
 /// (into room made at once, a loop the compiler turns into wide copies).
-fn put_all<T: PlainInt>(values: &[T], out: &mut Vec<u8>) {
+pub(crate) fn put_all<T: PlainInt>(values: &[T], out: &mut Vec<u8>) {
     let at = out.len();
     out.resize(at + values.len() * T::WIDTH, 0);
     if let Some(room) = out.get_mut(at..) {
@@ -209,7 +209,7 @@ pub(crate) fn encode_list(
 
 /// Writes `array` as the column chunk of `descr`: one `PLAIN` data page,
 /// and the chunk's statistics if `props` ask for them.
-fn encode<A>(
+pub(crate) fn encode<A>(
     descr: &ColumnDescPtr,
     props: &WriterProperties,
     array: &PrimitiveArray<A>,
@@ -237,13 +237,23 @@ pub(crate) fn integer_chunk<T: PlainInt>(
     values: &[T],
     rows: usize,
 ) -> Result<Chunk, ParquetError> {
-    let statistics =
-        (props.statistics_enabled(descr.path()) != EnabledStatistics::None).then(|| {
-            let (min, max) = min_max(values).unzip();
-            PlainInt::statistics(min, max, (rows - values.len()) as u64)
-        });
+    let statistics = statistics(descr, props, values, rows);
     let page = pages::DataPage::top_level(data, encoding, rows);
     pages::chunk(descr, props, None, page, statistics)
+}
+
+/// The chunk statistics of a top-level integer column of `rows` rows whose
+/// present values are `values`, if `props` ask for them.
+pub(crate) fn statistics<T: PlainInt>(
+    descr: &ColumnDescPtr,
+    props: &WriterProperties,
+    values: &[T],
+    rows: usize,
+) -> Option<Statistics> {
+    (props.statistics_enabled(descr.path()) != EnabledStatistics::None).then(|| {
+        let (min, max) = min_max(values).unzip();
+        PlainInt::statistics(min, max, (rows - values.len()) as u64)
+    })
 }
 
 /// The smallest and the largest of `values`, in one pass of eight

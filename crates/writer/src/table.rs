@@ -34,7 +34,7 @@ use parquet::schema::types::{ColumnDescPtr, ColumnPath};
 use rayon::prelude::*;
 
 use crate::Error;
-use crate::{delta, dictionary, plain};
+use crate::{delta, dictionary, int_dictionary, plain};
 
 /// Rows buffered before they are written as a row group.
 pub(crate) const ROWS_PER_GROUP: usize = 64 * 1024;
@@ -202,6 +202,7 @@ fn encode_group(
                 Own::Deltas => delta::encode_column(&descr, props, &ints)?,
                 Own::Plain => plain::encode_column(&descr, props, &ints)?,
                 Own::PlainList => plain::encode_list(&descr, props, &ints)?,
+                Own::Dictionary => int_dictionary::encode_column(&descr, props, &ints)?,
             };
             Ok(Chunk::Own(bytes, close))
         }
@@ -231,6 +232,9 @@ enum Own {
     Plain,
     /// A list of `u32` without a dictionary, by [`plain::encode_list`].
     PlainList,
+    /// An integer column with a dictionary, by
+    /// [`int_dictionary::encode_column`].
+    Dictionary,
 }
 
 impl Own {
@@ -240,6 +244,7 @@ impl Own {
             ColumnType::U32 | ColumnType::U64 if c.delta => Some(Own::Deltas),
             ColumnType::ListU32 if !c.dictionary && !c.delta => Some(Own::PlainList),
             _ if !c.dictionary && !c.delta && plain::encodes(&data_type(c.ty)) => Some(Own::Plain),
+            _ if c.dictionary && plain::encodes(&data_type(c.ty)) => Some(Own::Dictionary),
             _ => None,
         }
     }
