@@ -31,14 +31,34 @@ pub struct MemberDelta {
 }
 
 /// Per-stream state of cumulative read values.
+///
+/// A stream (an id, and a thread where counts are per thread) has a slot
+/// holding its last value. A group read names the same ids in the same
+/// order sample after sample, so the slots and events of each group's
+/// members are remembered by the group's first id: a sample's values
+/// then cost no lookup each, only a comparison of their ids with the
+/// remembered ones (a top-down group reads about ten values a sample).
 #[derive(Clone, Debug, Default)]
 pub struct ReadDeltas {
-    last: FxHashMap<(u64, Option<u32>), u64>,
+    /// The slot of each stream.
+    slots: FxHashMap<(u64, Option<u32>), u32>,
+    /// Each slot's last value.
+    last: Vec<u64>,
+    /// By (first id, thread): the members that read had, in order.
+    groups: FxHashMap<(u64, Option<u32>), Vec<Member>>,
     /// Values whose id matched no event.
     pub unknown_ids: u64,
     /// Values smaller than the previous value of the same stream (the delta
     /// wrapped, as in perf; a sign of a reset counter or out-of-order input).
     pub backwards: u64,
+}
+
+/// One value of a remembered group read: its id, its event, and its
+/// stream's slot (`None` when the id belongs to no event).
+#[derive(Clone, Copy, Debug)]
+struct Member {
+    id: u64,
+    event: Option<(EventIndex, u32)>,
 }
 
 impl ReadDeltas {
@@ -62,33 +82,75 @@ impl ReadDeltas {
             .get(sampler)
             .is_some_and(|e| e.attr.per_thread_sample_read());
         let tid = if per_thread { sample.tid } else { None };
+        let Some(first) = read.values().next() else {
+            return;
+        };
+        let ReadDeltas {
+            slots,
+            last,
+            groups,
+            unknown_ids,
+            backwards,
+        } = self;
+        let members = groups.entry((first.id.unwrap_or(0), tid)).or_default();
+        let mut n = 0;
         for v in read.values() {
             let id = v.id.unwrap_or(0);
-            let event = events.by_id(id);
-            let delta = match event {
-                Some(_) => {
-                    let last = self.last.entry((id, tid)).or_insert(0);
+            let member = match members.get(n) {
+                Some(&m) if m.id == id => m,
+                // A read unlike the group's last one from here on: its
+                // members are found and remembered.
+                _ => {
+                    let m = Member {
+                        id,
+                        event: events.by_id(id).map(|e| (e, slot(slots, last, id, tid))),
+                    };
+                    members.truncate(n);
+                    members.push(m);
+                    m
+                }
+            };
+            n += 1;
+            let delta = match member.event {
+                Some((_, slot)) => {
+                    let last = &mut last[slot as usize];
                     if v.value < *last {
-                        self.backwards += 1;
+                        *backwards += 1;
                     }
                     let d = v.value.wrapping_sub(*last);
                     *last = v.value;
                     Some(d)
                 }
                 None => {
-                    self.unknown_ids += 1;
+                    *unknown_ids += 1;
                     None
                 }
             };
             out.push(MemberDelta {
-                event,
+                event: member.event.map(|(e, _)| e),
                 id,
                 value: v.value,
                 delta,
                 lost: v.lost,
             });
         }
+        members.truncate(n);
     }
+}
+
+/// The slot of stream (`id`, `tid`), made (its last value 0) if new.
+fn slot(
+    slots: &mut FxHashMap<(u64, Option<u32>), u32>,
+    last: &mut Vec<u64>,
+    id: u64,
+    tid: Option<u32>,
+) -> u32 {
+    *slots.entry((id, tid)).or_insert_with(|| {
+        last.push(0);
+        // One slot per distinct id and thread of a capture's reads,
+        // each 8 bytes or more of its records: fewer than 2^32.
+        (last.len() - 1) as u32
+    })
 }
 
 #[cfg(test)]
