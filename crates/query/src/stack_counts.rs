@@ -147,9 +147,6 @@ pub(crate) fn count(
 ) -> Result<Option<StackCounts>, Error> {
     views::ensure(session, "delivered_samples")?;
     named_samples::register_comms(session)?;
-    let Some(stacks) = views::sampled_stacks(session, paths)? else {
-        return Ok(None);
-    };
     let mut read = Read {
         starts: capture_starts(session)?,
         interval_ns: interval_ns.max(1),
@@ -157,18 +154,21 @@ pub(crate) fn count(
         capture_at: Vec::new(),
         threads: Interner::new(),
         first: Vec::new(),
-        counts: StackCounts {
-            threads: Vec::new(),
-            counted: Vec::new(),
-            numbers: Vec::new(),
-            all: 0,
-            resolved: 0,
-            intervals: 0,
-            stacks,
-        },
+        rows: Vec::new(),
     };
-    read.scan(session, event)?;
-    Ok(Some(read.finish()))
+    // The samples are read on a thread of their own while the stack
+    // tables are made on this one: each keeps about one core busy, the
+    // query's workers and the thread that takes its rows in turn.
+    let (stacks, scanned) = std::thread::scope(|s| {
+        let scanned = s.spawn(|| read.scan(session, event));
+        let stacks = views::sampled_stacks(session, paths);
+        (stacks, scanned.join())
+    });
+    scanned.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+    let Some(stacks) = stacks? else {
+        return Ok(None);
+    };
+    read.place(stacks).map(Some)
 }
 
 /// Each capture's first sample time, by name (`None` for one without a
@@ -192,7 +192,9 @@ fn capture_starts(session: &Session) -> Result<FxHashMap<String, Option<u64>>, E
 /// among [`Read::captures`]: each `Option` as `(is null, value)`.
 type SampleOrder = (u32, (bool, i64), (bool, u64), (bool, u64), (bool, u64));
 
-/// The samples as they are read.
+/// The samples as they are read: before the sampled stacks are there,
+/// each with its stack and leaf frame as ids, placed among the sampled
+/// stacks once they are ([`Read::place`]).
 struct Read {
     /// Each capture's first sample time, by name.
     starts: FxHashMap<String, Option<u64>>,
@@ -203,20 +205,35 @@ struct Read {
     /// The threads, numbered as met, and each one's first sample.
     threads: Interner<Thread>,
     first: Vec<SampleOrder>,
-    /// The counts, threads numbered as met.
-    counts: StackCounts,
+    /// The samples, threads numbered as met.
+    rows: Vec<Scanned>,
 }
 
 /// Where a capture is.
 #[derive(Clone, Copy)]
 struct At {
-    /// Its number among the sampled stacks' captures.
-    stacks: Option<u32>,
     /// Its first sample's time (0 without one).
     start: u64,
     /// Whether it has a `capture` row.
     listed: bool,
 }
+
+/// One sample as read: 40 bytes.
+#[derive(Clone, Copy)]
+struct Scanned {
+    bucket: u64,
+    period: u64,
+    /// Its stack and leaf frame ids ([`NO_ID`]: none).
+    stack: u64,
+    leaf: u64,
+    /// The thread as met.
+    thread: u32,
+    /// The capture as met.
+    capture: u32,
+}
+
+/// [`Scanned::stack`] or [`Scanned::leaf`] of a sample without one.
+const NO_ID: u64 = u64::MAX;
 
 /// A batch's columns.
 struct Columns<'b> {
@@ -297,14 +314,7 @@ impl Read {
         } else {
             ""
         };
-        let (
-            capture,
-            At {
-                stacks: c,
-                start,
-                listed,
-            },
-        ) = self.capture(cols.capture.value(i))?;
+        let (capture, At { start, .. }) = self.capture(cols.capture.value(i))?;
         let (pid, tid) = (id(cols.pid), id(cols.tid));
         let thread = profile::number_thread(&mut self.threads, capture as usize, pid, tid, comm);
         let order: SampleOrder = (
@@ -319,32 +329,14 @@ impl Read {
             None => self.first.push(order),
         }
         let bucket = at(time, i).unwrap_or(0).saturating_sub(start) / self.interval_ns;
-        let out = &mut self.counts;
-        let place = c
-            .zip(at(stack, i))
-            .and_then(|(c, s)| out.stacks.place(c, s));
-        let too_many = || Error::Shape("more than 4G threads or sampled stacks".into());
-        out.counted.push(Counted {
+        self.rows.push(Scanned {
             bucket,
             period: at(weight, i).unwrap_or(0),
+            stack: at(stack, i).unwrap_or(NO_ID),
+            leaf: at(leaf, i).unwrap_or(NO_ID),
             thread: u32::try_from(thread).map_err(|_| too_many())?,
-            place: match place {
-                Some(p) => u32::try_from(p)
-                    .ok()
-                    .filter(|&p| p != NO_STACK)
-                    .ok_or_else(too_many)?,
-                None => NO_STACK,
-            },
-            leaf: c
-                .zip(at(leaf, i))
-                .map_or(0, |(c, l)| out.stacks.function_of(c, l)),
-            listed,
+            capture,
         });
-        out.all += 1;
-        if place.is_some_and(|p| out.stacks.leaf_resolved(p)) {
-            out.resolved += 1;
-        }
-        out.intervals = out.intervals.max(bucket + 1);
         Ok(())
     }
 
@@ -359,7 +351,6 @@ impl Read {
         if self.capture_at.len() <= n as usize {
             let listed = self.starts.get(name).copied();
             self.capture_at.push(At {
-                stacks: self.counts.stacks.capture(name),
                 start: listed.flatten().unwrap_or(0),
                 listed: listed.is_some(),
             });
@@ -367,12 +358,57 @@ impl Read {
         Ok((n, self.capture_at[n as usize]))
     }
 
-    /// The counts, the threads in order.
-    fn finish(mut self) -> StackCounts {
+    /// The counts, each sample's stack placed among `stacks` and its leaf
+    /// frame made a function, the threads in order.
+    fn place(self, stacks: Arc<SampledStacks>) -> Result<StackCounts, Error> {
         let numbers = self.threads_in_order();
-        self.counts.threads = numbers_to_threads(self.threads, &numbers);
-        self.counts.numbers = numbers;
-        self.counts
+        // Each capture's number among the sampled stacks' captures.
+        let among: Vec<Option<u32>> = (0..self.capture_at.len() as u32)
+            .map(|c| stacks.capture(self.captures.text(c)))
+            .collect();
+        let mut counts = StackCounts {
+            threads: Vec::new(),
+            counted: Vec::with_capacity(self.rows.len()),
+            numbers: Vec::new(),
+            all: 0,
+            resolved: 0,
+            intervals: 0,
+            stacks,
+        };
+        for r in &self.rows {
+            let c = among.get(r.capture as usize).copied().flatten();
+            let id = |v: u64| (v != NO_ID).then_some(v);
+            let place = c
+                .zip(id(r.stack))
+                .and_then(|(c, s)| counts.stacks.place(c, s));
+            counts.counted.push(Counted {
+                bucket: r.bucket,
+                period: r.period,
+                thread: r.thread,
+                place: match place {
+                    Some(p) => u32::try_from(p)
+                        .ok()
+                        .filter(|&p| p != NO_STACK)
+                        .ok_or_else(too_many)?,
+                    None => NO_STACK,
+                },
+                leaf: c
+                    .zip(id(r.leaf))
+                    .map_or(0, |(c, l)| counts.stacks.function_of(c, l)),
+                listed: self
+                    .capture_at
+                    .get(r.capture as usize)
+                    .is_some_and(|a| a.listed),
+            });
+            counts.all += 1;
+            if place.is_some_and(|p| counts.stacks.leaf_resolved(p)) {
+                counts.resolved += 1;
+            }
+            counts.intervals = counts.intervals.max(r.bucket + 1);
+        }
+        counts.threads = numbers_to_threads(self.threads, &numbers);
+        counts.numbers = numbers;
+        Ok(counts)
     }
 
     /// Each thread's number by its first sample in `_profile_samples`'
@@ -393,6 +429,10 @@ impl Read {
         }
         number
     }
+}
+
+fn too_many() -> Error {
+    Error::Shape("more than 4G threads or sampled stacks".into())
 }
 
 /// The threads, as numbered anew (`numbers`, by number as met).
