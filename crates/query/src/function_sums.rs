@@ -84,9 +84,16 @@ pub struct Row {
 /// SQL.
 pub fn by_interval(session: &Session, opt: &Options<'_>) -> Result<Sums, Error> {
     named_samples::require_tables(session)?;
-    match stack_counts::count(session, opt.event, opt.interval_ns, false)? {
-        Some(counts) => Ok(of_counts(&counts, opt.min_total)),
-        None => by_sql(session, opt),
+    let choose = || {
+        Ok::<_, Error>(stack_counts::Choice {
+            event: opt.event.to_string(),
+            interval_ns: opt.interval_ns,
+            rest: (),
+        })
+    };
+    match stack_counts::count(session, choose, false)? {
+        (Some(counts), _) => Ok(of_counts(&counts, opt.min_total)),
+        (None, _) => by_sql(session, opt),
     }
 }
 

@@ -117,58 +117,85 @@ impl StackCounts {
 /// perfq does not compute the stack tables itself (a session that
 /// defines some of them).
 pub fn by_interval(session: &Session, event: &str, interval_ns: u64) -> Result<StackCounts, Error> {
+    let choose = || {
+        Ok::<_, Error>(Choice {
+            event: event.to_string(),
+            interval_ns,
+            rest: (),
+        })
+    };
+    by_interval_chosen(session, choose).map(|(counts, _)| counts)
+}
+
+/// Which samples to count, and in intervals of what length, with what
+/// else the caller worked out to choose them.
+pub struct Choice<T> {
+    /// The event whose samples are counted.
+    pub event: String,
+    /// The intervals' length.
+    pub interval_ns: u64,
+    /// What else the caller worked out.
+    pub rest: T,
+}
+
+/// [`by_interval`] of the event and interval `choose` gives: it runs
+/// while the stack tables are made (it may read the dataset too, as the
+/// HTML page's choice of event and intervals does).
+pub fn by_interval_chosen<T: Send, E: From<Error> + Send>(
+    session: &Session,
+    choose: impl FnOnce() -> Result<Choice<T>, E> + Send,
+) -> Result<(StackCounts, Choice<T>), E> {
     named_samples::require_tables(session)?;
+    let (counts, choice) = count(session, choose, true)?;
     // Whether the event has samples is asked only where it has none here
     // (the question reads every sample again).
-    let not_sampled = || events::chosen(Some(event), &events::sampled_events(session)?);
-    let Some(counts) = count(session, event, interval_ns, true)? else {
+    let not_sampled = || events::chosen(Some(&choice.event), &events::sampled_events(session)?);
+    let Some(counts) = counts else {
         not_sampled()?;
         return Err(Error::Shape(
             "the call tree reads the stack tables perfq computes itself, and this session \
              defines some of them (stack_sets, set_functions, stack_functions, functions)"
                 .into(),
-        ));
+        )
+        .into());
     };
     if counts.all == 0 {
         not_sampled()?;
     }
-    Ok(counts)
+    Ok((counts, choice))
 }
 
-/// `event`'s samples in intervals of `interval_ns` (none for an event
-/// without samples), on the sampled stacks, each with its path where
-/// `paths` asks; `None` where perfq does not compute the stack tables
-/// itself. The tables [`named_samples::require_tables`] names are there.
-pub(crate) fn count(
+/// The samples of the event `choose` gives, in its intervals (none for an
+/// event without samples), on the sampled stacks, each with its path
+/// where `paths` asks; `None` where perfq does not compute the stack
+/// tables itself. The tables [`named_samples::require_tables`] names are
+/// there.
+pub(crate) fn count<T: Send, E: From<Error> + Send>(
     session: &Session,
-    event: &str,
-    interval_ns: u64,
+    choose: impl FnOnce() -> Result<Choice<T>, E> + Send,
     paths: bool,
-) -> Result<Option<StackCounts>, Error> {
+) -> Result<(Option<StackCounts>, Choice<T>), E> {
     views::ensure(session, "delivered_samples")?;
     named_samples::register_comms(session)?;
-    let mut read = Read {
-        starts: capture_starts(session)?,
-        interval_ns: interval_ns.max(1),
-        captures: TextIds::new(),
-        capture_at: Vec::new(),
-        threads: Interner::new(),
-        first: Vec::new(),
-        rows: Vec::new(),
-    };
-    // The samples are read on a thread of their own while the stack
-    // tables are made on this one: each keeps about one core busy, the
-    // query's workers and the thread that takes its rows in turn.
+    // The event is chosen and its samples read on a thread of their own
+    // while the stack tables are made on this one: each keeps about one
+    // core busy, the query's workers and the thread that takes its rows
+    // in turn.
     let (stacks, scanned) = std::thread::scope(|s| {
-        let scanned = s.spawn(|| read.scan(session, event));
+        let scanned = s.spawn(|| -> Result<_, E> {
+            let choice = choose()?;
+            let mut read = Read::new(session, choice.interval_ns)?;
+            read.scan(session, &choice.event)?;
+            Ok((read, choice))
+        });
         let stacks = views::sampled_stacks(session, paths);
         (stacks, scanned.join())
     });
-    scanned.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+    let (read, choice) = scanned.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
     let Some(stacks) = stacks? else {
-        return Ok(None);
+        return Ok((None, choice));
     };
-    read.place(stacks).map(Some)
+    Ok((Some(read.place(stacks)?), choice))
 }
 
 /// Each capture's first sample time, by name (`None` for one without a
@@ -261,6 +288,19 @@ fn nulls_last<T: Default>(v: Option<T>) -> (bool, T) {
 }
 
 impl Read {
+    /// A read of samples in intervals of `interval_ns`.
+    fn new(session: &Session, interval_ns: u64) -> Result<Read, Error> {
+        Ok(Read {
+            starts: capture_starts(session)?,
+            interval_ns: interval_ns.max(1),
+            captures: TextIds::new(),
+            capture_at: Vec::new(),
+            threads: Interner::new(),
+            first: Vec::new(),
+            rows: Vec::new(),
+        })
+    }
+
     /// Reads `event`'s samples.
     fn scan(&mut self, session: &Session, event: &str) -> Result<(), Error> {
         let named = named_samples::named_delivered();

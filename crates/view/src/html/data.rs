@@ -117,17 +117,25 @@ fn color(node: &str, parent: Option<&str>, nth_child: usize) -> String {
 /// Builds the page's contents.
 pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
     // The event shown, and the captures' span, which gives the intervals'
-    // length: from the events and capture tables, before the samples are
-    // read (once, into those intervals).
-    let sampled = perfq_query::events::sampled_events(session)?;
-    let Some(event) = opt.event.clone().or_else(|| sampled.first().cloned()) else {
-        return Err(Error::Empty);
+    // length: chosen before the samples are read (once, into those
+    // intervals), while the stack tables are made.
+    let choose = || -> Result<_, Error> {
+        let sampled = perfq_query::events::sampled_events(session)?;
+        let Some(event) = opt.event.clone().or_else(|| sampled.first().cloned()) else {
+            return Err(Error::Empty);
+        };
+        let duration_ns = duration(session)?;
+        let width_ms = (duration_ns / 1_000_000 / opt.intervals.max(1)).max(1) + 1;
+        Ok(stack_counts::Choice {
+            event,
+            interval_ns: width_ms * 1_000_000,
+            rest: (sampled, duration_ns, width_ms),
+        })
     };
-    let duration_ns = duration(session)?;
-    let width_ms = (duration_ns / 1_000_000 / opt.intervals.max(1)).max(1) + 1;
-    let interval_ns = width_ms * 1_000_000;
-    let counted = stack_counts::by_interval(session, &event, interval_ns)?;
-    let Some(event) = profile::events_of(session, &[event])?.pop() else {
+    let (counted, choice) = stack_counts::by_interval_chosen(session, choose)?;
+    let (sampled, duration_ns, width_ms) = choice.rest;
+    let interval_ns = choice.interval_ns;
+    let Some(event) = profile::events_of(session, &[choice.event])?.pop() else {
         return Err(Error::Empty);
     };
     let mut notes = Vec::new();
