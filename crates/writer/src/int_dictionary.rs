@@ -14,11 +14,8 @@
 
 use std::hash::Hash;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{
-    ArrowPrimitiveType, Int32Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
-};
-use arrow_array::{Array, ArrayRef, PrimitiveArray};
+use arrow_array::types::ArrowPrimitiveType;
+use arrow_array::{Array, PrimitiveArray};
 use parquet::basic::Encoding;
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
@@ -28,34 +25,12 @@ use rustc_hash::FxHashMap;
 use crate::pages::{self, general, rle, Chunk};
 use crate::plain::{self, PlainInt};
 
-/// Writes `array`, an integer column, as the column chunk of `descr`
-/// ([`encode`]); an error for any other type.
-pub(crate) fn encode_column(
-    descr: &ColumnDescPtr,
-    props: &WriterProperties,
-    array: &ArrayRef,
-) -> Result<Chunk, ParquetError> {
-    if let Some(a) = array.as_primitive_opt::<UInt64Type>() {
-        encode(descr, props, a)
-    } else if let Some(a) = array.as_primitive_opt::<UInt32Type>() {
-        encode(descr, props, a)
-    } else if let Some(a) = array.as_primitive_opt::<Int32Type>() {
-        encode(descr, props, a)
-    } else if let Some(a) = array.as_primitive_opt::<UInt16Type>() {
-        encode(descr, props, a)
-    } else if let Some(a) = array.as_primitive_opt::<UInt8Type>() {
-        encode(descr, props, a)
-    } else {
-        Err(general("a dictionary column of no integer type"))
-    }
-}
-
 /// Writes `array` as the column chunk of `descr`: a PLAIN dictionary page
 /// of its distinct values in order of first appearance and an
 /// `RLE_DICTIONARY` data page of their keys, with the chunk's statistics
 /// if `props` ask for them. A column without values, or whose dictionary
 /// would pass the page limit, is written PLAIN.
-fn encode<A>(
+pub(crate) fn encode<A>(
     descr: &ColumnDescPtr,
     props: &WriterProperties,
     array: &PrimitiveArray<A>,
@@ -118,13 +93,11 @@ fn keyed<T: Copy + Eq + Hash>(values: &[T], limit: usize) -> Option<(Vec<T>, Vec
 mod tests {
     use std::sync::Arc;
 
-    use arrow_array::{Int32Array, UInt16Array, UInt32Array, UInt64Array, UInt8Array};
-    use arrow_schema::{DataType, Field, Schema};
+    use arrow_array::{ArrayRef, Int32Array, UInt16Array, UInt32Array, UInt64Array, UInt8Array};
     use parquet::file::properties::EnabledStatistics;
 
     use super::*;
-    use crate::oracle::write_both;
-    use crate::{Column, ColumnType};
+    use crate::oracle::{int_columns, write_both};
 
     /// Parquet's own writer and reader are the oracle: each integer type,
     /// over runs, alternations, nulls, one value, all nulls and many
@@ -132,20 +105,7 @@ mod tests {
     /// it has values, with the chunk statistics Parquet's writer gives.
     #[test]
     fn dictionary_columns_read_back_with_parquets_statistics() {
-        let columns = [
-            Column::new("u64", ColumnType::U64).nullable(),
-            Column::new("u32", ColumnType::U32),
-            Column::new("i32", ColumnType::I32).nullable(),
-            Column::new("u16", ColumnType::U16).nullable(),
-            Column::new("u8", ColumnType::U8),
-        ];
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("u64", DataType::UInt64, true),
-            Field::new("u32", DataType::UInt32, false),
-            Field::new("i32", DataType::Int32, true),
-            Field::new("u16", DataType::UInt16, true),
-            Field::new("u8", DataType::UInt8, false),
-        ]));
+        let (columns, schema) = int_columns(true);
         // `kinds` distinct values, in runs of `run`.
         let group = |n: usize, kinds: u64, run: usize, nulls: bool| -> Vec<ArrayRef> {
             let keep = |i: usize| !nulls || i % 5 != 2;

@@ -14,7 +14,37 @@ use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
-use crate::{Column, Table};
+use crate::{Column, ColumnType, Table};
+
+/// One column of each integer type perfq writes (`u64`, `i32` and `u16`
+/// nullable), with dictionaries or plain, and their Arrow schema.
+pub(crate) fn int_columns(dictionary: bool) -> (Vec<Column<'static>>, SchemaRef) {
+    use arrow_schema::{DataType, Field, Schema};
+    let types = [
+        ("u64", ColumnType::U64, DataType::UInt64, true),
+        ("u32", ColumnType::U32, DataType::UInt32, false),
+        ("i32", ColumnType::I32, DataType::Int32, true),
+        ("u16", ColumnType::U16, DataType::UInt16, true),
+        ("u8", ColumnType::U8, DataType::UInt8, false),
+    ];
+    let columns = types
+        .iter()
+        .map(|&(name, ty, _, nullable)| {
+            let c = Column::new(name, ty);
+            let c = if nullable { c.nullable() } else { c };
+            if dictionary {
+                c
+            } else {
+                c.plain()
+            }
+        })
+        .collect();
+    let fields: Vec<Field> = types
+        .into_iter()
+        .map(|(name, _, dt, nullable)| Field::new(name, dt, nullable))
+        .collect();
+    (columns, std::sync::Arc::new(Schema::new(fields)))
+}
 
 /// Two files of the same row groups: perfq's and Parquet's writer's.
 pub(crate) struct Both {

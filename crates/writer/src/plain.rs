@@ -20,6 +20,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::statistics::{Statistics, ValueStatistics};
 use parquet::schema::types::ColumnDescPtr;
 
+use crate::int_dictionary;
 use crate::pages::{self, Chunk};
 
 /// An integer type stored as Parquet's INT32 or INT64: the value as that
@@ -104,25 +105,51 @@ pub(crate) fn encodes(data_type: &arrow_schema::DataType) -> bool {
     matches!(data_type, UInt8 | UInt16 | UInt32 | UInt64 | Int32)
 }
 
+/// How perfq writes an integer column without deltas.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum IntEncoding {
+    /// `PLAIN` ([`encode`]).
+    Plain,
+    /// A dictionary ([`int_dictionary::encode`]).
+    Dictionary,
+}
+
 /// Writes `array`, an integer column of a type [`encodes`] takes, as the
-/// column chunk of `descr` ([`encode`]); an error for any other type.
+/// column chunk of `descr`, encoded `how`; an error for any other type.
 pub(crate) fn encode_column(
     descr: &ColumnDescPtr,
     props: &WriterProperties,
     array: &ArrayRef,
+    how: IntEncoding,
 ) -> Result<Chunk, ParquetError> {
     if let Some(a) = array.as_primitive_opt::<UInt64Type>() {
-        encode(descr, props, a)
+        encode_as(descr, props, a, how)
     } else if let Some(a) = array.as_primitive_opt::<UInt32Type>() {
-        encode(descr, props, a)
+        encode_as(descr, props, a, how)
     } else if let Some(a) = array.as_primitive_opt::<Int32Type>() {
-        encode(descr, props, a)
+        encode_as(descr, props, a, how)
     } else if let Some(a) = array.as_primitive_opt::<UInt16Type>() {
-        encode(descr, props, a)
+        encode_as(descr, props, a, how)
     } else if let Some(a) = array.as_primitive_opt::<UInt8Type>() {
-        encode(descr, props, a)
+        encode_as(descr, props, a, how)
     } else {
-        Err(pages::general("a plain column of no integer type"))
+        Err(pages::general("an integer column of no integer type"))
+    }
+}
+
+fn encode_as<A>(
+    descr: &ColumnDescPtr,
+    props: &WriterProperties,
+    array: &PrimitiveArray<A>,
+    how: IntEncoding,
+) -> Result<Chunk, ParquetError>
+where
+    A: ArrowPrimitiveType,
+    A::Native: PlainInt + std::hash::Hash,
+{
+    match how {
+        IntEncoding::Plain => encode(descr, props, array),
+        IntEncoding::Dictionary => int_dictionary::encode(descr, props, array),
     }
 }
 
@@ -284,7 +311,7 @@ mod tests {
     use parquet::file::properties::{EnabledStatistics, WriterProperties};
     use parquet::schema::types::ColumnPath;
 
-    use crate::oracle::write_both;
+    use crate::oracle::{int_columns, write_both};
     use crate::{Column, ColumnType};
 
     /// Parquet's own writer and reader are the oracle: each integer type,
@@ -293,20 +320,7 @@ mod tests {
     /// gives the same values.
     #[test]
     fn plain_columns_read_back_with_parquets_statistics() {
-        let columns = [
-            Column::new("u64", ColumnType::U64).nullable().plain(),
-            Column::new("u32", ColumnType::U32).plain(),
-            Column::new("i32", ColumnType::I32).nullable().plain(),
-            Column::new("u16", ColumnType::U16).nullable().plain(),
-            Column::new("u8", ColumnType::U8).plain(),
-        ];
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("u64", DataType::UInt64, true),
-            Field::new("u32", DataType::UInt32, false),
-            Field::new("i32", DataType::Int32, true),
-            Field::new("u16", DataType::UInt16, true),
-            Field::new("u8", DataType::UInt8, false),
-        ]));
+        let (columns, schema) = int_columns(false);
         let group = |n: usize, nulls: bool| -> Vec<ArrayRef> {
             let keep = |i: usize| !nulls || i % 3 != 1;
             vec![

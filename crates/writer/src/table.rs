@@ -33,8 +33,9 @@ use parquet::file::writer::SerializedRowGroupWriter;
 use parquet::schema::types::{ColumnDescPtr, ColumnPath};
 use rayon::prelude::*;
 
+use crate::plain::IntEncoding;
 use crate::Error;
-use crate::{delta, dictionary, int_dictionary, plain};
+use crate::{delta, dictionary, plain};
 
 /// Rows buffered before they are written as a row group.
 pub(crate) const ROWS_PER_GROUP: usize = 64 * 1024;
@@ -200,9 +201,11 @@ fn encode_group(
         Work::Own(how, descr, ints) => {
             let (bytes, close) = match how {
                 Own::Deltas => delta::encode_column(&descr, props, &ints)?,
-                Own::Plain => plain::encode_column(&descr, props, &ints)?,
+                Own::Plain => plain::encode_column(&descr, props, &ints, IntEncoding::Plain)?,
                 Own::PlainList => plain::encode_list(&descr, props, &ints)?,
-                Own::Dictionary => int_dictionary::encode_column(&descr, props, &ints)?,
+                Own::Dictionary => {
+                    plain::encode_column(&descr, props, &ints, IntEncoding::Dictionary)?
+                }
             };
             Ok(Chunk::Own(bytes, close))
         }
@@ -232,8 +235,8 @@ enum Own {
     Plain,
     /// A list of `u32` without a dictionary, by [`plain::encode_list`].
     PlainList,
-    /// An integer column with a dictionary, by
-    /// [`int_dictionary::encode_column`].
+    /// An integer column with a dictionary, by [`plain::encode_column`]
+    /// through [`crate::int_dictionary::encode`].
     Dictionary,
 }
 

@@ -15,6 +15,27 @@ use arrow_array::{ArrayRef, PrimitiveArray};
 use arrow_buffer::{BooleanBufferBuilder, NullBuffer, ScalarBuffer};
 
 use crate::table::{null_column, ColumnType, ROWS_PER_GROUP};
+use crate::{Error, Table};
+
+/// A row group being filled a row at a time from these vectors.
+pub(crate) trait Group {
+    /// Rows appended since the last [`Group::finish`].
+    fn rows(&self) -> usize;
+
+    /// The group's columns, in its table's order; the vectors start the
+    /// next group.
+    fn finish(&mut self) -> Vec<ArrayRef>;
+}
+
+/// Writes `group` into `table` as a row group once it has
+/// [`ROWS_PER_GROUP`] rows, or at the `end` if it has any.
+pub(crate) fn flush(group: &mut impl Group, table: &mut Table, end: bool) -> Result<(), Error> {
+    let rows = group.rows();
+    if rows >= ROWS_PER_GROUP || (end && rows > 0) {
+        table.push_group(group.finish())?;
+    }
+    Ok(())
+}
 
 /// A column every row fills: its values, in a plain vector (Arrow's
 /// builder costs a few dozen instructions a value, the vector a few;

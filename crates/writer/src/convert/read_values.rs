@@ -11,10 +11,9 @@ use arrow_array::types::{UInt32Type, UInt64Type};
 use arrow_array::ArrayRef;
 use perfq_reader::{Events, MemberDelta};
 
-use crate::convert::columns::{Full, Sparse};
+use crate::convert::columns::{Full, Group, Sparse};
 use crate::convert::meta::members;
 use crate::convert::schema::{MEMBER_COLUMNS, READ_VALUES};
-use crate::table::ROWS_PER_GROUP;
 
 /// Where each event's value goes among a sample's `m0..m15`: its
 /// position in its group's read (`events.member`).
@@ -90,19 +89,15 @@ impl ReadValueColumns {
         self.lost.put(row, m.lost);
         self.rows += 1;
     }
+}
 
-    /// Whether the group has [`ROWS_PER_GROUP`] rows.
-    pub(crate) fn is_full(&self) -> bool {
-        self.rows >= ROWS_PER_GROUP
+impl Group for ReadValueColumns {
+    fn rows(&self) -> usize {
+        self.rows
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.rows == 0
-    }
-
-    /// The group's columns, in [`READ_VALUES`]' order; the vectors start
-    /// the next group.
-    pub(crate) fn finish(&mut self) -> Vec<ArrayRef> {
+    /// The columns in [`READ_VALUES`]' order.
+    fn finish(&mut self) -> Vec<ArrayRef> {
         let rows = std::mem::take(&mut self.rows);
         let columns = vec![
             self.sample_id.finish(),

@@ -6,10 +6,9 @@
 use arrow_array::types::{Int32Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type};
 use arrow_array::ArrayRef;
 
-use crate::convert::columns::{Full, Sparse};
+use crate::convert::columns::{Full, Group, Sparse};
 use crate::convert::samples::Fields;
 use crate::convert::schema::{MEMBER_COLUMNS, SAMPLES};
-use crate::table::ROWS_PER_GROUP;
 
 /// The row group being filled.
 pub(crate) struct SampleColumns {
@@ -95,19 +94,15 @@ impl SampleColumns {
         }
         self.rows += 1;
     }
+}
 
-    /// Whether the group has [`ROWS_PER_GROUP`] rows.
-    pub(crate) fn is_full(&self) -> bool {
-        self.rows >= ROWS_PER_GROUP
+impl Group for SampleColumns {
+    fn rows(&self) -> usize {
+        self.rows
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.rows == 0
-    }
-
-    /// The group's columns, in [`SAMPLES`]' order; the builders start the
-    /// next group.
-    pub(crate) fn finish(&mut self) -> Vec<ArrayRef> {
+    /// The columns in [`SAMPLES`]' order.
+    fn finish(&mut self) -> Vec<ArrayRef> {
         let rows = std::mem::take(&mut self.rows);
         let mut columns = vec![
             self.sample_id.finish(),

@@ -28,6 +28,7 @@ use perfq_reader::{BranchEntry, EventIndex, Events, MemberDelta, Sample};
 use perfq_symbolize::Location;
 use rustc_hash::FxHashSet;
 
+use crate::convert::columns::flush;
 use crate::convert::read_values::{MemberPositions, ReadValueColumns};
 use crate::convert::sample_columns::SampleColumns;
 use crate::convert::schema::{BRANCHES, MEMBER_COLUMNS, RAW, READ_VALUES, SAMPLES, STACKS};
@@ -470,29 +471,19 @@ impl Groups {
     ) -> Result<(), Error> {
         for m in reads {
             self.read_values.push(f.sample_id, m);
-            if self.read_values.is_full() {
-                tables.read_values.push_group(self.read_values.finish())?;
-            }
+            flush(&mut self.read_values, &mut tables.read_values, false)?;
         }
         let mut by_member = [None; MEMBER_COLUMNS];
         let n = tables.positions.place(reads, &mut by_member);
         self.samples.push(f, stack_id, &by_member[..n]);
-        if self.samples.is_full() {
-            tables.samples.push_group(self.samples.finish())?;
-        }
-        Ok(())
+        flush(&mut self.samples, &mut tables.samples, false)
     }
 
     /// Writes the last groups and closes the samples and read_values
     /// tables.
     fn finish(mut self, tables: &mut RowTables) -> Result<(), Error> {
-        if !self.samples.is_empty() {
-            tables.samples.push_group(self.samples.finish())?;
-        }
-        if !self.read_values.is_empty() {
-            tables.read_values.push_group(self.read_values.finish())?;
-        }
-        Ok(())
+        flush(&mut self.samples, &mut tables.samples, true)?;
+        flush(&mut self.read_values, &mut tables.read_values, true)
     }
 }
 
