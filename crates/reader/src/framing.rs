@@ -8,6 +8,8 @@
 mod decompress;
 mod stats;
 
+use perfq_ids::prefetch_line;
+
 use crate::endian::Endian;
 use crate::error::{Error, ErrorKind, FileOffset, Result, Warning};
 use crate::events::{EventRef, Events};
@@ -49,22 +51,6 @@ const PREFETCH_AHEAD: usize = 2048;
 /// The bytes of a cache line (on the processors perfq is built for; a
 /// larger one only asks for some lines twice).
 const CACHE_LINE: usize = 64;
-
-/// Asks for the cache line holding `b` (a hint; nothing on processors
-/// without a prefetch instruction perfq uses).
-#[inline]
-fn prefetch_line(b: &u8) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: SSE is part of x86_64's baseline, so the instruction
-        // exists; a prefetch neither reads nor writes memory the program
-        // sees, and the address is that of a live reference anyway.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((b as *const u8).cast::<i8>()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = b;
-}
 
 /// Iterates the records of a data section in file order.
 ///
