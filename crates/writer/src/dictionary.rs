@@ -25,13 +25,12 @@ use arrow_array::types::UInt32Type;
 use arrow_array::{Array, ArrayRef, DictionaryArray, StringArray, UInt32Array};
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use hashbrown::HashTable;
-use parquet::basic::Encoding;
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnDescPtr;
 use rustc_hash::{FxHashMap, FxHasher};
 
-use crate::pages::{self, general, rle, Chunk};
+use crate::pages::{self, general, Chunk};
 
 /// One row group's text column being built: a key per row into the
 /// group's dictionary of distinct values.
@@ -291,29 +290,13 @@ pub(crate) fn encode(
         plain.extend_from_slice(&len.to_le_bytes());
         plain.extend_from_slice(v.as_bytes());
     }
-    // The data page: definition levels, then the bit width and the keys
-    // of the values.
-    let mut data = Vec::with_capacity(keys.len() / 2 + 16);
-    pages::levels(descr, keys.nulls(), keys.len(), &mut data)?;
-    let width = rle::width(values.len().saturating_sub(1) as u64);
-    data.push(width);
-    rle::encode(
-        &pages::present(keys.values(), keys.nulls()),
-        width,
-        &mut data,
-    );
     let dictionary = pages::Dictionary {
         plain: &plain,
         values: u32::try_from(values.len()).map_err(|_| general("dictionary too long"))?,
     };
-    let encoding = Encoding::RLE_DICTIONARY;
-    pages::chunk(
-        descr,
-        props,
-        Some(dictionary),
-        pages::DataPage::top_level(&data, encoding, keys.len()),
-        None,
-    )
+    let present = pages::present(keys.values(), keys.nulls());
+    let (nulls, rows) = (keys.nulls(), keys.len());
+    pages::keyed_chunk(descr, props, dictionary, &present, nulls, rows, None)
 }
 
 #[cfg(test)]
@@ -322,9 +305,11 @@ mod tests {
 
     use arrow_array::cast::AsArray;
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::basic::Encoding;
     use parquet::file::reader::{FileReader, SerializedFileReader};
 
     use super::*;
+    use crate::pages::rle;
     use crate::table::ROWS_PER_GROUP;
     use crate::{Column, ColumnType, Table};
     use parquet::column::page::Page;

@@ -16,13 +16,12 @@ use std::hash::Hash;
 
 use arrow_array::types::ArrowPrimitiveType;
 use arrow_array::{Array, PrimitiveArray};
-use parquet::basic::Encoding;
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnDescPtr;
 use rustc_hash::FxHashMap;
 
-use crate::pages::{self, general, rle, Chunk};
+use crate::pages::{self, general, Chunk};
 use crate::plain::{self, PlainInt};
 
 /// Writes `array` as the column chunk of `descr`: a PLAIN dictionary page
@@ -44,20 +43,15 @@ where
     let Some((distinct, keys)) = keyed(&values, limit) else {
         return plain::encode(descr, props, array);
     };
-    let mut dictionary = Vec::with_capacity(distinct.len() * A::Native::WIDTH);
-    plain::put_all(&distinct, &mut dictionary);
-    let mut data = Vec::with_capacity(keys.len() / 2 + array.len() / 4 + 16);
-    pages::levels(descr, array.nulls(), array.len(), &mut data)?;
-    let width = rle::width(distinct.len().saturating_sub(1) as u64);
-    data.push(width);
-    rle::encode(&keys, width, &mut data);
+    let mut plain = Vec::with_capacity(distinct.len() * A::Native::WIDTH);
+    plain::put_all(&distinct, &mut plain);
     let dictionary = pages::Dictionary {
-        plain: &dictionary,
+        plain: &plain,
         values: u32::try_from(distinct.len()).map_err(|_| general("dictionary too long"))?,
     };
-    let page = pages::DataPage::top_level(&data, Encoding::RLE_DICTIONARY, array.len());
     let statistics = plain::statistics(descr, props, &values, array.len());
-    pages::chunk(descr, props, Some(dictionary), page, statistics)
+    let (nulls, rows) = (array.nulls(), array.len());
+    pages::keyed_chunk(descr, props, dictionary, &keys, nulls, rows, statistics)
 }
 
 /// The distinct `values` in order of first appearance, and each value's
@@ -94,6 +88,7 @@ mod tests {
     use std::sync::Arc;
 
     use arrow_array::{ArrayRef, Int32Array, UInt16Array, UInt32Array, UInt64Array, UInt8Array};
+    use parquet::basic::Encoding;
     use parquet::file::properties::EnabledStatistics;
 
     use super::*;

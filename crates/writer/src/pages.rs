@@ -31,6 +31,28 @@ pub(crate) struct Dictionary<'a> {
     pub(crate) values: u32,
 }
 
+/// Writes the chunk of `descr` (a top-level column of `rows` rows, those
+/// `nulls` marks valid having values) whose dictionary is `dictionary`
+/// and whose present values are `keys` into it: the dictionary page, then
+/// one `RLE_DICTIONARY` data page of the levels and the keys bit-packed.
+pub(crate) fn keyed_chunk(
+    descr: &ColumnDescPtr,
+    props: &WriterProperties,
+    dictionary: Dictionary<'_>,
+    keys: &[u32],
+    nulls: Option<&NullBuffer>,
+    rows: usize,
+    statistics: Option<Statistics>,
+) -> Result<Chunk, ParquetError> {
+    let mut data = Vec::with_capacity(keys.len() / 2 + rows / 4 + 16);
+    levels(descr, nulls, rows, &mut data)?;
+    let width = rle::width(u64::from(dictionary.values.saturating_sub(1)));
+    data.push(width);
+    rle::encode(keys, width, &mut data);
+    let page = DataPage::top_level(&data, Encoding::RLE_DICTIONARY, rows);
+    chunk(descr, props, Some(dictionary), page, statistics)
+}
+
 /// The values of the rows `nulls` marks valid (all of them without
 /// `nulls`): what a data page holds after its levels.
 pub(crate) fn present<'a, T: Copy>(values: &'a [T], nulls: Option<&NullBuffer>) -> Cow<'a, [T]> {

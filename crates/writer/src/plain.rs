@@ -137,6 +137,7 @@ pub(crate) fn encode_column(
     }
 }
 
+/// [`encode_column`] of an array of one integer type.
 fn encode_as<A>(
     descr: &ColumnDescPtr,
     props: &WriterProperties,

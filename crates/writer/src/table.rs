@@ -201,11 +201,8 @@ fn encode_group(
         Work::Own(how, descr, ints) => {
             let (bytes, close) = match how {
                 Own::Deltas => delta::encode_column(&descr, props, &ints)?,
-                Own::Plain => plain::encode_column(&descr, props, &ints, IntEncoding::Plain)?,
+                Own::Ints(encoding) => plain::encode_column(&descr, props, &ints, encoding)?,
                 Own::PlainList => plain::encode_list(&descr, props, &ints)?,
-                Own::Dictionary => {
-                    plain::encode_column(&descr, props, &ints, IntEncoding::Dictionary)?
-                }
             };
             Ok(Chunk::Own(bytes, close))
         }
@@ -231,13 +228,11 @@ enum Work {
 enum Own {
     /// A `u32` or `u64` column, as deltas by [`delta::encode`].
     Deltas,
-    /// An integer column without a dictionary, by [`plain::encode_column`].
-    Plain,
+    /// An integer column without deltas, plain or with a dictionary, by
+    /// [`plain::encode_column`].
+    Ints(IntEncoding),
     /// A list of `u32` without a dictionary, by [`plain::encode_list`].
     PlainList,
-    /// An integer column with a dictionary, by [`plain::encode_column`]
-    /// through [`crate::int_dictionary::encode`].
-    Dictionary,
 }
 
 impl Own {
@@ -246,8 +241,12 @@ impl Own {
         match c.ty {
             ColumnType::U32 | ColumnType::U64 if c.delta => Some(Own::Deltas),
             ColumnType::ListU32 if !c.dictionary && !c.delta => Some(Own::PlainList),
-            _ if !c.dictionary && !c.delta && plain::encodes(&data_type(c.ty)) => Some(Own::Plain),
-            _ if c.dictionary && plain::encodes(&data_type(c.ty)) => Some(Own::Dictionary),
+            _ if !c.delta && plain::encodes(&data_type(c.ty)) => {
+                Some(Own::Ints(match c.dictionary {
+                    true => IntEncoding::Dictionary,
+                    false => IntEncoding::Plain,
+                }))
+            }
             _ => None,
         }
     }
