@@ -32,7 +32,7 @@ use crate::convert::columns::flush;
 use crate::convert::read_values::{MemberPositions, ReadValueColumns};
 use crate::convert::sample_columns::SampleColumns;
 use crate::convert::schema::{BRANCHES, MEMBER_COLUMNS, RAW, READ_VALUES, SAMPLES, STACKS};
-use crate::convert::stacks::Stacks;
+use crate::convert::stacks::{Chain, Stacks};
 use crate::{CaptureWriter, Error, Table, ThreadFailure};
 
 /// Samples a batch carries to the samples thread.
@@ -479,8 +479,7 @@ impl Groups {
         flush(&mut self.samples, &mut tables.samples, false)
     }
 
-    /// Writes the last groups and closes the samples and read_values
-    /// tables.
+    /// Writes the last groups, whatever their length.
     fn finish(mut self, tables: &mut RowTables) -> Result<(), Error> {
         flush(&mut self.samples, &mut tables.samples, true)?;
         flush(&mut self.read_values, &mut tables.read_values, true)
@@ -509,19 +508,24 @@ fn write_rows(
             *t = ids.id(*t);
         }
         let mut start = 0;
+        let chains: Vec<Chain<'_>> = (b.ends.iter())
+            .map(|&end| {
+                let frames = b.frames.get(start..end).unwrap_or_default();
+                start = end;
+                Chain::new(frames)
+            })
+            .collect();
         let mut reads = b.reads.as_slice();
-        for (i, (f, &end)) in b.rows.iter_mut().zip(&b.ends).enumerate() {
-            let frames = b.frames.get(start..end).unwrap_or_default();
-            start = end;
+        for (i, (f, chain)) in b.rows.iter_mut().zip(&chains).enumerate() {
             // A later row's stack lookup is fetched into the cache
             // meanwhile.
-            if let Some(&[from, to]) = b.ends.get(i + PREFETCH_ROWS - 1..=i + PREFETCH_ROWS) {
-                stacks.prefetch(b.frames.get(from..to).unwrap_or_default());
+            if let Some(ahead) = chains.get(i + PREFETCH_ROWS) {
+                stacks.prefetch(ahead);
             }
             let (mine, rest) = reads.split_at((f.reads as usize).min(reads.len()));
             reads = rest;
             f.leaf_frame = f.leaf_frame.map(|t| ids.id(t));
-            let stack_id = stacks.intern(f.chain_tid, frames);
+            let stack_id = stacks.intern(f.chain_tid, chain);
             if let Some(limit) = segments {
                 let locations = match limit.locations {
                     true => ids.segment_len() * LOCATION_BYTES,

@@ -81,6 +81,23 @@ const RECENT_LIMIT: usize = 1 << 16;
 /// look up one by one than to hash.
 const MEMO_FROM: usize = 4;
 
+/// A sample's frames (location ids, root first), with their hash where
+/// the memo may be asked for them: made once, for the prefetch rows ahead
+/// and for the interning.
+pub(crate) struct Chain<'a> {
+    frames: &'a [u32],
+    hash: Option<ChainHash>,
+}
+
+impl<'a> Chain<'a> {
+    pub(crate) fn new(frames: &'a [u32]) -> Chain<'a> {
+        Chain {
+            frames,
+            hash: (frames.len() >= MEMO_FROM).then(|| ChainHash::of(frames)),
+        }
+    }
+}
+
 /// The stacks of a capture.
 pub(crate) struct Stacks {
     /// Ids of the stacks already written (earlier segments): the id of
@@ -126,11 +143,11 @@ impl Default for Stacks {
 }
 
 impl Stacks {
-    /// The stack id of a sample of thread `tid` whose frames (location
-    /// ids, root first) are `frames`; `None` for a sample without frames.
-    /// Stacks are frames only: the same frames in two processes are one
-    /// stack.
-    pub(crate) fn intern(&mut self, tid: u32, frames: &[u32]) -> Option<u32> {
+    /// The stack id of a sample of thread `tid` whose frames are `chain`;
+    /// `None` for a sample without frames. Stacks are frames only: the
+    /// same frames in two processes are one stack.
+    pub(crate) fn intern(&mut self, tid: u32, chain: &Chain<'_>) -> Option<u32> {
+        let frames = chain.frames;
         if frames.is_empty() {
             return None;
         }
@@ -146,7 +163,7 @@ impl Stacks {
             .count();
         r.frames.truncate(shared);
         r.nodes.truncate(shared);
-        let hash = (frames.len() - shared >= MEMO_FROM).then(|| ChainHash::of(frames));
+        let hash = chain.hash.filter(|_| frames.len() - shared >= MEMO_FROM);
         let remembered = hash.and_then(|h| self.memo.get(h));
         let parent = match remembered.filter(|&s| self.follow(s, frames, &mut r)) {
             Some(stack) => stack,
@@ -170,13 +187,13 @@ impl Stacks {
         Some(self.base.saturating_add(parent))
     }
 
-    /// Starts fetching what interning `frames` soon will read: the memo's
-    /// slot for them, which a capture of many call paths in random order
+    /// Starts fetching what interning `chain` soon will read: the memo's
+    /// slot for it, which a capture of many call paths in random order
     /// finds in no cache.
     #[inline]
-    pub(crate) fn prefetch(&self, frames: &[u32]) {
-        if frames.len() >= MEMO_FROM {
-            self.memo.prefetch(ChainHash::of(frames));
+    pub(crate) fn prefetch(&self, chain: &Chain<'_>) {
+        if let Some(h) = chain.hash {
+            self.memo.prefetch(h);
         }
     }
 
@@ -503,17 +520,17 @@ mod tests {
     fn shared_callers_are_one_stack_across_threads() {
         let mut s = Stacks::default();
         // Root first: main → work → leaf.
-        let a = s.intern(1, &[10, 20, 30]);
-        let b = s.intern(2, &[10, 20, 30]);
+        let a = s.intern(1, &Chain::new(&[10, 20, 30]));
+        let b = s.intern(2, &Chain::new(&[10, 20, 30]));
         assert_eq!(a, b, "same frames, same stack, whatever the thread");
-        let c = s.intern(1, &[10, 20, 31]);
+        let c = s.intern(1, &Chain::new(&[10, 20, 31]));
         assert_ne!(a, c);
         let parent_of = |s: &Stacks, id: Option<u32>| s.nodes[id.unwrap() as usize][PARENT];
         assert_eq!(parent_of(&s, a), parent_of(&s, c), "callers shared");
         // A shorter chain after a longer one on the same thread.
-        let d = s.intern(1, &[10, 20]);
+        let d = s.intern(1, &Chain::new(&[10, 20]));
         assert_eq!(d, Some(parent_of(&s, a)));
-        assert_eq!(s.intern(1, &[]), None);
+        assert_eq!(s.intern(1, &Chain::new(&[])), None);
         assert_eq!(s.nodes.len(), 4);
         assert!(s.sampled.get_bit(d.unwrap() as usize));
         assert!(
@@ -522,8 +539,6 @@ mod tests {
         );
     }
 
-    /// The ids a plain (frame, caller) → id table gives, for stacks of
-    /// every fan-out: few callees listed, many in the table, roots too.
     /// Interns every callchain `chain` makes, one per sample of 7
     /// threads in turn, and holds each id equal to that of a table of
     /// (frame, caller) pairs numbered in order of first appearance.
@@ -537,12 +552,14 @@ mod tests {
                 let n = plain.len() as u32;
                 parent = *plain.entry((f, parent)).or_insert(n);
             }
-            assert_eq!(s.intern(i % 7, &frames), Some(parent));
+            assert_eq!(s.intern(i % 7, &Chain::new(&frames)), Some(parent));
         }
         assert_eq!(s.nodes.len(), plain.len());
         s
     }
 
+    /// The ids a plain (frame, caller) → id table gives, for stacks of
+    /// every fan-out: few callees listed, many in the table, roots too.
     #[test]
     fn ids_of_varied_stacks_are_those_of_one_table() {
         let mut next = xorshift(0x2545_f491_4f6c_dd1d);
@@ -610,7 +627,7 @@ mod tests {
             let frames: Vec<u32> = (0..depth)
                 .map(|d| (next() % (2 + 3 * d as u64 * d as u64)) as u32)
                 .collect();
-            let id = s.intern((next() % 4) as u32, &frames).unwrap();
+            let id = s.intern((next() % 4) as u32, &Chain::new(&frames)).unwrap();
             samples.push((id, frames));
             if s.bytes() >= limit * size_of::<Node>() {
                 // Root frames of every id, old and new, as when the
@@ -675,8 +692,8 @@ mod tests {
     fn depths_of_very_deep_stacks_are_exact() {
         let mut s = Stacks::default();
         let chain: Vec<u32> = (0..70_000).collect();
-        let leaf = s.intern(1, &chain).unwrap();
-        let other = s.intern(2, &[7]).unwrap();
+        let leaf = s.intern(1, &Chain::new(&chain)).unwrap();
+        let other = s.intern(2, &Chain::new(&[7])).unwrap();
         let d = Depths::of(&s.nodes);
         assert_eq!(d.get(0), Some(1));
         for id in [65_533u32, 65_534, 65_535, 65_536, leaf] {
@@ -698,7 +715,7 @@ mod tests {
         while s.nodes.len() < ROWS_PER_GROUP + 5_000 {
             let depth = 1 + (next() % 20) as usize;
             let frames: Vec<u32> = (0..depth).map(|_| (next() % 50) as u32).collect();
-            s.intern((next() % 5) as u32, &frames);
+            s.intern((next() % 5) as u32, &Chain::new(&frames));
         }
         // The expected rows, from the tree before it is written.
         let depth_of = |s: &Stacks, mut at: u32| {
