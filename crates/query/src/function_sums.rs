@@ -84,13 +84,7 @@ pub struct Row {
 /// SQL.
 pub fn by_interval(session: &Session, opt: &Options<'_>) -> Result<Sums, Error> {
     named_samples::require_tables(session)?;
-    let choose = || {
-        Ok::<_, Error>(stack_counts::Choice {
-            event: opt.event.to_string(),
-            interval_ns: opt.interval_ns,
-            rest: (),
-        })
-    };
+    let choose = stack_counts::Choice::given(opt.event, opt.interval_ns);
     match stack_counts::count(session, choose, false)? {
         (Some(counts), _) => Ok(of_counts(&counts, opt.min_total)),
         (None, _) => by_sql(session, opt),

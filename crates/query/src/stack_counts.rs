@@ -117,14 +117,7 @@ impl StackCounts {
 /// perfq does not compute the stack tables itself (a session that
 /// defines some of them).
 pub fn by_interval(session: &Session, event: &str, interval_ns: u64) -> Result<StackCounts, Error> {
-    let choose = || {
-        Ok::<_, Error>(Choice {
-            event: event.to_string(),
-            interval_ns,
-            rest: (),
-        })
-    };
-    by_interval_chosen(session, choose).map(|(counts, _)| counts)
+    by_interval_chosen(session, Choice::given(event, interval_ns)).map(|(counts, _)| counts)
 }
 
 /// Which samples to count, and in intervals of what length, with what
@@ -136,6 +129,22 @@ pub struct Choice<T> {
     pub interval_ns: u64,
     /// What else the caller worked out.
     pub rest: T,
+}
+
+impl Choice<()> {
+    /// The choice of a caller that knows the event and intervals already.
+    pub(crate) fn given(
+        event: &str,
+        interval_ns: u64,
+    ) -> impl FnOnce() -> Result<Choice<()>, Error> + Send + '_ {
+        move || {
+            Ok(Choice {
+                event: event.to_string(),
+                interval_ns,
+                rest: (),
+            })
+        }
+    }
 }
 
 /// [`by_interval`] of the event and interval `choose` gives: it runs
