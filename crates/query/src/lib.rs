@@ -27,6 +27,7 @@ pub mod columns;
 pub mod diff;
 mod error;
 pub mod events;
+mod exact_sum;
 pub mod flamegraph;
 pub mod function_sums;
 mod helpers;

@@ -114,6 +114,8 @@ impl Session {
                 err: e,
             })?;
         let ctx = SessionContext::new_with_config(config());
+        // Sums of DOUBLE that do not depend on the order rows arrive in.
+        ctx.register_udaf(crate::exact_sum::udaf());
         if let Location::Object(url) = dataset {
             register_store(&ctx, url)?;
         }
