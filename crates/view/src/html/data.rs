@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use perfq_query::columns;
 use perfq_query::profile;
-use perfq_query::stack_counts;
+use perfq_query::stack_counts::{self, StackCounts};
 use perfq_query::topdown::{self, Report};
 use perfq_query::Session;
 use serde::Serialize;
@@ -114,8 +114,19 @@ fn color(node: &str, parent: Option<&str>, nth_child: usize) -> String {
     }
 }
 
-/// Builds the page's contents.
-pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
+/// What the page shows, chosen while its samples were read: the event
+/// (with its unit), the intervals' width, the captures' span, and a note
+/// when other events were sampled too.
+struct Chosen {
+    event: profile::Event,
+    interval_ns: u64,
+    width_ms: u64,
+    duration_ns: u64,
+    notes: Vec<String>,
+}
+
+/// The event's samples counted per interval, and what was chosen.
+fn counted(session: &Session, opt: &Options<'_>) -> Result<(StackCounts, Chosen), Error> {
     // The event shown, and the captures' span, which gives the intervals'
     // length: chosen before the samples are read (once, into those
     // intervals), while the stack tables are made.
@@ -134,7 +145,6 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
     };
     let (counted, choice) = stack_counts::by_interval_chosen(session, choose)?;
     let (sampled, duration_ns, width_ms) = choice.rest;
-    let interval_ns = choice.interval_ns;
     let Some(event) = profile::events_of(session, &[choice.event])?.pop() else {
         return Err(Error::Empty);
     };
@@ -146,23 +156,55 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
             sampled[1..].join(", ")
         ));
     }
+    let chosen = Chosen {
+        event,
+        interval_ns: choice.interval_ns,
+        width_ms,
+        duration_ns,
+        notes,
+    };
+    Ok((counted, chosen))
+}
+
+/// Builds the page's contents.
+pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
+    let (counted, chosen) = counted(session, opt)?;
+    let Chosen {
+        event,
+        interval_ns,
+        width_ms,
+        duration_ns,
+        mut notes,
+    } = chosen;
     // Nodes and functions with fewer samples than this are left out.
     let threshold = ((opt.prune * counted.all as f64).ceil() as u64).max(1);
     let stacks = counted.stacks.clone();
     let (tree, sums, below) = functions::sums_beside(&counted, threshold, || CallTree::of(stacks))?;
     let pruned = Pruned::new(&tree, &counted, threshold);
-    let shown = Shown::choose(&tree, &pruned, &sums, below);
-    notes.extend(left_out(pruned.cut, shown.dropped, opt.prune));
-    let td = topdown_data(session, &shown.ids(), width_ms, &mut notes)?;
+    // The samples' cells need only the cut tree: counted on a thread of
+    // their own while the rest of the page is chosen and queried.
+    let (samples, rest) = std::thread::scope(|s| {
+        let samples = s.spawn(|| pruned.samples(&counted));
+        let mut rest = || -> Result<_, Error> {
+            let shown = Shown::choose(&tree, &pruned, &sums, below);
+            notes.extend(left_out(pruned.cut, shown.dropped, opt.prune));
+            let td = topdown_data(session, &shown.ids(), width_ms, &mut notes)?;
+            let meta = meta(session, &event.name, &counted, duration_ns, td.as_ref())?;
+            let diff = match &opt.base {
+                Some((base, name)) => Some(diff_data(base, name, session, &event.name)?),
+                None => None,
+            };
+            let off_cpu = super::off_cpu::of(session, interval_ns)?;
+            Ok((shown, td, meta, diff, off_cpu))
+        };
+        let rest = rest();
+        (samples.join(), rest)
+    });
+    let samples = samples.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    let (shown, td, meta, diff, off_cpu) = rest?;
     let level2 = td
         .as_ref()
         .is_some_and(|(_, nodes, _)| nodes.iter().any(|n| n.2 == 2));
-    let meta = meta(session, &event.name, &counted, duration_ns, td.as_ref())?;
-    let diff = match &opt.base {
-        Some((base, name)) => Some(diff_data(base, name, session, &event.name)?),
-        None => None,
-    };
-    let off_cpu = super::off_cpu::of(session, interval_ns)?;
     let data = Data {
         buckets: json!({ "count": counted.intervals.max(1), "width_ms": width_ms }),
         diff,
@@ -176,7 +218,7 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
         meta,
         notes: &notes,
         off_cpu,
-        samples: pruned.samples(&counted),
+        samples,
         threads: (counted.threads.iter())
             .map(|t| (t.pid, t.tid, t.comm.as_str()))
             .collect(),

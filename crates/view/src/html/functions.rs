@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use perfq_query::function_sums;
 use perfq_query::stack_counts::StackCounts;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::call_tree::{CallTree, Pruned};
@@ -14,7 +15,7 @@ use crate::Error;
 
 /// Per (interval, tree function): self and total samples, self and total
 /// periods.
-pub(super) type Sums = HashMap<(u64, u32), [u64; 4]>;
+pub(super) type Sums = FxHashMap<(u64, u32), [u64; 4]>;
 
 /// The sums per interval of `counts`' functions with `min_total` total
 /// samples or more, made while `tree` is made (by `make_tree`, on this
@@ -40,10 +41,10 @@ pub(super) fn sums_beside(
 /// out.
 fn on_tree(summed: function_sums::Sums, tree: &mut CallTree) -> Result<(Sums, u64), Error> {
     let function_sums::Sums { rows, below } = summed;
-    let mut sums = Sums::new();
+    let mut sums = Sums::default();
     // A function's rows are in every interval it has samples in: found in
     // the tree once.
-    let mut found: HashMap<(&str, &str), u32> = HashMap::new();
+    let mut found: FxHashMap<(&str, &str), u32> = FxHashMap::default();
     for r in &rows {
         let f = match found.get(&(r.symbol.as_str(), r.dso.as_str())) {
             Some(&f) => f,
