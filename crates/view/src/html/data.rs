@@ -179,8 +179,13 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
     // Nodes and functions with fewer samples than this are left out.
     let threshold = ((opt.prune * counted.all as f64).ceil() as u64).max(1);
     let stacks = counted.stacks.clone();
-    let (tree, sums, below) = functions::sums_beside(&counted, threshold, || CallTree::of(stacks))?;
-    let pruned = Pruned::new(&tree, &counted, threshold);
+    // The tree is cut while the sums are made: the cut reads only the
+    // paths, which the sums' functions do not change.
+    let (tree, pruned, sums, below) = functions::sums_beside(&counted, threshold, || {
+        let tree = CallTree::of(stacks);
+        let pruned = Pruned::new(&tree, &counted, threshold);
+        (tree, pruned)
+    })?;
     // The samples' cells need only the cut tree: counted on a thread of
     // their own while the rest of the page is chosen and queried.
     let (samples, rest) = std::thread::scope(|s| {

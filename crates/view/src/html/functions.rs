@@ -19,22 +19,23 @@ pub(super) type Sums = FxHashMap<(u64, u32), [u64; 4]>;
 
 /// The sums per interval of `counts`' functions with `min_total` total
 /// samples or more, made while `tree` is made (by `make_tree`, on this
-/// thread; the sums on another), then by the tree's function ids (a
-/// function the tree lacks is added to it); and how many functions with
-/// samples have fewer.
-pub(super) fn sums_beside(
+/// thread, with whatever else it makes of the tree; the sums on another),
+/// then by the tree's function ids (a function the tree lacks is added to
+/// it, after those it has); and how many functions with samples have
+/// fewer.
+pub(super) fn sums_beside<T>(
     counts: &StackCounts,
     min_total: u64,
-    make_tree: impl FnOnce() -> CallTree,
-) -> Result<(CallTree, Sums, u64), Error> {
-    let (mut tree, summed) = std::thread::scope(|s| {
+    make_tree: impl FnOnce() -> (CallTree, T),
+) -> Result<(CallTree, T, Sums, u64), Error> {
+    let ((mut tree, made), summed) = std::thread::scope(|s| {
         let summed = s.spawn(|| function_sums::of_counts(counts, min_total));
         let tree = make_tree();
         (tree, summed.join())
     });
     let summed = summed.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     let (sums, below) = on_tree(summed, &mut tree)?;
-    Ok((tree, sums, below))
+    Ok((tree, made, sums, below))
 }
 
 /// `summed` by the tree's function ids, and how many functions were left
