@@ -560,9 +560,14 @@ fn inline_chains_agree_with(tool: &str, data: &Path, binaries: &[&str]) -> usize
                     )
                 })
                 // PLT entries have no symbol in the symbol table: perfq
-                // names them `callee@plt` from the relocations, as perf
-                // does, and addr2line knows nothing there.
-                .filter(|g| !(g.0.ends_with("@plt") && g.1 == "??" && g.2.is_none()))
+                // names them `callee@plt` from the relocations, and the
+                // lazy binder's header `.plt`, as perf does; addr2line
+                // knows nothing there. (A sample lands in the header only
+                // while a first call is bound.)
+                .filter(|g| {
+                    let plt = g.0.ends_with("@plt") || g.0 == ".plt";
+                    !(plt && g.1 == "??" && g.2.is_none())
+                })
                 .collect();
             // A frame-pointer chain's garbage "return address" at the start
             // of a function is looked up one byte before it, which may be
