@@ -18,9 +18,13 @@
 //! Both rest on [`IdTable`], a hash table of ids alone, as does
 //! [`TextIds`], which numbers texts looked up by `&str` and stores each
 //! once, end to end.
+//!
+//! The threads that number keys, and those that do other work at once,
+//! are joined by [`beside`], which re-raises a panic of either.
 
 #![deny(missing_docs)]
 
+mod beside;
 pub mod handoff;
 mod interner;
 pub mod interrupt;
@@ -28,6 +32,7 @@ mod table;
 mod texts;
 mod tickets;
 
+pub use beside::beside;
 pub use interner::{Interner, Numbering};
 pub use table::{prefetch_line, IdTable, KeyHash};
 pub use texts::{span, TextIds};

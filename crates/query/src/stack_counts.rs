@@ -190,17 +190,16 @@ pub(crate) fn count<T: Send, E: From<Error> + Send>(
     // while the stack tables are made on this one: each keeps about one
     // core busy, the query's workers and the thread that takes its rows
     // in turn.
-    let (stacks, scanned) = std::thread::scope(|s| {
-        let scanned = s.spawn(|| -> Result<_, E> {
+    let (stacks, scanned) = perfq_ids::beside(
+        || views::sampled_stacks(session, paths),
+        || -> Result<_, E> {
             let choice = choose()?;
             let mut read = Read::new(session, choice.interval_ns)?;
             read.scan(session, &choice.event)?;
             Ok((read, choice))
-        });
-        let stacks = views::sampled_stacks(session, paths);
-        (stacks, scanned.join())
-    });
-    let (read, choice) = scanned.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        },
+    );
+    let (read, choice) = scanned?;
     let Some(stacks) = stacks? else {
         return Ok((None, choice));
     };

@@ -11,7 +11,6 @@
 //! tickets and ids start from 0 again.
 
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::thread;
 
 use perfq_ids::handoff::{handoff, Down, Handoff, Inbox};
 use perfq_ids::{Numbered, Numbering, TicketBook, TicketIds};
@@ -118,22 +117,21 @@ impl Tickets {
 pub(super) fn with_location_ids<R>(read: impl FnOnce(&mut Tickets) -> R) -> (R, LocationIds) {
     let (to_ids, batches) = handoff::<Vec<LocKey>, Cut>(IN_FLIGHT);
     let (pass_done, passes) = sync_channel::<LocationIds>(1);
-    thread::scope(|s| {
-        let interner = s.spawn(move || intern(batches, pass_done));
-        let mut tickets = Tickets {
-            book: TicketBook::default(),
-            to_ids,
-            passes,
-        };
-        let r = read(&mut tickets);
-        tickets.hand_over();
-        // Dropping the sender ends the interning thread's loop.
-        drop(tickets);
-        let ids = interner
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (r, ids)
-    })
+    perfq_ids::beside(
+        || {
+            let mut tickets = Tickets {
+                book: TicketBook::default(),
+                to_ids,
+                passes,
+            };
+            let r = read(&mut tickets);
+            tickets.hand_over();
+            // Dropping the sender ends the interning thread's loop.
+            drop(tickets);
+            r
+        },
+        move || intern(batches, pass_done),
+    )
 }
 
 /// The interning thread: every key of every batch, in order, each pass's

@@ -44,6 +44,10 @@ pub(crate) fn udaf() -> AggregateUDF {
     AggregateUDF::new_from_impl(Sum::default())
 }
 
+/// The whole part's type in the partial state: an `i128` of whole units.
+const WHOLE: DataType = DataType::Decimal128(WHOLE_PRECISION, 0);
+const WHOLE_PRECISION: u8 = 38;
+
 fn is_float(t: &DataType) -> bool {
     matches!(t, DataType::Float64)
 }
@@ -52,12 +56,7 @@ fn is_float(t: &DataType) -> bool {
 /// the rest.
 fn state_fields(name: &str) -> Vec<FieldRef> {
     vec![
-        Field::new(
-            format_state_name(name, "sum_whole"),
-            DataType::Decimal128(38, 0),
-            true,
-        )
-        .into(),
+        Field::new(format_state_name(name, "sum_whole"), WHOLE, true).into(),
         Field::new(format_state_name(name, "sum_rest"), DataType::Float64, true).into(),
     ]
 }
@@ -65,7 +64,7 @@ fn state_fields(name: &str) -> Vec<FieldRef> {
 /// `parts` as the state's two columns.
 fn state_of(parts: &[Part]) -> Result<Vec<ArrayRef>> {
     let whole = Decimal128Array::from_iter(parts.iter().map(|p| p.seen.then_some(p.whole)))
-        .with_precision_and_scale(38, 0)?;
+        .with_precision_and_scale(WHOLE_PRECISION, 0)?;
     let rest = Float64Array::from_iter_values(parts.iter().map(|p| p.rest));
     Ok(vec![Arc::new(whole), Arc::new(rest)])
 }
@@ -137,7 +136,7 @@ impl Accumulator for One {
     fn state(&mut self) -> Result<Vec<ScalarValue>> {
         let p = self.part();
         Ok(vec![
-            ScalarValue::Decimal128(p.seen.then_some(p.whole), 38, 0),
+            ScalarValue::Decimal128(p.seen.then_some(p.whole), WHOLE_PRECISION, 0),
             ScalarValue::Float64(Some(p.rest)),
         ])
     }

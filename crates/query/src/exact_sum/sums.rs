@@ -78,16 +78,11 @@ impl Sums {
             let small = self.small_room(&xs[rows.clone()]);
             if small && clean {
                 // The common case: one integer add per row.
-                let (low, seen) = (&mut self.low, &mut self.seen);
                 for (&g, &x) in groups[rows.clone()].iter().zip(&xs[rows]) {
-                    low[g] = low[g].wrapping_add(small_whole(x));
-                    seen[g] = true;
+                    self.add_small(g, x);
                 }
             } else if small {
-                each_row(values, filter, rows, |i| {
-                    self.low[groups[i]] = self.low[groups[i]].wrapping_add(small_whole(xs[i]));
-                    self.seen[groups[i]] = true;
-                });
+                each_row(values, filter, rows, |i| self.add_small(groups[i], xs[i]));
             } else {
                 each_row(values, filter, rows, |i| self.add_one(groups[i], xs[i]));
             }
@@ -107,6 +102,14 @@ impl Sums {
         }
         self.low_used += magnitudes;
         true
+    }
+
+    /// Adds `x`, whole and below 2^51 in magnitude, room for it made by
+    /// [`Self::small_room`].
+    #[inline]
+    fn add_small(&mut self, g: usize, x: f64) {
+        self.low[g] = self.low[g].wrapping_add(small_whole(x));
+        self.seen[g] = true;
     }
 
     fn add_one(&mut self, g: usize, x: f64) {
@@ -179,10 +182,11 @@ impl Sums {
     }
 
     pub(super) fn size(&self) -> usize {
-        self.whole.capacity() * 16
-            + self.low.capacity() * 8
-            + self.rest.capacity() * 8
-            + self.seen.capacity()
+        use std::mem::size_of;
+        self.whole.capacity() * size_of::<i128>()
+            + self.low.capacity() * size_of::<i64>()
+            + self.rest.capacity() * size_of::<f64>()
+            + self.seen.capacity() * size_of::<bool>()
     }
 }
 

@@ -188,9 +188,8 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
     })?;
     // The samples' cells need only the cut tree: counted on a thread of
     // their own while the rest of the page is chosen and queried.
-    let (samples, rest) = std::thread::scope(|s| {
-        let samples = s.spawn(|| pruned.samples(&counted));
-        let mut rest = || -> Result<_, Error> {
+    let (rest, samples) = perfq_ids::beside(
+        || -> Result<_, Error> {
             let shown = Shown::choose(&tree, &pruned, &sums, below);
             notes.extend(left_out(pruned.cut, shown.dropped, opt.prune));
             let td = topdown_data(session, &shown.ids(), width_ms, &mut notes)?;
@@ -200,13 +199,12 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
                 None => None,
             };
             let off_cpu = super::off_cpu::of(session, interval_ns)?;
-            Ok((shown, td, meta, diff, off_cpu))
-        };
-        let rest = rest();
-        (samples.join(), rest)
-    });
-    let samples = samples.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-    let (shown, td, meta, diff, off_cpu) = rest?;
+            let function_sums = shown.sums(sums);
+            Ok((shown, function_sums, td, meta, diff, off_cpu))
+        },
+        || pruned.samples(&counted),
+    );
+    let (shown, function_sums, td, meta, diff, off_cpu) = rest?;
     let level2 = td
         .as_ref()
         .is_some_and(|(_, nodes, _)| nodes.iter().any(|n| n.2 == 2));
@@ -214,7 +212,7 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
         buckets: json!({ "count": counted.intervals.max(1), "width_ms": width_ms }),
         diff,
         event: json!({ "name": event.name, "unit": event.unit.name() }),
-        function_sums: shown.sums(sums),
+        function_sums,
         nodes: NodeColumns {
             r#fn: shown.nodes(&pruned),
             parent: &pruned.parent,

@@ -28,12 +28,8 @@ pub(super) fn sums_beside<T>(
     min_total: u64,
     make_tree: impl FnOnce() -> (CallTree, T),
 ) -> Result<(CallTree, T, Sums, u64), Error> {
-    let ((mut tree, made), summed) = std::thread::scope(|s| {
-        let summed = s.spawn(|| function_sums::of_counts(counts, min_total));
-        let tree = make_tree();
-        (tree, summed.join())
-    });
-    let summed = summed.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    let ((mut tree, made), summed) =
+        perfq_ids::beside(make_tree, || function_sums::of_counts(counts, min_total));
     let (sums, below) = on_tree(summed, &mut tree)?;
     Ok((tree, made, sums, below))
 }
