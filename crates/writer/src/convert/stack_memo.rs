@@ -8,10 +8,12 @@
 //! loops, a server's request handlers, a generated top-down capture) then
 //! costs a probe per sample instead of a lookup per frame.
 //!
-//! A direct-mapped cache of bounded size: a callchain whose slot another
-//! took is interned as before (and takes the slot back). Its entries are
-//! stack indexes into the tree, checked against the frames before use,
-//! so a stale or colliding entry is never taken for a match.
+//! A cache of bounded size, two ways per set: a callchain goes in
+//! first, and the one it pushes out of the set is the one that went in
+//! before the other. A callchain no longer in its set is interned as
+//! before (and goes in again). Its entries are stack indexes into the
+//! tree, checked against the frames before use, so a stale or colliding
+//! entry is never taken for a match.
 
 use std::hash::Hasher;
 
@@ -21,10 +23,13 @@ use rustc_hash::FxHasher;
 /// Slots: 1 MiB. Fewer made a generated capture's 30,000 call paths
 /// evict each other.
 const SLOTS: usize = 1 << 17;
+/// Slots per set: the two of a set share a cache line. With one, call
+/// paths that met in a slot pushed each other out in turn.
+const WAYS: usize = 2;
 
-/// One remembered callchain: the hash bits the slot's index does not
+/// One remembered callchain: the hash bits the set's index does not
 /// hold, and its stack (a tree index).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 struct Slot {
     check: u32,
     stack: u32,
@@ -57,8 +62,9 @@ impl ChainHash {
         ChainHash(h.finish().rotate_left(32))
     }
 
+    /// The first slot of its set.
     fn index(self) -> usize {
-        (self.0 as usize) & (SLOTS - 1)
+        (self.0 as usize) & (SLOTS - WAYS)
     }
 
     fn check(self) -> u32 {
@@ -71,8 +77,10 @@ impl StackMemo {
     /// checked against the frames.
     #[inline]
     pub(crate) fn get(&self, h: ChainHash) -> Option<u32> {
-        let s = self.slots.get(h.index())?;
-        (s.check == h.check() && s.stack != EMPTY.stack).then_some(s.stack)
+        let set = self.slots.get(h.index()..h.index() + WAYS)?;
+        set.iter()
+            .find(|s| s.check == h.check() && s.stack != EMPTY.stack)
+            .map(|s| s.stack)
     }
 
     /// Starts fetching the slot of hash `h` into the cache.
@@ -89,12 +97,20 @@ impl StackMemo {
         if self.slots.is_empty() {
             self.slots = vec![EMPTY; SLOTS];
         }
-        if let Some(s) = self.slots.get_mut(h.index()) {
-            *s = Slot {
-                check: h.check(),
-                stack,
-            };
+        let Some([first, second]) = self.slots.get_mut(h.index()..h.index() + WAYS) else {
+            return;
+        };
+        let new = Slot {
+            check: h.check(),
+            stack,
+        };
+        // A callchain whose candidate was refused (stale, or another's
+        // with the same check) takes its own slot back; otherwise the
+        // newer of the set moves over for it.
+        if first.check != new.check {
+            *second = *first;
         }
+        *first = new;
     }
 
     /// Forgets every callchain (their tree was written and cleared).
