@@ -20,7 +20,8 @@
 //! once, end to end.
 //!
 //! The threads that number keys, and those that do other work at once,
-//! are joined by [`beside`], which re-raises a panic of either.
+//! are joined by [`beside`], which re-raises a panic of either; what a
+//! step is done with is freed by [`drop_beside`].
 
 #![deny(missing_docs)]
 
@@ -32,7 +33,7 @@ mod table;
 mod texts;
 mod tickets;
 
-pub use beside::beside;
+pub use beside::{beside, drop_beside};
 pub use interner::{Interner, Numbering};
 pub use table::{prefetch_line, IdTable, KeyHash};
 pub use texts::{span, TextIds};

@@ -229,7 +229,9 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
     };
     let json = serde_json::to_string(&data)?;
     drop(data);
-    free_beside((counted, tree, pruned, shown));
+    // What the page is made from (hundreds of megabytes on a system-wide
+    // capture) is freed while the page is written.
+    perfq_ids::drop_beside((counted, tree, pruned, shown));
     Ok(Page {
         title: opt.title.clone(),
         data: json,
@@ -237,17 +239,6 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
         level2,
         notes,
     })
-}
-
-/// Frees `made` on a thread of its own, while the page is written: what
-/// the page of a system-wide capture is made from is hundreds of
-/// megabytes, given back to the system page by page.
-fn free_beside<T: Send + 'static>(made: T) {
-    // Without a thread (resources exhausted), the closure and `made` with
-    // it are dropped here instead.
-    let _ = std::thread::Builder::new()
-        .name("free".into())
-        .spawn(move || drop(made));
 }
 
 /// The captures' span: from the first sample of the earliest to the last

@@ -113,7 +113,7 @@ pub fn convert(
     let read = stream.finish();
     let samples = reading.tables.count;
     let done_with = reading.finish(&w, &read, tickets, symbolizer.as_deref())?;
-    drop_in_background(locating);
+    perfq_ids::drop_beside(locating);
     meta::write_events(&w, &capture)?;
     meta::write_pmus(&w, &capture)?;
     let Notes { warnings, damage } = read.notes();
@@ -133,7 +133,7 @@ pub fn convert(
     )?;
     // What was read before an error is kept; the error is reported.
     let dir = w.finish()?;
-    drop_in_background((capture, read.tracker, symbolizer, done_with));
+    perfq_ids::drop_beside((capture, read.tracker, symbolizer, done_with));
     Ok(Conversion::Written(Converted {
         dir,
         samples,
@@ -322,18 +322,6 @@ impl Sink for Reading {
         }
         Ok(Flow::Go)
     }
-}
-
-/// Drops `t` on a thread of its own: freeing a conversion's many
-/// symbols, frames and DWARF units one by one takes time the caller need
-/// not wait for (a command-line run exits before the thread is done,
-/// which is as good).
-fn drop_in_background<T: Send + 'static>(t: T) {
-    // Without a thread (resources exhausted), the closure and `t` with
-    // it are dropped here instead.
-    let _ = std::thread::Builder::new()
-        .name("free".into())
-        .spawn(move || drop(t));
 }
 
 /// The id the capture at `path` has in a dataset (`capture=<id>`): the
