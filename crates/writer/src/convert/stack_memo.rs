@@ -118,3 +118,33 @@ impl StackMemo {
         self.slots.fill(EMPTY);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hash of set `set` with check `check`.
+    fn hash(set: usize, check: u32) -> ChainHash {
+        ChainHash((u64::from(check) << 32) | (set * WAYS) as u64)
+    }
+
+    /// Two call paths of one set are both remembered; a third pushes out
+    /// the one that went in first; a path put again keeps one slot.
+    #[test]
+    fn a_set_keeps_the_two_latest_call_paths() {
+        let mut m = StackMemo::default();
+        let (a, b, c) = (hash(7, 1), hash(7, 2), hash(7, 3));
+        assert_eq!(m.get(a), None, "nothing before the first put");
+        m.put(a, 10);
+        m.put(b, 20);
+        assert_eq!((m.get(a), m.get(b)), (Some(10), Some(20)));
+        m.put(c, 30);
+        assert_eq!((m.get(a), m.get(b), m.get(c)), (None, Some(20), Some(30)));
+        // Put again (its candidate refused): its slot, not both.
+        m.put(c, 31);
+        assert_eq!((m.get(b), m.get(c)), (Some(20), Some(31)));
+        assert_eq!(m.get(hash(8, 2)), None, "another set");
+        m.clear();
+        assert_eq!((m.get(b), m.get(c)), (None, None));
+    }
+}
