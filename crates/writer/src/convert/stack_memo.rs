@@ -26,10 +26,13 @@ const SLOTS: usize = 1 << 17;
 /// Slots per set: the two of a set share a cache line. With one, call
 /// paths that met in a slot pushed each other out in turn.
 const WAYS: usize = 2;
+// `put` names the two slots of a set, and `index` masks with
+// `SLOTS - WAYS`: both hold for two ways only.
+const _: () = assert!(WAYS == 2 && SLOTS.is_multiple_of(WAYS));
 
 /// One remembered callchain: the hash bits the set's index does not
 /// hold, and its stack (a tree index).
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 struct Slot {
     check: u32,
     stack: u32,
