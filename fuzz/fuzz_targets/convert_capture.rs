@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use libfuzzer_sys::fuzz_target;
-use perfq_writer::convert::{convert, Options};
+use perfq_writer::convert::{convert, Options, ReadValues};
 
 /// A folder per run of the fuzzer (several may run at once).
 fn scratch() -> std::path::PathBuf {
@@ -31,6 +31,12 @@ fuzz_target!(|data: &[u8]| {
             // tree into segments.
             stack_memory: (data.len() % 2 == 1).then_some(4096),
             source: None,
+            // And some leave read_values without rows, as a dataset
+            // for `topdown --no-cache` does.
+            read_values: match data.len() % 3 {
+                0 => ReadValues::Empty,
+                _ => ReadValues::Rows,
+            },
         };
         let _ = convert(&capture, &dir.join("dataset"), &options, &mut |_, _| {});
     }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use libfuzzer_sys::fuzz_target;
 use perfq_query::Session;
-use perfq_writer::convert::{convert, Options};
+use perfq_writer::convert::{convert, Options, ReadValues};
 
 /// The files below `dir`, with their sizes.
 fn listing(dir: &Path) -> Vec<(PathBuf, u64)> {
@@ -46,6 +46,7 @@ fn fixture() -> Fixture {
         symbols: None,
         stack_memory: None,
         source: None,
+        read_values: ReadValues::Rows,
     };
     convert(&capture, &dataset, &options, &mut |_, _| {}).expect("testdata/fp.data converts");
     let session = Session::open(&dataset).expect("a session over it");

@@ -43,6 +43,7 @@ pub fn run(opt: &Options, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             symbols: opt.symbols.clone(),
             stack_memory: opt.stack_memory,
             source: None,
+            read_values: convert::ReadValues::Rows,
         },
         publish: destination.bucket.clone(),
     };

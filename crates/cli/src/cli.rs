@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
+use perfq_writer::convert::ReadValues;
 
 use crate::answer::{Answer, Rows};
 use crate::damage::Policy;
@@ -349,7 +350,10 @@ impl TopdownArgs {
     }
 
     fn options(self, policy: Policy) -> anyhow::Result<topdown::Options> {
-        let conversion = self.input_args.resolve(policy, &[&self.input])?;
+        let mut conversion = self.input_args.resolve(policy, &[&self.input])?;
+        // Top-down takes each sample's member deltas from the samples
+        // table's m0..m15, never from read_values.
+        conversion.scratch_reads = ReadValues::Empty;
         Ok(topdown::Options {
             input: self.input,
             level: self.level,

@@ -11,7 +11,7 @@ use perfq_source::store::{self, looks_like_url};
 use perfq_source::{Location, ObjectUrl};
 use perfq_symbolize::Config;
 use perfq_writer::batch::{self, Status};
-use perfq_writer::convert;
+use perfq_writer::convert::{self, ReadValues};
 
 use crate::cache;
 use crate::damage::Policy;
@@ -38,6 +38,7 @@ impl InputArgs {
             symbols: sources.config(true),
             _sources: sources,
             policy,
+            scratch_reads: ReadValues::Rows,
         })
     }
 }
@@ -49,6 +50,10 @@ pub struct Conversion {
     pub symbols: Config,
     /// What a damaged capture does to the command.
     pub policy: Policy,
+    /// Whether a `--no-cache` dataset gets the read_values table's rows:
+    /// a command that never reads them leaves them out. The cache's
+    /// datasets serve every command and always have them.
+    pub scratch_reads: ReadValues,
     /// Keeps the `--archive` folders `symbols` names until the command
     /// ends.
     _sources: crate::symbols::ResolvedSources,
@@ -118,7 +123,7 @@ impl Input {
         if conversion.no_cache {
             let scratch = Scratch::new("dataset")?;
             let dataset = scratch.path().to_path_buf();
-            let c = converted(input, &dataset, conversion)?;
+            let c = converted(input, &dataset, conversion, conversion.scratch_reads)?;
             return Ok(Input {
                 dataset: Location::Local(dataset),
                 capture: Some(c.id),
@@ -290,7 +295,7 @@ fn cached(
     dataset: &Path,
     conversion: &Conversion,
 ) -> anyhow::Result<(String, Option<String>)> {
-    let mut c = converted(file, dataset, conversion)?;
+    let mut c = converted(file, dataset, conversion, ReadValues::Rows)?;
     let dir = dataset.join(format!("capture={}", c.id));
     if let Err(why) = cache::whole(&dir) {
         crate::say::warning(format_args!(
@@ -299,7 +304,7 @@ fn cached(
         ));
         perfq_writer::remove_capture(dataset, &c.id)
             .with_context(|| format!("removing {}", dir.display()))?;
-        c = converted(file, dataset, conversion)?;
+        c = converted(file, dataset, conversion, ReadValues::Rows)?;
     }
     cache::used(&dir);
     if c.written {
@@ -320,7 +325,12 @@ struct Converted {
 /// Converts `file` into `dataset` (unless it holds it already): `perfq
 /// batch`'s path with this one input, so that a capture another perfq
 /// converted into the cache first is found there.
-fn converted(file: &Path, dataset: &Path, conversion: &Conversion) -> anyhow::Result<Converted> {
+fn converted(
+    file: &Path,
+    dataset: &Path,
+    conversion: &Conversion,
+    read_values: ReadValues,
+) -> anyhow::Result<Converted> {
     let opt = batch::Options {
         jobs: 1,
         convert: convert::Options {
@@ -328,6 +338,7 @@ fn converted(file: &Path, dataset: &Path, conversion: &Conversion) -> anyhow::Re
             symbols: Some(conversion.symbols.clone()),
             stack_memory: None,
             source: None,
+            read_values,
         },
         publish: None,
     };

@@ -685,3 +685,59 @@ fn other_groupings_partition_the_samples() {
     assert_eq!(folders, 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--no-cache` converts a file into a dataset for this one command, which
+/// leaves the read_values table without rows (the command reads each
+/// sample's deltas from the samples table). Its answers are the kept
+/// dataset's, byte for byte, on every preset's layout and on the real
+/// top-down capture in testdata, by function, thread and interval.
+#[test]
+fn no_cache_answers_as_the_cache_does() {
+    let dir = scratch("no-cache");
+    let cache = dir.join("cache");
+    let mut files: Vec<PathBuf> = perfq_testgen::presets::NAMES
+        .iter()
+        .map(|name| {
+            common::td_demo_capture(
+                &dir.join(format!("{name}.data")),
+                &common::preset(name),
+                400,
+            )
+        })
+        .collect();
+    files.push(common::testdata("topdown-spr.data"));
+    let questions: &[&[&str]] = &[
+        &["--level", "2", "--total"],
+        &["--by", "thread"],
+        &["--interval", "50", "--format", "csv"],
+    ];
+    // Each preset's capture is asked one of the questions in turn, the
+    // real capture all three.
+    let last = files.len() - 1;
+    for (i, file) in files.iter().enumerate() {
+        let file = file.to_str().expect("path");
+        let asked = match i {
+            i if i == last => questions,
+            i => &questions[i % questions.len()..][..1],
+        };
+        for q in asked {
+            let mut args = vec!["topdown", file];
+            args.extend_from_slice(q);
+            let kept = common::perfq_cached(&args, &cache);
+            args.push("--no-cache");
+            let scratch = common::perfq_cached(&args, &cache);
+            assert_eq!(kept.status.code(), scratch.status.code(), "{args:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&kept.stdout),
+                String::from_utf8_lossy(&scratch.stdout),
+                "{args:?}"
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&kept.stderr),
+                String::from_utf8_lossy(&scratch.stderr),
+                "{args:?}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -154,6 +154,7 @@ fn convert(files: &[PathBuf], dataset: &Path) {
         symbols: Some(perfq_symbolize::Config::default()),
         stack_memory: None,
         source: None,
+        read_values: perfq_writer::convert::ReadValues::Rows,
     };
     for f in files {
         perfq_writer::convert::convert(f, dataset, &copt, &mut |_, _| {}).unwrap();

@@ -58,6 +58,24 @@ pub struct Options {
     /// file is not it: an archive member's, `ARCHIVE!MEMBER`. `None`: the
     /// file's absolute path.
     pub source: Option<String>,
+    /// Whether the read_values table gets its rows.
+    pub read_values: ReadValues,
+}
+
+/// Whether a conversion writes the rows of the read_values table (one a
+/// value of each sample's group read).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReadValues {
+    /// Every value: a dataset that is kept, for any query.
+    #[default]
+    Rows,
+    /// The table without rows, for a dataset made for one command that
+    /// takes a sample's member deltas from the samples table's `m0..m15`
+    /// alone (`perfq topdown` on a file with `--no-cache`). On a top-down
+    /// capture, about ten values a sample, those rows are the largest
+    /// table and a third of the conversion's work; the command never
+    /// reads them.
+    Empty,
 }
 
 /// What a conversion wrote.
@@ -106,7 +124,7 @@ pub fn convert(
         Err(Error::Exists(dir)) => return Ok(Conversion::Present { dir }),
         w => w?,
     };
-    let mut reading = Reading::new(&w, &capture, symbolizer.clone(), opt.stack_memory)?;
+    let mut reading = Reading::new(&w, &capture, symbolizer.clone(), opt)?;
     let mut locating = Locating::new(LOCATE);
     let mut tickets = TicketBook::default();
     stream.run(&mut locating, &mut tickets, &mut reading, progress)?;
@@ -197,16 +215,16 @@ impl Reading {
         w: &CaptureWriter,
         capture: &Capture,
         symbolizer: Option<Arc<Symbolizer>>,
-        stack_memory: Option<u64>,
+        opt: &Options,
     ) -> Result<Self, Error> {
         let events = capture.events();
-        let segments = stack_memory.map(|bytes| Segments {
+        let segments = opt.stack_memory.map(|bytes| Segments {
             bytes,
             locations: capture.header().mode == Mode::File,
         });
         Ok(Reading {
             frames_table: FramesThread::new(Frames::create(w, symbolizer.clone())?),
-            tables: SampleTables::create(w, events, segments)?,
+            tables: SampleTables::create(w, events, segments, opt.read_values)?,
             sideband: Sideband::create(w)?,
             warmer: symbolizer.clone().map(Warmer::start),
             symbolizer,

@@ -33,6 +33,7 @@ use crate::convert::read_values::{MemberPositions, ReadValueColumns};
 use crate::convert::sample_columns::SampleColumns;
 use crate::convert::schema::{BRANCHES, MEMBER_COLUMNS, RAW, READ_VALUES, SAMPLES, STACKS};
 use crate::convert::stacks::{Chain, Stacks};
+use crate::convert::ReadValues;
 use crate::{CaptureWriter, Error, Table, ThreadFailure};
 
 /// Samples a batch carries to the samples thread.
@@ -107,6 +108,7 @@ impl SampleTables {
         w: &CaptureWriter,
         events: &Events,
         segments: Option<Segments>,
+        read_values: ReadValues,
     ) -> Result<SampleTables, Error> {
         Ok(SampleTables {
             rows: RowsThread::start(
@@ -116,6 +118,7 @@ impl SampleTables {
                 w.table("read_values", READ_VALUES)?,
                 MemberPositions::of(events),
                 segments,
+                read_values,
             )?,
             raw: w.table("raw", RAW)?,
             data_src: FxHashSet::default(),
@@ -361,6 +364,7 @@ impl RowsThread {
         read_values: Table,
         positions: MemberPositions,
         segments: Option<Segments>,
+        rows_of_reads: ReadValues,
     ) -> Result<RowsThread, Error> {
         let (tx, rx) = handoff::<Batch, Infallible>(BATCHES_IN_FLIGHT);
         // Not bounded: the samples thread must never wait for the reading
@@ -373,6 +377,7 @@ impl RowsThread {
             stacks,
             read_values,
             positions,
+            rows_of_reads,
         };
         let thread = std::thread::Builder::new()
             .name("samples".into())
@@ -451,12 +456,15 @@ struct RowTables {
     read_values: Table,
     /// Where a read's values go among `m0..m15`.
     positions: MemberPositions,
+    /// Whether read_values gets its rows.
+    rows_of_reads: ReadValues,
 }
 
 /// The row groups the samples thread fills.
 struct Groups {
     samples: SampleColumns,
-    read_values: ReadValueColumns,
+    /// `None` where read_values is left without rows.
+    read_values: Option<ReadValueColumns>,
 }
 
 impl Groups {
@@ -469,9 +477,11 @@ impl Groups {
         stack_id: Option<u32>,
         reads: &[MemberDelta],
     ) -> Result<(), Error> {
-        for m in reads {
-            self.read_values.push(f.sample_id, m);
-            flush(&mut self.read_values, &mut tables.read_values, false)?;
+        if let Some(rows) = &mut self.read_values {
+            for m in reads {
+                rows.push(f.sample_id, m);
+                flush(rows, &mut tables.read_values, false)?;
+            }
         }
         let mut by_member = [None; MEMBER_COLUMNS];
         let n = tables.positions.place(reads, &mut by_member);
@@ -482,7 +492,10 @@ impl Groups {
     /// Writes the last groups, whatever their length.
     fn finish(mut self, tables: &mut RowTables) -> Result<(), Error> {
         flush(&mut self.samples, &mut tables.samples, true)?;
-        flush(&mut self.read_values, &mut tables.read_values, true)
+        match &mut self.read_values {
+            Some(rows) => flush(rows, &mut tables.read_values, true),
+            None => Ok(()),
+        }
     }
 }
 
@@ -500,7 +513,7 @@ fn write_rows(
     let mut stacks = Stacks::default();
     let mut groups = Groups {
         samples: SampleColumns::new(),
-        read_values: ReadValueColumns::new(),
+        read_values: (tables.rows_of_reads == ReadValues::Rows).then(ReadValueColumns::new),
     };
     while let Some(Down::Batch(mut b)) = rx.recv() {
         ids.add(&b.locations);
