@@ -73,8 +73,8 @@ pub enum ReadValues {
     /// takes a sample's member deltas from the samples table's `m0..m15`
     /// alone (`perfq topdown` on a file with `--no-cache`). On a top-down
     /// capture, about ten values a sample, those rows are the largest
-    /// table and a third of the conversion's work; the command never
-    /// reads them.
+    /// table and much of the conversion's work; the command never reads
+    /// them.
     Empty,
 }
 
