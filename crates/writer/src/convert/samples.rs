@@ -377,11 +377,11 @@ impl RowsThread {
             stacks,
             read_values,
             positions,
-            rows_of_reads,
         };
+        let groups = Groups::new(rows_of_reads);
         let thread = std::thread::Builder::new()
             .name("samples".into())
-            .spawn(move || write_rows(rx, located_tx, tables, segments))
+            .spawn(move || write_rows(rx, located_tx, tables, groups, segments))
             .map_err(|e| Error::thread("samples", ThreadFailure::Start(e)))?;
         Ok(RowsThread {
             batch: Batch::new(),
@@ -456,8 +456,6 @@ struct RowTables {
     read_values: Table,
     /// Where a read's values go among `m0..m15`.
     positions: MemberPositions,
-    /// Whether read_values gets its rows.
-    rows_of_reads: ReadValues,
 }
 
 /// The row groups the samples thread fills.
@@ -468,6 +466,14 @@ struct Groups {
 }
 
 impl Groups {
+    /// Empty groups; read_values' only where it gets rows.
+    fn new(read_values: ReadValues) -> Groups {
+        Groups {
+            samples: SampleColumns::new(),
+            read_values: (read_values == ReadValues::Rows).then(ReadValueColumns::new),
+        }
+    }
+
     /// Appends sample `f`'s row, of stack `stack_id`, and the rows of its
     /// group read's values `reads`.
     fn push(
@@ -507,14 +513,11 @@ fn write_rows(
     rx: Inbox<Batch, Infallible>,
     located: Sender<Located>,
     mut tables: RowTables,
+    mut groups: Groups,
     segments: Option<Segments>,
 ) -> Result<(), Error> {
     let mut ids = TicketIds::new();
     let mut stacks = Stacks::default();
-    let mut groups = Groups {
-        samples: SampleColumns::new(),
-        read_values: (tables.rows_of_reads == ReadValues::Rows).then(ReadValueColumns::new),
-    };
     while let Some(Down::Batch(mut b)) = rx.recv() {
         ids.add(&b.locations);
         for t in &mut b.frames {
