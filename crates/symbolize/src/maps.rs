@@ -213,6 +213,37 @@ mod tests {
         assert_eq!(maps.len(), 3);
     }
 
+    /// Every address resolves as it would in a page-by-page model of the
+    /// address space, after each of many overlapping mmaps.
+    #[test]
+    fn lookups_match_a_page_by_page_model() {
+        let mut maps = Maps::default();
+        // By address: (dso, file offset) of the mapping that holds it.
+        let mut model: Vec<Option<(DsoId, u64)>> = vec![None; 104];
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for dso in 0..400 {
+            let start = next(90);
+            let end = start + next(12);
+            let pgoff = next(1000);
+            maps.insert(m(start, end, pgoff, dso));
+            for a in start..end {
+                model[a as usize] = Some((DsoId(dso), a - start + pgoff));
+            }
+            for (a, want) in (0u64..).zip(&model) {
+                let got = maps.find(a).map(|x| (x.dso, x.file_offset(a)));
+                assert_eq!(got, *want, "address {a} after mmap #{dso}");
+            }
+            let starts: Vec<u64> = maps.iter().map(|x| x.start).collect();
+            assert!(starts.windows(2).all(|w| w[0] < w[1]), "sorted: {starts:?}");
+        }
+    }
+
     #[test]
     fn fork_inherits_exec_replaces_where_mapped() {
         let mut a = AddressSpaces::default();
