@@ -7,6 +7,8 @@
 #   - `perfq topdown FILE --no-cache` cold (conversion included), next to
 #     `perf script` alone on the same file (what a text-parsing tool needs
 #     before it starts)
+#   - `perfq topdown FILE` into an empty cache (the cache's dataset keeps
+#     every table's rows, read_values' too, for the questions after)
 #   - peak RSS of each
 # Usage: sh benches/topdown.sh [samples]   (default 10000000; the capture
 # is ~4.3 GB, written to $PERFQ_BENCH_DIR, default /tmp/perfq-bench)
@@ -41,6 +43,12 @@ echo "peak RSS: $(rss "$perfq" topdown "$dataset" --level 2 --total)"
 echo "== cold: perfq topdown FILE --no-cache (conversion included)"
 hyperfine -r 3 "$perfq topdown $file --no-cache"
 echo "peak RSS: $(rss "$perfq" topdown "$file" --no-cache)"
+echo "== cold: perfq topdown FILE into an empty cache"
+empty="$dir/empty-cache"
+hyperfine -r 3 --prepare "rm -rf $empty" "PERFQ_CACHE_DIR=$empty $perfq topdown $file"
+rm -rf "$empty"
+echo "peak RSS: $(rss env PERFQ_CACHE_DIR="$empty" "$perfq" topdown "$file")"
+rm -rf "$empty"
 echo "== perf script alone on the same file"
 hyperfine -r 1 "perf script -i $file > /dev/null"
 echo "peak RSS: $(rss perf script -i "$file")"
