@@ -52,6 +52,7 @@ mod off_cpu;
 mod reading;
 mod row_keys;
 mod shown;
+mod summing_thread;
 mod sums;
 
 pub use error::Error;
@@ -61,6 +62,7 @@ use off_cpu::Pending;
 use reading::{Counting, Reading};
 use row_keys::RowKeys;
 use shown::{Sym, TextPrefix};
+use summing_thread::summing_beside;
 use sums::Sums;
 
 /// How rows are keyed.
@@ -92,9 +94,10 @@ pub struct Options {
     pub symbols: Config,
     /// Bytes of frames looked up and samples a pass of the read holds at
     /// most (each frame 8 bytes, each sample 24), bounding what a report
-    /// holds whatever the capture's length; `None`: 16 MiB. The rows are
-    /// the same for any value: each pass's locations are resolved and its
-    /// samples summed before the next pass is read.
+    /// holds whatever the capture's length; `None`: 16 MiB. Each pass is
+    /// summed while the next one is read, so that two are held at most.
+    /// The rows are the same for any value: passes are summed one at a
+    /// time, in order.
     pub pass_memory: Option<u64>,
     /// Time off CPU instead of samples: each off-CPU interval
     /// ([`perfq_stream::off_cpu`]) counts its length, in nanoseconds, as
@@ -317,8 +320,8 @@ fn read<'o>(
     //
     // The read goes in passes ([`Pass`]) of at most `pass_memory` bytes
     // of tickets and samples: each pass's locations are resolved, its
-    // samples added to the sums and everything else of it dropped before
-    // the next pass reads on, so that memory follows the rows reported,
+    // samples added to the sums and everything else of it dropped while
+    // the next pass is read, so that memory follows the rows reported,
     // not the capture's length.
     let symbolizer = into.symbolizer.unwrap_or_else(|| {
         Symbolizer::new(
@@ -331,20 +334,26 @@ fn read<'o>(
     if let Counting::OffCpu(p) = &mut counting {
         p.read_by(&stream);
     }
-    let ((read, pass, mut sums, mut symbolizer, counting, ran), last) =
-        with_location_ids(|tickets| {
-            let mut reading = Reading::new(opt, into.sums, symbolizer, counting);
+    // Each full pass is summed on a thread of its own while the next is
+    // read (`summing_thread`); the last once the read is done.
+    let ((read, counting, ran), sums) = summing_beside(into.sums, &symbolizer, |summing| {
+        let ((read, pass, mut summing, counting, ran), last) = with_location_ids(|tickets| {
+            let mut reading = Reading::new(opt, summing, &symbolizer, counting);
             let mut locating = Locating::new(reading::locate(opt));
             let ran = stream.run(&mut locating, tickets, &mut reading, progress);
             // The read's lookup maps are done with: their memory (a few
             // hundred bytes per location on system-wide captures) goes
             // before resolving and summing need theirs.
             drop(locating);
-            let (pass, sums, symbolizer, counting) = reading.finish();
-            (stream.finish(), pass, sums, symbolizer, counting, ran)
+            let (pass, summing, counting) = reading.finish();
+            (stream.finish(), pass, summing, counting, ran)
         });
+        if ran.is_ok() {
+            summing.add(pass, last, &read.tracker);
+        }
+        (read, counting, ran)
+    });
     ran?;
-    sums.add(pass, last, &mut symbolizer, &read.tracker);
     Ok(Read {
         sums,
         symbolizer: Some(symbolizer),

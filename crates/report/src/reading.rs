@@ -7,7 +7,7 @@ use perfq_symbolize::Symbolizer;
 use crate::chain_tree::{ChainTree, NONE};
 use crate::numbering_thread::{LocKey, Tickets};
 use crate::off_cpu::{Pending, Weights, UNWEIGHED};
-use crate::sums::Sums;
+use crate::summing_thread::Summing;
 use crate::Options;
 
 /// What a report locates of each sample: its own address, always a
@@ -39,29 +39,31 @@ pub(crate) enum Counting {
 }
 
 /// The read's side of a report: each sample's locations handed over by
-/// ticket, its deliveries kept, and a pass summed when it is full.
-pub(crate) struct Reading<'o> {
+/// ticket, its deliveries kept, and a pass handed to the summing thread
+/// when it is full.
+pub(crate) struct Reading<'s> {
     pids: Option<Vec<u32>>,
     pass_memory: u64,
     pass: Pass,
-    sums: Sums<'o>,
-    symbolizer: Symbolizer,
+    summing: Summing,
+    /// For the stream (unwinding); the summing thread resolves with it.
+    symbolizer: &'s Symbolizer,
     counting: Counting,
 }
 
-impl<'o> Reading<'o> {
-    /// A read summing into `sums`.
+impl<'s> Reading<'s> {
+    /// A read handing its passes to `summing`.
     pub(crate) fn new(
         opt: &Options,
-        sums: Sums<'o>,
-        symbolizer: Symbolizer,
+        summing: Summing,
+        symbolizer: &'s Symbolizer,
         counting: Counting,
     ) -> Self {
         Reading {
             pids: opt.pids.clone(),
             pass_memory: opt.pass_memory.unwrap_or(PASS_MEMORY),
             pass: Pass::default(),
-            sums,
+            summing,
             symbolizer,
             counting,
         }
@@ -77,15 +79,14 @@ impl<'o> Reading<'o> {
         }
     }
 
-    /// The last pass, unsummed, the sums of those before, the symbolizer,
-    /// and what was counted (weights each handed out or counted as
-    /// without a stack).
-    pub(crate) fn finish(mut self) -> (Pass, Sums<'o>, Symbolizer, Counting) {
+    /// The last pass, unsummed, the summing thread, and what was counted
+    /// (weights each handed out or counted as without a stack).
+    pub(crate) fn finish(mut self) -> (Pass, Summing, Counting) {
         if let Counting::Weights(w) = &mut self.counting {
             w.finish();
         }
         self.pass.drop_unweighed();
-        (self.pass, self.sums, self.symbolizer, self.counting)
+        (self.pass, self.summing, self.counting)
     }
 }
 
@@ -116,7 +117,7 @@ impl Sink for Reading<'_> {
     }
 
     fn symbolizer(&self) -> Option<&Symbolizer> {
-        Some(&self.symbolizer)
+        Some(self.symbolizer)
     }
 
     fn sample(
@@ -162,7 +163,8 @@ impl Sink for Reading<'_> {
         })
     }
 
-    /// The pass is full: its tickets become ids, and it is summed.
+    /// The pass is full: its tickets become ids, and it is handed to the
+    /// summing thread.
     fn restarted(&mut self, tickets: &mut Tickets, tracker: &Tracker) -> Result<(), Self::Error> {
         let ids = tickets.cut();
         let mut pass = std::mem::take(&mut self.pass);
@@ -170,7 +172,7 @@ impl Sink for Reading<'_> {
         if let Counting::OffCpu(p) = &mut self.counting {
             p.pass_summed();
         }
-        self.sums.add(pass, ids, &mut self.symbolizer, tracker);
+        self.summing.add(pass, ids, tracker);
         Ok(())
     }
 
@@ -190,7 +192,8 @@ impl Sink for Reading<'_> {
 /// What a pass of the read holds at most in tickets and samples
 /// ([`Pass::bytes`]). The distinct locations of the pass come on top (a
 /// key and, a slice at a time, a resolution each, while it is summed):
-/// about as much again. Smaller passes hold less but resolve a location
+/// about as much again; two passes are held while one is summed and the
+/// next read. Smaller passes hold less but resolve a location
 /// met in several passes once in each (`benches/build.sh` measures
 /// `perfq report` with this size on system-wide captures).
 const PASS_MEMORY: u64 = 16 << 20;

@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use perfq_stream::Tracker;
 use perfq_symbolize::{Location, Placed, Resolutions, Symbolizer, Unresolved};
 use rayon::prelude::*;
 
@@ -14,6 +13,7 @@ use crate::numbering_thread::{LocKey, LocationIds};
 use crate::reading::{Pass, Sample};
 use crate::row_keys::{KeySym, RowKeys};
 use crate::shown::row_key;
+use crate::summing_thread::TrackerAt;
 use crate::{EventTotal, Options, Report, Row, SortKey};
 
 /// Locations resolved at a time by `report` (their resolutions are
@@ -128,8 +128,8 @@ impl<'o> Sums<'o> {
         &mut self,
         pass: Pass,
         ids: LocationIds,
-        symbolizer: &mut Symbolizer,
-        tracker: &Tracker,
+        symbolizer: &Symbolizer,
+        at: &TrackerAt,
     ) {
         let Pass {
             mut samples,
@@ -146,7 +146,7 @@ impl<'o> Sums<'o> {
         samples.shrink_to_fit();
         tree.shrink_to_fit();
         symbolizer.set_inline(any_expanded);
-        let located = self.location_keys(&locs, symbolizer, tracker);
+        let located = self.location_keys(&locs, symbolizer, at);
         drop(locs);
         let chain_keys = self.chain_keys(located.levels, &located.key, &located.reason);
         // Every slot sums every key met so far.
@@ -184,7 +184,7 @@ impl<'o> Sums<'o> {
         &mut self,
         locs: &[LocKey],
         symbolizer: &Symbolizer,
-        tracker: &Tracker,
+        at: &TrackerAt,
     ) -> LocationKeys {
         let mut located = LocationKeys {
             key: Vec::with_capacity(locs.len()),
@@ -194,7 +194,7 @@ impl<'o> Sums<'o> {
         let slices: Vec<&[LocKey]> = locs.chunks(RESOLVE_SLICE).collect();
         let resolve = |slice: &[LocKey]| {
             let locations: Vec<Location> = slice.iter().map(|k| k.0).collect();
-            symbolizer.resolve_all(tracker, &locations)
+            symbolizer.resolve_in(&at.dsos, at.kernel_ref(), &locations)
         };
         let mut next = slices.first().map(|s| resolve(s));
         for (c, slice) in slices.iter().enumerate() {

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
@@ -222,7 +223,10 @@ pub struct Symbolizer {
     /// kernel formats `/proc/kallsyms` slowly) and waited for on first use.
     kallsyms: OnceLock<Option<Kallsyms>>,
     kallsyms_loading: Mutex<Option<JoinHandle<KallsymsLoad>>>,
-    inline: bool,
+    /// Whether to resolve inline chains ([`Symbolizer::set_inline`]): set
+    /// through a shared reference, by a report's summing thread between
+    /// passes while the reading thread unwinds with the same symbolizer.
+    inline: AtomicBool,
     binaries: Mutex<FxHashMap<DsoId, Result<Arc<Binary>, Unresolved>>>,
     /// Notes about what could not be used (build-id mismatches, kallsyms).
     notes: Mutex<Vec<String>>,
@@ -275,7 +279,7 @@ impl Symbolizer {
             },
             kallsyms,
             kallsyms_loading: Mutex::new(loading),
-            inline: config.inline,
+            inline: AtomicBool::new(config.inline),
             binaries: Mutex::new(FxHashMap::default()),
             notes: Mutex::new(notes),
         }
@@ -313,15 +317,19 @@ impl Symbolizer {
     /// do (to read the DWARF, which only DSOs with frames need).
     pub fn prepare(&self, id: DsoId, dso: &Dso, dwarf: bool) {
         if matches!(dso.kind, DsoKind::User | DsoKind::Vdso) {
-            if let (Ok(b), true) = (self.binary_of(id, dso), self.inline && dwarf) {
+            if let (Ok(b), true) = (self.binary_of(id, dso), self.inline() && dwarf) {
                 b.warm_dwarf();
             }
         }
     }
 
     /// Whether to resolve inline chains and file:line from DWARF.
-    pub fn set_inline(&mut self, inline: bool) {
-        self.inline = inline;
+    pub fn set_inline(&self, inline: bool) {
+        self.inline.store(inline, Ordering::Relaxed);
+    }
+
+    fn inline(&self) -> bool {
+        self.inline.load(Ordering::Relaxed)
     }
 
     /// Whether kernel symbols are available.
@@ -541,7 +549,7 @@ impl Symbolizer {
             Ok(b) => b,
             Err(why) => return all_unresolved(&name, idx, why),
         };
-        let ctx = if self.inline { bin.dwarf() } else { None };
+        let ctx = if self.inline() { bin.dwarf() } else { None };
         // Building the context reads every unit's root entry, address
         // ranges and line-program header, which for a large debug build
         // faults in a large part of the DWARF file that addr2line has
