@@ -12,32 +12,11 @@
 use std::sync::mpsc::{sync_channel, SyncSender};
 
 use perfq_stream::Tracker;
-use perfq_symbolize::{Dsos, Symbolizer};
+use perfq_symbolize::{Symbolizer, TrackerAt};
 
 use crate::numbering_thread::LocationIds;
 use crate::reading::Pass;
 use crate::sums::Sums;
-
-/// What resolving a pass's locations needs of the tracker, as of the
-/// pass's end: the tracker itself goes on with the read.
-pub(crate) struct TrackerAt {
-    pub(crate) dsos: Dsos,
-    kernel_ref: Option<(String, u64)>,
-}
-
-impl TrackerAt {
-    pub(crate) fn of(tracker: &Tracker) -> TrackerAt {
-        TrackerAt {
-            dsos: tracker.dsos().clone(),
-            kernel_ref: tracker.kernel_ref().map(|(name, at)| (name.to_owned(), at)),
-        }
-    }
-
-    /// The kernel's reference symbol and its address as recorded.
-    pub(crate) fn kernel_ref(&self) -> Option<(&str, u64)> {
-        self.kernel_ref.as_ref().map(|(n, a)| (n.as_str(), *a))
-    }
-}
 
 /// A pass to sum.
 struct Job {
@@ -51,14 +30,13 @@ struct Job {
 /// `symbolizer`; gives back what `read` returned and the sums, once
 /// every pass handed over is summed.
 pub(crate) fn summing_beside<'o, R>(
-    sums: Sums<'o>,
+    mut sums: Sums<'o>,
     symbolizer: &Symbolizer,
     read: impl FnOnce(Summing) -> R,
 ) -> (R, Sums<'o>) {
     // No pass waits: the reading thread hands one over once the one
     // before is summed.
     let (to, jobs) = sync_channel::<Job>(0);
-    let mut sums = sums;
     perfq_ids::beside(
         // `read` drops the sender when done, which ends the loop.
         || read(Summing { to }),
@@ -83,7 +61,7 @@ impl Summing {
         let job = Job {
             pass,
             ids,
-            at: TrackerAt::of(tracker),
+            at: tracker.at(),
         };
         // A thread that stopped has panicked: `summing_beside` raises
         // its panic.

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use perfq_symbolize::{Location, Placed, Resolutions, Symbolizer, Unresolved};
+use perfq_symbolize::{Location, Placed, Resolutions, Symbolizer, TrackerAt, Unresolved};
 use rayon::prelude::*;
 
 use crate::chain_tree::{total_sums, Group};
@@ -13,7 +13,6 @@ use crate::numbering_thread::{LocKey, LocationIds};
 use crate::reading::{Pass, Sample};
 use crate::row_keys::{KeySym, RowKeys};
 use crate::shown::row_key;
-use crate::summing_thread::TrackerAt;
 use crate::{EventTotal, Options, Report, Row, SortKey};
 
 /// Locations resolved at a time by `report` (their resolutions are
@@ -194,7 +193,7 @@ impl<'o> Sums<'o> {
         let slices: Vec<&[LocKey]> = locs.chunks(RESOLVE_SLICE).collect();
         let resolve = |slice: &[LocKey]| {
             let locations: Vec<Location> = slice.iter().map(|k| k.0).collect();
-            symbolizer.resolve_in(&at.dsos, at.kernel_ref(), &locations)
+            symbolizer.resolve_in(at.dsos(), at.kernel_ref(), &locations)
         };
         let mut next = slices.first().map(|s| resolve(s));
         for (c, slice) in slices.iter().enumerate() {

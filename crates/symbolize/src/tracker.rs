@@ -111,6 +111,14 @@ impl Tracker {
         self.kernel_ref.as_ref().map(|(n, a)| (n.as_str(), *a))
     }
 
+    /// What resolving locations needs of the tracker, as of now.
+    pub fn at(&self) -> TrackerAt {
+        TrackerAt {
+            dsos: self.dsos.clone(),
+            kernel_ref: self.kernel_ref.clone(),
+        }
+    }
+
     /// Updates the address spaces with a sideband record.
     pub fn observe(&mut self, data: &RecordData<'_>) {
         match data {
@@ -195,6 +203,29 @@ impl Tracker {
             }
             None => Location::Unmapped { addr },
         }
+    }
+}
+
+/// What resolving locations needs of a [`Tracker`] ([`Symbolizer::resolve_in`]'s
+/// DSOs and kernel reference symbol), as of one moment: for locations
+/// resolved on another thread while the tracker goes on taking in records.
+///
+/// [`Symbolizer::resolve_in`]: crate::Symbolizer::resolve_in
+#[derive(Clone, Debug)]
+pub struct TrackerAt {
+    dsos: Dsos,
+    kernel_ref: Option<(String, u64)>,
+}
+
+impl TrackerAt {
+    /// The DSOs seen until then.
+    pub fn dsos(&self) -> &Dsos {
+        &self.dsos
+    }
+
+    /// [`Tracker::kernel_ref`], then.
+    pub fn kernel_ref(&self) -> Option<(&str, u64)> {
+        self.kernel_ref.as_ref().map(|(n, a)| (n.as_str(), *a))
     }
 }
 

@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use arrow_array::builder::{UInt16Builder, UInt32Builder, UInt64Builder};
 use arrow_array::ArrayRef;
 use perfq_symbolize::{
-    DsoId, DsoKind, Dsos, InlineFrame, Location, Resolutions, Resolved, Symbolizer,
+    DsoId, DsoKind, Dsos, InlineFrame, Location, Resolutions, Resolved, Symbolizer, TrackerAt,
 };
 
 use crate::convert::schema::FRAMES;
@@ -89,8 +89,7 @@ impl Frames {
 /// reference as of its cut.
 struct Segment {
     locations: Vec<Location>,
-    dsos: Dsos,
-    kernel_ref: Option<(String, u64)>,
+    at: TrackerAt,
 }
 
 /// [`Frames`], written on a thread of its own once there are segments:
@@ -127,8 +126,7 @@ impl FramesThread {
             .spawn(move || {
                 let mut frames = frames;
                 for s in rx {
-                    let kernel_ref = s.kernel_ref.as_ref().map(|(n, a)| (n.as_str(), *a));
-                    frames.write(&s.dsos, kernel_ref, s.locations)?;
+                    frames.write(s.at.dsos(), s.at.kernel_ref(), s.locations)?;
                 }
                 Ok(frames)
             })
@@ -138,19 +136,11 @@ impl FramesThread {
         Ok(())
     }
 
-    /// Hands over a segment's `locations`, the next ids, in `dsos`.
-    pub(crate) fn write(
-        &mut self,
-        dsos: &Dsos,
-        kernel_ref: Option<(&str, u64)>,
-        locations: Vec<Location>,
-    ) -> Result<(), Error> {
+    /// Hands over a segment's `locations`, the next ids, with the
+    /// tracker as of its cut.
+    pub(crate) fn write(&mut self, at: TrackerAt, locations: Vec<Location>) -> Result<(), Error> {
         self.start()?;
-        let segment = Segment {
-            locations,
-            dsos: dsos.clone(),
-            kernel_ref: kernel_ref.map(|(n, a)| (n.to_owned(), a)),
-        };
+        let segment = Segment { locations, at };
         if self.tx.as_ref().is_some_and(|tx| tx.send(segment).is_ok()) {
             return Ok(());
         }

@@ -334,8 +334,7 @@ impl Sink for Reading {
         self.tables.push(view.sample(), row, tickets)?;
         if self.segments {
             if let Some(segment) = self.tables.segment() {
-                self.frames_table
-                    .write(tracker.dsos(), tracker.kernel_ref(), segment)?;
+                self.frames_table.write(tracker.at(), segment)?;
             }
         }
         Ok(Flow::Go)
