@@ -220,6 +220,63 @@ fn statements_that_write_are_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Statements nested or chained thousands deep are answered, or refused
+/// in one line; none overflows a thread's stack, which would kill the
+/// process with a signal and no word.
+#[test]
+fn deep_statements_answer_or_fail_in_one_line() {
+    let dir = scratch("deep");
+    let file = testdata("fp.data");
+    let file = file.to_str().unwrap();
+    let sum = format!("SELECT 1{} AS n", " + 1".repeat(1000));
+    let rows = perfq_rows(&["query", file, "--format", "json", &sum], &dir);
+    assert_eq!(rows, vec![serde_json::json!({"n": 1001})]);
+    let any_of: Vec<String> = (0..1000).map(|t| format!("tid = {t}")).collect();
+    let any_of = format!(
+        "SELECT COUNT(*) AS n FROM samples WHERE {}",
+        any_of.join(" OR ")
+    );
+    let rows = perfq_rows(&["query", file, "--format", "json", &any_of], &dir);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    // Past perfq_query::nesting::MAX_LEVELS (20,000; SELECT counts too):
+    // refused, unparsed.
+    let too_deep = format!("SELECT 1{}", "+1".repeat(20_001));
+    let err = common::perfq_cached_fails(&["query", file, &too_deep], &dir);
+    assert!(
+        err.contains("20002 operators, keywords and brackets"),
+        "{err}"
+    );
+    let nested = [
+        format!("SELECT {}1{}", "-(".repeat(5000), ")".repeat(5000)),
+        format!("SELECT {}1{}", "(".repeat(5000), ")".repeat(5000)),
+        format!("SELECT {}true", "NOT ".repeat(5000)),
+        format!(
+            "SELECT * FROM {}SELECT 1 AS x{}",
+            "(".repeat(500),
+            ") AS t".repeat(500)
+        ),
+        format!(
+            "SELECT {}1{}",
+            "CASE WHEN true THEN ".repeat(2000),
+            " END".repeat(2000)
+        ),
+    ];
+    for sql in &nested {
+        let out = perfq(&["query", file, sql], &dir);
+        let err = String::from_utf8_lossy(&out.stderr);
+        let head = &sql[..40];
+        match out.status.code() {
+            Some(0) => assert!(!out.stdout.is_empty(), "{head}…"),
+            Some(1) => {
+                assert_eq!(err.lines().count(), 1, "{head}…: {err}");
+                assert!(err.starts_with("perfq: error: "), "{head}…: {err}");
+            }
+            other => panic!("{head}…: ended with {other:?} (a signal?): {err}"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The topdown views are there for a capture with topdown events, and
 /// give what `perfq topdown` prints; a dataset's capture can be chosen.
 #[test]

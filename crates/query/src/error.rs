@@ -52,6 +52,18 @@ pub enum Error {
     /// ran.
     #[error("interrupted")]
     Interrupted,
+    /// A statement with more operators, keywords and brackets, each of
+    /// which can nest it one level deeper, than perfq plans.
+    #[error(
+        "the statement has {levels} operators, keywords and brackets, more than the {max} \
+         a statement may have (each can nest it one level deeper); nothing was run"
+    )]
+    TooDeep {
+        /// How many the statement has.
+        levels: usize,
+        /// The most there may be ([`crate::nesting::MAX_LEVELS`]).
+        max: usize,
+    },
     /// A result had an unexpected shape (a defect of perfq).
     #[error("unexpected result: {0}")]
     Shape(String),

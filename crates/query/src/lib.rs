@@ -33,6 +33,7 @@ pub mod function_sums;
 mod helpers;
 mod inclusive;
 mod named_samples;
+pub mod nesting;
 pub mod off_cpu;
 pub mod profile;
 mod session;

@@ -18,6 +18,13 @@ use futures::FutureExt;
 
 use crate::Error;
 
+/// The stack of each of the session's threads. Every query is planned
+/// and run on them, and DataFusion's expression trees are copied,
+/// compared and dropped by recursion: [`crate::nesting::MAX_LEVELS`] says
+/// how deep a statement may be for that to fit. Only the pages a query
+/// touches are ever mapped.
+const STACK: usize = 256 << 20;
+
 /// The tables a dataset's captures hold (docs/schema.md).
 pub const TABLES: &[&str] = &[
     "capture",
@@ -107,6 +114,7 @@ impl Session {
         }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()))
+            .thread_stack_size(STACK)
             .enable_all()
             .build()
             .map_err(|e| Error::Io {
@@ -658,6 +666,7 @@ async fn plan_in(
     sql: &str,
     options: SQLOptions,
 ) -> Result<datafusion::dataframe::DataFrame, Error> {
+    crate::nesting::check(sql)?;
     ctx.sql_with_options(sql, options)
         .await
         .map_err(|e| planning_error(sql, e))
