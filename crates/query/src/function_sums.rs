@@ -86,7 +86,7 @@ pub fn by_interval(session: &Session, opt: &Options<'_>) -> Result<Sums, Error> 
     named_samples::require_tables(session)?;
     let choose = stack_counts::Choice::given(opt.event, opt.interval_ns);
     match stack_counts::count(session, choose, false)? {
-        (Some(counts), _) => Ok(of_counts(&counts, opt.min_total)),
+        (Some(read), _) => Ok(of_counts(&read.place()?, opt.min_total)),
         (None, _) => by_sql(session, opt),
     }
 }

@@ -4,12 +4,14 @@
 //! delivered samples joined to the name their thread had at their time
 //! (`_named_delivered`).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Int32Array, RecordBatch, StringArray, UInt64Array};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::datasource::MemTable;
+use rustc_hash::FxHashMap;
 
 use crate::helpers::{self, Param};
 use crate::{columns, views, Error, Session};
@@ -64,36 +66,7 @@ pub(crate) fn require_tables(session: &Session) -> Result<(), Error> {
 /// which the thread had one name; a null comm is a thread forked from one
 /// perf had no name for (perf names it `:<tid>`).
 pub(crate) fn register_comms(session: &Session) -> Result<(), Error> {
-    let mut rows: Vec<ThreadRecord> = Vec::new();
-    if session.has_table("threads") {
-        for b in &session.sql(helpers::FLAMEGRAPH_THREADS)? {
-            let capture = columns::strings(b, "capture")?;
-            let time = columns::u64s(b, "time")?;
-            let kind = columns::strings(b, "kind")?;
-            let tid = columns::i64s(b, "tid")?;
-            let ptid = columns::i64s(b, "ptid")?;
-            let comm = columns::strings(b, "comm")?;
-            for i in 0..b.num_rows() {
-                let (Some(c), Some(k), Some(t)) = (&capture[i], &kind[i], tid[i]) else {
-                    continue;
-                };
-                let Ok(t) = i32::try_from(t) else { continue };
-                rows.push(ThreadRecord {
-                    capture: c.clone(),
-                    time: time[i].unwrap_or(0),
-                    kind: k.clone(),
-                    tid: t,
-                    ptid: ptid[i].and_then(|p| i32::try_from(p).ok()),
-                    comm: comm[i].clone(),
-                });
-            }
-        }
-    }
-    // The table is in time order per capture (the order perf delivers the
-    // records in); a stable sort keeps records of the same time in it
-    // when captures' rows arrive interleaved.
-    rows.sort_by(|a, b| (&a.capture, a.time).cmp(&(&b.capture, b.time)));
-    let intervals = comm_intervals(&rows);
+    let intervals = read_comm_intervals(session)?;
     let schema = Arc::new(Schema::new(vec![
         Field::new("capture", DataType::Utf8, false),
         Field::new("tid", DataType::Int32, false),
@@ -123,6 +96,87 @@ pub(crate) fn register_comms(session: &Session) -> Result<(), Error> {
     ctx.register_table(COMMS, Arc::new(table))
         .map_err(|e| Error::query(COMMS, e))?;
     Ok(())
+}
+
+/// Each thread's names over time, looked up in memory: the names
+/// `_named_delivered` joins each sample to, for a reader of the delivered
+/// samples that names them itself.
+pub(crate) struct Comms {
+    /// By capture, by tid: its intervals (from, until, name), in time
+    /// order, none overlapping.
+    by_thread: FxHashMap<String, FxHashMap<i32, Vec<Span>>>,
+}
+
+/// An interval of a thread's name: from, until (exclusive), the name.
+type Span = (u64, u64, Option<String>);
+
+impl Comms {
+    /// The session's comm intervals ([`register_comms`]'s rows).
+    pub(crate) fn read(session: &Session) -> Result<Self, Error> {
+        let mut by_thread: FxHashMap<String, FxHashMap<i32, Vec<Span>>> = FxHashMap::default();
+        for (capture, tid, from, until, name) in read_comm_intervals(session)? {
+            let threads = by_thread.entry(capture).or_default();
+            threads.entry(tid).or_default().push((from, until, name));
+        }
+        Ok(Comms { by_thread })
+    }
+
+    /// The name of thread `tid` of `capture` at `time`, as
+    /// `_named_delivered` gives it: its comm then, else `swapper` for
+    /// thread 0 and `:<tid>` (`:` without a tid) for a thread perf never
+    /// named.
+    pub(crate) fn name(&self, capture: &str, tid: Option<i64>, time: Option<u64>) -> Cow<'_, str> {
+        let named = tid
+            .and_then(|t| i32::try_from(t).ok())
+            .zip(time)
+            .and_then(|(t, time)| {
+                let spans = self.by_thread.get(capture)?.get(&t)?;
+                let i = spans.partition_point(|s| s.0 <= time).checked_sub(1)?;
+                let (_, until, name) = spans.get(i)?;
+                (time < *until).then_some(name.as_deref()).flatten()
+            });
+        match (named, tid) {
+            (Some(name), _) => Cow::Borrowed(name),
+            (None, Some(0)) => Cow::Borrowed("swapper"),
+            (None, Some(t)) => Cow::Owned(format!(":{t}")),
+            (None, None) => Cow::Borrowed(":"),
+        }
+    }
+}
+
+/// The comm intervals (capture, tid, start_time, end_time, comm) of the
+/// session's `threads` table (none without one).
+fn read_comm_intervals(session: &Session) -> Result<Vec<CommInterval>, Error> {
+    let mut rows: Vec<ThreadRecord> = Vec::new();
+    if session.has_table("threads") {
+        for b in &session.sql(helpers::FLAMEGRAPH_THREADS)? {
+            let capture = columns::strings(b, "capture")?;
+            let time = columns::u64s(b, "time")?;
+            let kind = columns::strings(b, "kind")?;
+            let tid = columns::i64s(b, "tid")?;
+            let ptid = columns::i64s(b, "ptid")?;
+            let comm = columns::strings(b, "comm")?;
+            for i in 0..b.num_rows() {
+                let (Some(c), Some(k), Some(t)) = (&capture[i], &kind[i], tid[i]) else {
+                    continue;
+                };
+                let Ok(t) = i32::try_from(t) else { continue };
+                rows.push(ThreadRecord {
+                    capture: c.clone(),
+                    time: time[i].unwrap_or(0),
+                    kind: k.clone(),
+                    tid: t,
+                    ptid: ptid[i].and_then(|p| i32::try_from(p).ok()),
+                    comm: comm[i].clone(),
+                });
+            }
+        }
+    }
+    // The table is in time order per capture (the order perf delivers the
+    // records in); a stable sort keeps records of the same time in it
+    // when captures' rows arrive interleaved.
+    rows.sort_by(|a, b| (&a.capture, a.time).cmp(&(&b.capture, b.time)));
+    Ok(comm_intervals(&rows))
 }
 
 /// A COMM, exec, FORK or EXIT row of the `threads` table.
@@ -204,5 +258,30 @@ mod tests {
             ("x".into(), 12, 8, u64::MAX, None),
         ];
         assert_eq!(got, want);
+    }
+
+    /// The names `_named_delivered`'s LEFT JOIN and COALESCE give: the
+    /// interval a time falls in (its end excluded), else `swapper` for
+    /// thread 0 and `:<tid>`, also where the interval has no name.
+    #[test]
+    fn comms_name_as_the_join_does() {
+        let spans = vec![(5, 7, Some("sh".to_string())), (7, u64::MAX, None)];
+        let threads = FxHashMap::from_iter([(11, spans), (0, vec![])]);
+        let comms = Comms {
+            by_thread: FxHashMap::from_iter([("x".to_string(), threads)]),
+        };
+        let name = |c, tid, time| comms.name(c, tid, time).into_owned();
+        assert_eq!(name("x", Some(11), Some(5)), "sh");
+        assert_eq!(name("x", Some(11), Some(6)), "sh");
+        assert_eq!(name("x", Some(11), Some(7)), ":11", "a nameless interval");
+        assert_eq!(name("x", Some(11), Some(4)), ":11", "before the first");
+        assert_eq!(name("x", Some(11), None), ":11");
+        assert_eq!(name("y", Some(11), Some(5)), ":11", "another capture");
+        assert_eq!(name("x", Some(0), Some(5)), "swapper");
+        assert_eq!(
+            name("x", Some(1 << 40), Some(5)),
+            format!(":{}", 1u64 << 40)
+        );
+        assert_eq!(name("x", None, Some(5)), ":");
     }
 }

@@ -4,7 +4,8 @@
 //! whose paths give the call tree. The samples are those of every other
 //! count (`delivered_samples`), each thread named by its comm when they
 //! were delivered, as the flame graph and the exported profiles name them
-//! (`_named_delivered`); threads are numbered as the profiles number them
+//! (`_named_delivered`'s names, looked up in memory rather than joined:
+//! `named_samples::Comms`); threads are numbered as the profiles number them
 //! (by their first sample in `_profile_samples`' order). Each sample
 //! keeps its leaf frame's function too: the per-function sums per
 //! interval are summed from these samples (`function_sums`), not read
@@ -19,9 +20,10 @@ use perfq_ids::{Interner, TextIds};
 use rustc_hash::FxHashMap;
 
 use crate::helpers::{self, Param};
+use crate::named_samples::{self, Comms};
 use crate::profile::{self, Thread};
 use crate::views::SampledStacks;
-use crate::{columns, events, named_samples, views, Error, Session};
+use crate::{columns, events, views, Error, Session};
 
 /// A cell: (interval, thread, the stack's place among the sampled stacks;
 /// `None` for a sample without one).
@@ -154,6 +156,17 @@ pub fn by_interval_chosen<T: Send, E: From<Error> + Send>(
     session: &Session,
     choose: impl FnOnce() -> Result<Choice<T>, E> + Send,
 ) -> Result<(StackCounts, Choice<T>), E> {
+    let (read, choice) = read_chosen(session, choose)?;
+    Ok((read.place()?, choice))
+}
+
+/// [`by_interval_chosen`]'s samples as read, not yet placed among the
+/// sampled stacks: a caller may start on the stacks
+/// ([`Unplaced::stacks`]) while another thread places the samples.
+pub fn read_chosen<T: Send, E: From<Error> + Send>(
+    session: &Session,
+    choose: impl FnOnce() -> Result<Choice<T>, E> + Send,
+) -> Result<(Unplaced, Choice<T>), E> {
     named_samples::require_tables(session)?;
     let (counts, choice) = count(session, choose, true)?;
     // Whether the event has samples is asked only where it has none here
@@ -168,14 +181,34 @@ pub fn by_interval_chosen<T: Send, E: From<Error> + Send>(
         )
         .into());
     };
-    if counts.all == 0 {
+    // (Every sample read is counted.)
+    if counts.read.rows.is_empty() {
         not_sampled()?;
     }
     Ok((counts, choice))
 }
 
+/// One event's samples as read, and the sampled stacks they are placed
+/// among by [`Unplaced::place`].
+pub struct Unplaced {
+    read: Read,
+    stacks: Arc<SampledStacks>,
+}
+
+impl Unplaced {
+    /// The sampled stacks, each with its path.
+    pub fn stacks(&self) -> &Arc<SampledStacks> {
+        &self.stacks
+    }
+
+    /// The counts, each sample's stack placed among the sampled stacks.
+    pub fn place(self) -> Result<StackCounts, Error> {
+        self.read.place(self.stacks)
+    }
+}
+
 /// The samples of the event `choose` gives, in its intervals (none for an
-/// event without samples), on the sampled stacks, each with its path
+/// event without samples), with the sampled stacks, each with its path
 /// where `paths` asks; `None` where perfq does not compute the stack
 /// tables itself. The tables [`named_samples::require_tables`] names are
 /// there.
@@ -183,9 +216,8 @@ pub(crate) fn count<T: Send, E: From<Error> + Send>(
     session: &Session,
     choose: impl FnOnce() -> Result<Choice<T>, E> + Send,
     paths: bool,
-) -> Result<(Option<StackCounts>, Choice<T>), E> {
+) -> Result<(Option<Unplaced>, Choice<T>), E> {
     views::ensure(session, "delivered_samples")?;
-    named_samples::register_comms(session)?;
     // The event is chosen and its samples read on a thread of their own
     // while the stack tables are made on this one: each keeps about one
     // core busy, the query's workers and the thread that takes its rows
@@ -203,7 +235,7 @@ pub(crate) fn count<T: Send, E: From<Error> + Send>(
     let Some(stacks) = stacks? else {
         return Ok((None, choice));
     };
-    Ok((Some(read.place(stacks)?), choice))
+    Ok((Some(Unplaced { read, stacks }), choice))
 }
 
 /// Each capture's first sample time, by name (`None` for one without a
@@ -233,6 +265,8 @@ type SampleOrder = (u32, (bool, i64), (bool, u64), (bool, u64), (bool, u64));
 struct Read {
     /// Each capture's first sample time, by name.
     starts: FxHashMap<String, Option<u64>>,
+    /// The threads' names over time, which name the samples' threads.
+    comms: Comms,
     interval_ns: u64,
     /// The samples' captures, numbered as met, and where each one is.
     captures: TextIds,
@@ -273,7 +307,6 @@ const NO_ID: u64 = u64::MAX;
 /// A batch's columns.
 struct Columns<'b> {
     capture: &'b datafusion::arrow::array::StringArray,
-    comm: &'b datafusion::arrow::array::StringArray,
     pid: &'b PrimitiveArray<Int64Type>,
     tid: &'b PrimitiveArray<Int64Type>,
     u64s: [&'b PrimitiveArray<UInt64Type>; 6],
@@ -300,6 +333,7 @@ impl Read {
     fn new(session: &Session, interval_ns: u64) -> Result<Read, Error> {
         Ok(Read {
             starts: capture_starts(session)?,
+            comms: Comms::read(session)?,
             interval_ns: interval_ns.max(1),
             captures: TextIds::new(),
             capture_at: Vec::new(),
@@ -311,18 +345,21 @@ impl Read {
 
     /// Reads `event`'s samples.
     fn scan(&mut self, session: &Session, event: &str) -> Result<(), Error> {
-        let named = named_samples::named_delivered();
+        let delivered = helpers::query(helpers::FLAMEGRAPH_DELIVERED);
         let only = format!("name = {}", columns::quote(event));
         let sql = helpers::fill(
             helpers::EVENT_SAMPLES,
-            &[("named", Param::Sql(&named)), ("only", Param::Sql(&only))],
+            &[
+                ("delivered", Param::Sql(delivered)),
+                ("only", Param::Sql(&only)),
+            ],
         );
         session.for_each_batch(&sql, |b| self.batch(&b))
     }
 
     fn batch(&mut self, b: &RecordBatch) -> Result<(), Error> {
         let text = |c: &str| columns::cast(b, c, &DataType::Utf8);
-        let (capture, comm) = (text("capture")?, text("comm")?);
+        let capture = text("capture")?;
         let int = |c: &str| columns::cast(b, c, &DataType::Int64);
         let (pid, tid) = (int("pid")?, int("tid")?);
         let u64s = [
@@ -339,7 +376,6 @@ impl Read {
         let (sample, event) = (sample?, event?);
         let cols = Columns {
             capture: capture.as_string::<i32>(),
-            comm: comm.as_string::<i32>(),
             pid: pid.as_primitive(),
             tid: tid.as_primitive(),
             u64s: [&time, &stack, &leaf, &weight, &sample, &event].map(|a| a.as_primitive()),
@@ -357,14 +393,11 @@ impl Read {
         let id = |a: &PrimitiveArray<Int64Type>| {
             at(a, i).and_then(|v| i32::try_from(v).ok()).unwrap_or(-1)
         };
-        let comm = if cols.comm.is_valid(i) {
-            cols.comm.value(i)
-        } else {
-            ""
-        };
-        let (capture, At { start, .. }) = self.capture(cols.capture.value(i))?;
+        let name = cols.capture.value(i);
+        let (capture, At { start, .. }) = self.capture(name)?;
+        let comm = self.comms.name(name, at(cols.tid, i), at(time, i));
         let (pid, tid) = (id(cols.pid), id(cols.tid));
-        let thread = profile::number_thread(&mut self.threads, capture as usize, pid, tid, comm);
+        let thread = profile::number_thread(&mut self.threads, capture as usize, pid, tid, &comm);
         let order: SampleOrder = (
             capture,
             nulls_last(at(cols.tid, i)),

@@ -245,16 +245,21 @@ pub(super) struct Pruned {
 }
 
 impl Pruned {
-    /// `tree` cut to the nodes with `threshold` samples or more of
-    /// `counts`.
-    pub(super) fn new(tree: &CallTree, counts: &StackCounts, threshold: u64) -> Self {
-        let mut samples = vec![0u64; tree.stacks.len()];
+    /// The samples of each sampled stack, by place.
+    pub(super) fn samples_per_stack(counts: &StackCounts) -> Vec<u64> {
+        let mut samples = vec![0u64; counts.stacks.len()];
         for ((_, _, place), _) in counts.samples() {
             if let Some(n) = place.and_then(|p| samples.get_mut(p)) {
                 *n += 1;
             }
         }
-        let (spans, cut) = tree.kept(&samples, threshold);
+        samples
+    }
+
+    /// `tree` cut to the nodes with `threshold` samples or more
+    /// (`per_stack`: each sampled stack's, by place).
+    pub(super) fn new(tree: &CallTree, per_stack: &[u64], threshold: u64) -> Self {
+        let (spans, cut) = tree.kept(per_stack, threshold);
         let mut by_first: Vec<usize> = (0..spans.len()).collect();
         by_first.sort_unstable_by_key(|&i| spans[i].first);
         let mut id = vec![0usize; spans.len()];

@@ -8,13 +8,13 @@ use std::collections::HashMap;
 
 use perfq_query::columns;
 use perfq_query::profile;
-use perfq_query::stack_counts::{self, StackCounts};
+use perfq_query::stack_counts::{self, Unplaced};
 use perfq_query::topdown::{self, Report};
 use perfq_query::Session;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::call_tree::{CallTree, Pruned, SampleColumns};
+use super::call_tree::SampleColumns;
 use super::functions::{self, Shown, SumColumns};
 use crate::Error;
 
@@ -125,8 +125,9 @@ struct Chosen {
     notes: Vec<String>,
 }
 
-/// The event's samples counted per interval, and what was chosen.
-fn counted(session: &Session, opt: &Options<'_>) -> Result<(StackCounts, Chosen), Error> {
+/// The event's samples read, to be counted per interval, and what was
+/// chosen.
+fn counted(session: &Session, opt: &Options<'_>) -> Result<(Unplaced, Chosen), Error> {
     // The event shown, and the captures' span, which gives the intervals'
     // length: chosen before the samples are read (once, into those
     // intervals), while the stack tables are made.
@@ -143,7 +144,7 @@ fn counted(session: &Session, opt: &Options<'_>) -> Result<(StackCounts, Chosen)
             rest: (sampled, duration_ns, width_ms),
         })
     };
-    let (counted, choice) = stack_counts::by_interval_chosen(session, choose)?;
+    let (read, choice) = stack_counts::read_chosen(session, choose)?;
     let (sampled, duration_ns, width_ms) = choice.rest;
     let Some(event) = profile::events_of(session, &[choice.event])?.pop() else {
         return Err(Error::Empty);
@@ -163,12 +164,12 @@ fn counted(session: &Session, opt: &Options<'_>) -> Result<(StackCounts, Chosen)
         duration_ns,
         notes,
     };
-    Ok((counted, chosen))
+    Ok((read, chosen))
 }
 
 /// Builds the page's contents.
 pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
-    let (counted, chosen) = counted(session, opt)?;
+    let (read, chosen) = counted(session, opt)?;
     let Chosen {
         event,
         interval_ns,
@@ -176,16 +177,13 @@ pub fn build(session: &Session, opt: &Options<'_>) -> Result<Page, Error> {
         duration_ns,
         mut notes,
     } = chosen;
-    // Nodes and functions with fewer samples than this are left out.
-    let threshold = ((opt.prune * counted.all as f64).ceil() as u64).max(1);
-    let stacks = counted.stacks.clone();
-    // The tree is cut while the sums are made: the cut reads only the
-    // paths, which the sums' functions do not change.
-    let (tree, pruned, sums, below) = functions::sums_beside(&counted, threshold, || {
-        let tree = CallTree::of(stacks);
-        let pruned = Pruned::new(&tree, &counted, threshold);
-        (tree, pruned)
-    })?;
+    let functions::Made {
+        counted,
+        tree,
+        pruned,
+        sums,
+        below,
+    } = functions::tree_and_sums(read, opt.prune)?;
     // The samples' cells need only the cut tree: counted on a thread of
     // their own while the rest of the page is chosen and queried.
     let (rest, samples) = perfq_ids::beside(

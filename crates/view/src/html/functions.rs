@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use perfq_query::function_sums;
-use perfq_query::stack_counts::StackCounts;
+use perfq_query::stack_counts::{StackCounts, Unplaced};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -17,21 +17,59 @@ use crate::Error;
 /// periods.
 pub(super) type Sums = FxHashMap<(u64, u32), [u64; 4]>;
 
-/// The sums per interval of `counts`' functions with `min_total` total
-/// samples or more, made while `tree` is made (by `make_tree`, on this
-/// thread, with whatever else it makes of the tree; the sums on another),
-/// then by the tree's function ids (a function the tree lacks is added to
-/// it, after those it has); and how many functions with samples have
-/// fewer.
-pub(super) fn sums_beside<T>(
-    counts: &StackCounts,
-    min_total: u64,
-    make_tree: impl FnOnce() -> (CallTree, T),
-) -> Result<(CallTree, T, Sums, u64), Error> {
-    let ((mut tree, made), summed) =
-        perfq_ids::beside(make_tree, || function_sums::of_counts(counts, min_total));
+/// What [`tree_and_sums`] makes: the samples placed, the call tree and
+/// its cut, and the sums per interval of the functions with a threshold
+/// of total samples, by the tree's function ids, with how many functions
+/// with samples have fewer.
+pub(super) struct Made {
+    pub counted: StackCounts,
+    pub tree: CallTree,
+    pub pruned: Pruned,
+    pub sums: Sums,
+    pub below: u64,
+}
+
+/// `read`'s samples placed among the sampled stacks and summed per
+/// function (on a thread of their own), while the call tree is made from
+/// the stacks alone (on this one) and then cut to the nodes with `prune`
+/// of the samples or more, once the samples' count per stack is there:
+/// neither thread waits for the other's longest step. A function of the
+/// sums the tree lacks is added to it, after those it has.
+pub(super) fn tree_and_sums(read: Unplaced, prune: f64) -> Result<Made, Error> {
+    let stacks = read.stacks().clone();
+    // The counts per stack and the threshold, handed over once placed
+    // (dropped unsent where placing fails).
+    let (hand, take) = std::sync::mpsc::sync_channel::<(Vec<u64>, u64)>(1);
+    let (made, placed) = perfq_ids::beside(
+        || {
+            let tree = CallTree::of(stacks);
+            let (per_stack, threshold) = take.recv().ok()?;
+            let pruned = Pruned::new(&tree, &per_stack, threshold);
+            Some((tree, pruned))
+        },
+        move || -> Result<_, Error> {
+            let counted = read.place()?;
+            // Nodes and functions with fewer samples than this are left out.
+            let threshold = ((prune * counted.all as f64).ceil() as u64).max(1);
+            let _ = hand.send((Pruned::samples_per_stack(&counted), threshold));
+            let summed = function_sums::of_counts(&counted, threshold);
+            Ok((counted, summed))
+        },
+    );
+    let (counted, summed) = placed?;
+    let Some((mut tree, pruned)) = made else {
+        return Err(Error::Query(perfq_query::Error::Shape(
+            "the call tree's thread was not handed the samples' counts".into(),
+        )));
+    };
     let (sums, below) = on_tree(summed, &mut tree)?;
-    Ok((tree, made, sums, below))
+    Ok(Made {
+        counted,
+        tree,
+        pruned,
+        sums,
+        below,
+    })
 }
 
 /// `summed` by the tree's function ids, and how many functions were left
