@@ -33,8 +33,9 @@ pub(super) struct Made {
 /// function (on a thread of their own), while the call tree is made from
 /// the stacks alone (on this one) and then cut to the nodes with `prune`
 /// of the samples or more, once the samples' count per stack is there:
-/// neither thread waits for the other's longest step. A function of the
-/// sums the tree lacks is added to it, after those it has.
+/// making the tree overlaps placing the samples, and cutting it overlaps
+/// summing them. A function of the sums the tree lacks is added to it,
+/// after those it has.
 pub(super) fn tree_and_sums(read: Unplaced, prune: f64) -> Result<Made, Error> {
     let stacks = read.stacks().clone();
     // The counts per stack and the threshold, handed over once placed
