@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Int32Array, RecordBatch, StringArray, UInt64Array};
@@ -129,12 +130,48 @@ impl Comms {
         let named = tid
             .and_then(|t| i32::try_from(t).ok())
             .zip(time)
-            .and_then(|(t, time)| {
-                let spans = self.by_thread.get(capture)?.get(&t)?;
-                let i = spans.partition_point(|s| s.0 <= time).checked_sub(1)?;
-                let (_, until, name) = spans.get(i)?;
-                (time < *until).then_some(name.as_deref()).flatten()
-            });
+            .and_then(|(t, time)| self.named(capture, t, time).0);
+        Self::or_unnamed(named, tid)
+    }
+
+    /// [`Comms::name`] of thread `tid` at `time`, and the times `from..until`
+    /// around it over which the thread keeps that name: a reader of many
+    /// samples of a thread names it once for them.
+    pub(crate) fn name_over(
+        &self,
+        capture: &str,
+        tid: i32,
+        time: u64,
+    ) -> (Cow<'_, str>, Range<u64>) {
+        let (named, over) = self.named(capture, tid, time);
+        (Self::or_unnamed(named, Some(i64::from(tid))), over)
+    }
+
+    /// The comm of thread `tid` at `time`, if it has one then, and the
+    /// times around it over which that holds, span by span as
+    /// [`Comms::name`] looks them up: the last span that starts by then
+    /// names the thread until it ends.
+    fn named(&self, capture: &str, tid: i32, time: u64) -> (Option<&str>, Range<u64>) {
+        let no_spans: &[Span] = &[];
+        let spans = self
+            .by_thread
+            .get(capture)
+            .and_then(|t| t.get(&tid))
+            .map_or(no_spans, Vec::as_slice);
+        let after = spans.partition_point(|s| s.0 <= time);
+        let next = spans.get(after).map_or(u64::MAX, |s| s.0);
+        let Some((from, until, name)) = after.checked_sub(1).and_then(|i| spans.get(i)) else {
+            return (None, 0..next);
+        };
+        match time < *until {
+            true => (name.as_deref(), *from..next.min(*until)),
+            false => (None, (*from).max(*until)..next),
+        }
+    }
+
+    /// A thread's name where it has no comm: `swapper` for thread 0,
+    /// else `:<tid>` (`:` without a tid).
+    fn or_unnamed(named: Option<&str>, tid: Option<i64>) -> Cow<'_, str> {
         match (named, tid) {
             (Some(name), _) => Cow::Borrowed(name),
             (None, Some(0)) => Cow::Borrowed("swapper"),
@@ -283,5 +320,36 @@ mod tests {
             format!(":{}", 1u64 << 40)
         );
         assert_eq!(name("x", None, Some(5)), ":");
+    }
+
+    /// `name_over` names a thread as `name` does, and over every time it
+    /// gives, `name` gives that name: with gaps between spans, spans that
+    /// end before the next starts, a nameless one and a last one that
+    /// ends.
+    #[test]
+    fn a_name_holds_over_the_times_given() {
+        let spans = vec![
+            (3, 6, Some("a".to_string())),
+            (6, 9, None),
+            (12, 14, Some("b".to_string())),
+            (14, 20, Some("c".to_string())),
+        ];
+        let comms = Comms {
+            by_thread: FxHashMap::from_iter([(
+                "x".to_string(),
+                FxHashMap::from_iter([(11, spans)]),
+            )]),
+        };
+        for tid in [11, 12, 0] {
+            for time in 0..25 {
+                let (named, over) = comms.name_over("x", tid, time);
+                let name = |t| comms.name("x", Some(i64::from(tid)), Some(t));
+                assert_eq!(named, name(time), "tid {tid} at {time}");
+                assert!(over.contains(&time), "{over:?} holds {time}");
+                for t in over.start..over.end.min(30) {
+                    assert_eq!(name(t), named, "tid {tid} at {t}, over {over:?}");
+                }
+            }
+        }
     }
 }

@@ -12,6 +12,7 @@
 //! again.
 
 use std::cmp::Ordering;
+use std::ops::Range;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, PrimitiveArray, RecordBatch};
@@ -254,6 +255,25 @@ fn capture_starts(session: &Session) -> Result<FxHashMap<String, Option<u64>>, E
     Ok(starts)
 }
 
+/// The ids `event` (a name) has in each capture, by capture name.
+fn event_ids(session: &Session, event: &str) -> Result<FxHashMap<String, Vec<u64>>, Error> {
+    let sql = format!(
+        "SELECT capture, event_id FROM events WHERE name = {}",
+        columns::quote(event)
+    );
+    let mut ids: FxHashMap<String, Vec<u64>> = FxHashMap::default();
+    for b in &session.sql(&sql)? {
+        let capture = columns::strings(b, "capture")?;
+        let id = columns::u64s(b, "event_id")?;
+        for (c, id) in capture.into_iter().zip(id) {
+            if let (Some(c), Some(id)) = (c, id) {
+                ids.entry(c).or_default().push(id);
+            }
+        }
+    }
+    Ok(ids)
+}
+
 /// Where a sample comes in `_profile_samples`' order (`ORDER BY capture,
 /// tid, time, sample_id, event_id`, nulls last), its capture by number
 /// among [`Read::captures`]: each `Option` as `(is null, value)`.
@@ -271,9 +291,15 @@ struct Read {
     /// The samples' captures, numbered as met, and where each one is.
     captures: TextIds,
     capture_at: Vec<At>,
+    /// The event's ids, by capture name, and by capture as met.
+    wanted: FxHashMap<String, Vec<u64>>,
+    events_at: Vec<Vec<u64>>,
     /// The threads, numbered as met, and each one's first sample.
     threads: Interner<Thread>,
     first: Vec<SampleOrder>,
+    /// By (capture, pid, tid): the times over which the thread keeps the
+    /// name it had at its last sample, and its number with that name.
+    recent: FxHashMap<(u32, i32, i32), (Range<u64>, usize)>,
     /// The samples, threads numbered as met.
     rows: Vec<Scanned>,
 }
@@ -317,7 +343,11 @@ fn at<T: datafusion::arrow::datatypes::ArrowPrimitiveType>(
     a: &PrimitiveArray<T>,
     i: usize,
 ) -> Option<T::Native> {
-    a.is_valid(i).then(|| a.value(i))
+    // (The null buffer asked directly: `is_valid` was a call per value.)
+    match a.nulls() {
+        Some(n) if n.is_null(i) => None,
+        _ => Some(a.value(i)),
+    }
 }
 
 /// `(is null, value)`: orders as `ORDER BY` does, nulls last.
@@ -337,23 +367,28 @@ impl Read {
             interval_ns: interval_ns.max(1),
             captures: TextIds::new(),
             capture_at: Vec::new(),
+            wanted: FxHashMap::default(),
+            events_at: Vec::new(),
             threads: Interner::new(),
             first: Vec::new(),
+            recent: FxHashMap::default(),
             rows: Vec::new(),
         })
     }
 
-    /// Reads `event`'s samples.
+    /// Reads `event`'s samples: those of every id it has in some capture,
+    /// each capture's own kept ([`Read::row`]).
     fn scan(&mut self, session: &Session, event: &str) -> Result<(), Error> {
-        let delivered = helpers::query(helpers::FLAMEGRAPH_DELIVERED);
-        let only = format!("name = {}", columns::quote(event));
-        let sql = helpers::fill(
-            helpers::EVENT_SAMPLES,
-            &[
-                ("delivered", Param::Sql(delivered)),
-                ("only", Param::Sql(&only)),
-            ],
-        );
+        self.wanted = event_ids(session, event)?;
+        let mut ids: Vec<u64> = self.wanted.values().flatten().copied().collect();
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let list: Vec<String> = ids.iter().map(u64::to_string).collect();
+        let only = format!("event_id IN ({})", list.join(", "));
+        let sql = helpers::fill(helpers::EVENT_SAMPLES, &[("only", Param::Sql(&only))]);
         session.for_each_batch(&sql, |b| self.batch(&b))
     }
 
@@ -395,9 +430,11 @@ impl Read {
         };
         let name = cols.capture.value(i);
         let (capture, At { start, .. }) = self.capture(name)?;
-        let comm = self.comms.name(name, at(cols.tid, i), at(time, i));
-        let (pid, tid) = (id(cols.pid), id(cols.tid));
-        let thread = profile::number_thread(&mut self.threads, capture as usize, pid, tid, &comm);
+        let wanted = &self.events_at[capture as usize];
+        if !at(event, i).is_some_and(|e| wanted.contains(&e)) {
+            return Ok(());
+        }
+        let thread = self.thread(capture, name, (id(cols.pid), at(cols.tid, i)), at(time, i));
         let order: SampleOrder = (
             capture,
             nulls_last(at(cols.tid, i)),
@@ -421,6 +458,35 @@ impl Read {
         Ok(())
     }
 
+    /// The number of the thread of a sample of capture `capture` (named
+    /// `name`) by `pid` and `tid` at `time`, the next one if it is new. A
+    /// thread keeps its number while it keeps its name ([`Read::recent`]).
+    fn thread(
+        &mut self,
+        capture: u32,
+        name: &str,
+        ids: (i32, Option<i64>),
+        time: Option<u64>,
+    ) -> usize {
+        let (pid, tid) = ids;
+        let id = tid.and_then(|t| i32::try_from(t).ok());
+        let (Some(tid), Some(time)) = (id, time) else {
+            let comm = self.comms.name(name, tid, time);
+            let tid = id.unwrap_or(-1);
+            return profile::number_thread(&mut self.threads, capture as usize, pid, tid, &comm);
+        };
+        let key = (capture, pid, tid);
+        if let Some((over, thread)) = self.recent.get(&key) {
+            if over.contains(&time) {
+                return *thread;
+            }
+        }
+        let (comm, over) = self.comms.name_over(name, tid, time);
+        let thread = profile::number_thread(&mut self.threads, capture as usize, pid, tid, &comm);
+        self.recent.insert(key, (over, thread));
+        thread
+    }
+
     /// The number of capture `name` among those met (`TextIds` asks the
     /// last one first: a batch mostly holds one capture's rows), and
     /// where it is.
@@ -431,6 +497,8 @@ impl Read {
             .ok_or_else(|| Error::Shape("capture names beyond 4 GiB".into()))?;
         if self.capture_at.len() <= n as usize {
             let listed = self.starts.get(name).copied();
+            let events = self.wanted.get(name).cloned().unwrap_or_default();
+            self.events_at.push(events);
             self.capture_at.push(At {
                 start: listed.flatten().unwrap_or(0),
                 listed: listed.is_some(),

@@ -17,9 +17,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, RecordBatch, StringViewArray, UInt64Array,
-};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StringViewArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type, SchemaRef, UInt32Type, UInt64Type};
 use perfq_ids::{IdTable, Interner, Numbering, TextIds};
@@ -34,9 +32,11 @@ mod function_total;
 mod on_read;
 mod sampled;
 mod set_functions;
+mod stack_sets;
 
 use function_names::FunctionNames;
 pub use sampled::SampledStacks;
+use stack_sets::{Ranks, StackSets};
 
 /// Each capture's frames' function ids, by capture name and frame id (0:
 /// none); and for perfq's own `functions`, which frames have a symbol (a
@@ -102,14 +102,15 @@ pub(crate) fn keep(
     let paths = opt.paths && matches!(named, Named::Ranked(_));
     let mut stacks = StackSetsRead::read(session, &frame_functions, paths)?;
     let sets = Arc::new(std::mem::take(&mut stacks.sets).into_list());
-    let rank = ranks(&sets);
-    keep_stack_sets(
-        session,
-        defs("stack_sets"),
+    let ranks = Arc::new(Ranks::new(sets.clone()));
+    let schema = session.schema_of(defs("stack_sets"))?;
+    let table = StackSets::new(
+        schema,
         &stacks.ids,
-        &stacks.set_of_stack,
-        &rank,
-    )?;
+        stacks.set_of_stack.clone(),
+        ranks.clone(),
+    );
+    on_read::register(session, "stack_sets", Arc::new(table))?;
 
     // set_functions: a row per function of each set, made as it is read.
     // (Its SQL joins `functions`: a function without a named row there
@@ -119,7 +120,7 @@ pub(crate) fn keep(
         Named::Listed(_) => None,
     };
     let schema = session.schema_of(defs("set_functions"))?;
-    let table = set_functions::SetFunctions::new(schema, sets.clone(), rank, named);
+    let table = set_functions::SetFunctions::new(schema, sets.clone(), ranks, named);
     on_read::register(session, "set_functions", Arc::new(table))?;
     session.create_view("stack_functions", helpers::STACK_FUNCTIONS_OF_SETS)?;
 
@@ -231,45 +232,6 @@ impl StackSetsRead {
             .push([column(b, "capture")?, column(b, "stack_id")?]);
         Ok(())
     }
-}
-
-/// Set ids as `DENSE_RANK() OVER (ORDER BY functions)` numbers them, by
-/// interned number: from 1, in the lists' order (element by element, a
-/// prefix first).
-fn ranks(sets: &SetList) -> Vec<u32> {
-    let mut ordered: Vec<u32> = (0..sets.len()).collect();
-    ordered.par_sort_unstable_by(|&a, &b| sets.get(a).cmp(sets.get(b)));
-    let mut rank = vec![0u32; ordered.len()];
-    for (r, &interned) in ordered.iter().enumerate() {
-        // At most u32::MAX sets (they are numbered by u32).
-        rank[interned as usize] = r as u32 + 1;
-    }
-    rank
-}
-
-/// Keeps `stack_sets` (its SQL `sql`): each sampled stack's capture and
-/// id, as read, and its set's id.
-fn keep_stack_sets(
-    session: &Session,
-    sql: &str,
-    stack_ids: &[[ArrayRef; 2]],
-    set_of_stack: &[u32],
-    rank: &[u32],
-) -> Result<(), Error> {
-    let schema = session.schema_of(sql)?;
-    let mut out = Vec::with_capacity(stack_ids.len());
-    let mut at = 0;
-    for [capture, stack_id] in stack_ids {
-        let rows = stack_id.len();
-        let ids: UInt64Array = set_of_stack[at..at + rows]
-            .iter()
-            .map(|&s| u64::from(rank[s as usize]))
-            .collect();
-        at += rows;
-        let columns = [capture.clone(), stack_id.clone(), Arc::new(ids) as ArrayRef];
-        out.push(typed(&schema, &columns)?);
-    }
-    session.keep_batches("stack_sets", schema, out)
 }
 
 /// Distinct sets of function ids (each sorted), numbered from 0 as met:

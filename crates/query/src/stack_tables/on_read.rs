@@ -1,6 +1,6 @@
 //! Tables kept in perfq's own compact form and made into Arrow batches
 //! only as a statement reads them, a batch at a time: `functions`,
-//! `set_functions` and `function_total`. Held as Arrow columns, the
+//! `stack_sets`, `set_functions` and `function_total`. Held as Arrow columns, the
 //! strings of a system-wide capture's functions, or the two 64-bit
 //! columns of its set–function rows, took far more memory than the
 //! numbers they are made from, for the whole session.
@@ -31,6 +31,13 @@ pub(super) trait OnRead: Debug + Send + Sync + 'static {
         rows
     }
 
+    /// Whether the table is read in one partition, its units in order
+    /// (as a table kept whole in memory is read), rather than in one
+    /// per core.
+    fn in_order(&self) -> bool {
+        false
+    }
+
     /// Units `start..end` as a batch.
     fn batch(&self, start: usize, end: usize) -> Result<RecordBatch, Error>;
 }
@@ -42,7 +49,10 @@ pub(super) fn register<T: OnRead>(
     name: &str,
     table: Arc<T>,
 ) -> Result<(), Error> {
-    let parts = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let parts = match table.in_order() {
+        true => 1,
+        false => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
     let len = table.len();
     let step = len.div_ceil(parts).max(1);
     let partitions: Vec<Arc<dyn PartitionStream>> = (0..len.max(1))

@@ -10,6 +10,7 @@ use datafusion::arrow::array::{ArrayRef, RecordBatch, UInt64Array};
 use datafusion::arrow::datatypes::SchemaRef;
 
 use super::on_read::OnRead;
+use super::stack_sets::Ranks;
 use super::{typed, Named, SetList};
 use crate::Error;
 
@@ -20,16 +21,21 @@ pub(super) struct SetFunctions {
     schema: SchemaRef,
     sets: Arc<SetList>,
     /// Each set's id (as `stack_sets` gives it), by its number in `sets`.
-    ids: Vec<u32>,
+    ranks: Arc<Ranks>,
     named: Named,
 }
 
 impl SetFunctions {
-    pub(super) fn new(schema: SchemaRef, sets: Arc<SetList>, ids: Vec<u32>, named: Named) -> Self {
+    pub(super) fn new(
+        schema: SchemaRef,
+        sets: Arc<SetList>,
+        ranks: Arc<Ranks>,
+        named: Named,
+    ) -> Self {
         SetFunctions {
             schema,
             sets,
-            ids,
+            ranks,
             named,
         }
     }
@@ -52,10 +58,11 @@ impl OnRead for SetFunctions {
 
     fn batch(&self, start: usize, end: usize) -> Result<RecordBatch, Error> {
         let (mut set_ids, mut function_ids) = (Vec::new(), Vec::new());
-        for n in start..end {
+        let ids = self.ranks.ids().get(start..end).unwrap_or_default();
+        for (n, &id) in (start..end).zip(ids) {
             let set = self.sets.get(n as u32);
             for &f in set.iter().filter(|&&f| self.named.contains(f)) {
-                set_ids.push(u64::from(self.ids[n]));
+                set_ids.push(u64::from(id));
                 function_ids.push(u64::from(f));
             }
         }
