@@ -51,6 +51,58 @@ impl Paths {
     }
 }
 
+/// Bits of a function in a [`digit`]: tree ids below `2^21 - 1`.
+const DIGIT_BITS: u32 = 21;
+
+/// Functions in a [`digit`].
+const DIGIT: usize = 3;
+
+/// The functions of `path` from `depth` on, three of them, as one number
+/// that orders as they do (0 where the path has ended: a prefix first).
+fn digit(path: &[u32], depth: usize) -> u64 {
+    (0..DIGIT).fold(0, |d, i| {
+        let f = path.get(depth + i).map_or(0, |&f| u64::from(f) + 1);
+        (d << DIGIT_BITS) | f
+    })
+}
+
+/// Sorts `sorted` (paths by their place in order, 0 up) as their paths
+/// compare, equal paths in that order. A sort of whole paths walks their
+/// shared prefixes at each comparison; here each run of paths that agree
+/// so far is sorted by its next three functions as one number (with its
+/// place, which keeps equal paths in order), then each run that agrees
+/// on those and goes on, by the next three. `functions` bounds the tree
+/// ids.
+fn sort_paths(paths: &Paths, functions: usize, sorted: &mut [usize]) {
+    let fits = functions < (1 << DIGIT_BITS) - 1 && u32::try_from(sorted.len()).is_ok();
+    if !fits {
+        sorted.sort_by(|&a, &b| paths.get(a).cmp(paths.get(b)));
+        return;
+    }
+    let last = (1 << DIGIT_BITS) - 1;
+    let mut runs = vec![(0, sorted.len(), 0)];
+    let mut keyed: Vec<(u64, u32)> = Vec::new();
+    while let Some((lo, hi, depth)) = runs.pop() {
+        let run = &mut sorted[lo..hi];
+        keyed.clear();
+        // (Places fit in u32: checked above.)
+        keyed.extend(run.iter().map(|&w| (digit(paths.get(w), depth), w as u32)));
+        keyed.sort_unstable();
+        for (at, &(_, w)) in run.iter_mut().zip(&keyed) {
+            *at = w as usize;
+        }
+        let mut start = lo;
+        for same in keyed.chunk_by(|a, b| a.0 == b.0) {
+            // Paths that agree on all three go on past them, or end with
+            // them alike.
+            if same.len() > 1 && same[0].0 & last != 0 {
+                runs.push((start, start + same.len(), depth + DIGIT));
+            }
+            start += same.len();
+        }
+    }
+}
+
 /// A node, as the run of sorted paths through it.
 struct Span {
     /// The sorted paths `lo..hi` go through it.
@@ -133,9 +185,7 @@ impl CallTree {
             tree.paths.ends.push(tree.paths.functions.len());
         }
         tree.order = order;
-        // (A stable sort: equal paths stay in order.)
-        let paths = &tree.paths;
-        tree.sorted.sort_by(|&a, &b| paths.get(a).cmp(paths.get(b)));
+        sort_paths(&tree.paths, tree.functions.len(), &mut tree.sorted);
         tree
     }
 
@@ -315,6 +365,54 @@ impl Pruned {
             node: cells.iter().map(|c| c.0 .2).collect(),
             period: cells.iter().map(|c| c.1 .1).collect(),
             thread: cells.iter().map(|c| c.0 .1).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{sort_paths, Paths};
+
+    /// Paths end to end, from lists.
+    fn paths(lists: &[Vec<u32>]) -> Paths {
+        let mut p = Paths {
+            functions: Vec::new(),
+            ends: Vec::new(),
+        };
+        for l in lists {
+            p.functions.extend(l);
+            p.ends.push(p.functions.len());
+        }
+        p
+    }
+
+    /// The order of a stable sort of whole paths: with equal paths,
+    /// prefixes of others, empty paths, paths that agree on three
+    /// functions and more, and a bound on the functions too large for the
+    /// digits (the whole-path sort then).
+    #[test]
+    fn paths_sort_as_a_stable_sort_of_whole_paths() {
+        // A small generator: the same lists in every run.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n) as u32
+        };
+        let mut lists: Vec<Vec<u32>> = vec![vec![], vec![1, 2, 3], vec![1, 2], vec![1, 2, 3]];
+        for _ in 0..2000 {
+            // Few functions near the root, so that paths share prefixes.
+            let len = next(12) as usize;
+            lists.push((0..len).map(|d| next(2 + d as u64)).collect());
+        }
+        let p = paths(&lists);
+        let mut want: Vec<usize> = (0..lists.len()).collect();
+        want.sort_by(|&a, &b| p.get(a).cmp(p.get(b)));
+        for bound in [16, 1 << 22] {
+            let mut got: Vec<usize> = (0..lists.len()).collect();
+            sort_paths(&p, bound, &mut got);
+            assert_eq!(got, want, "functions below {bound}");
         }
     }
 }
