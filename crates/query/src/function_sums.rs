@@ -93,10 +93,45 @@ pub fn by_interval(session: &Session, opt: &Options<'_>) -> Result<Sums, Error> 
 
 /// [`by_interval`]'s sums of the functions with `min_total` total samples
 /// or more, from one event's samples as already counted (in their
-/// intervals): the HTML page reads its samples once for its flame graph,
-/// time line and these.
+/// intervals).
 pub fn of_counts(counts: &StackCounts, min_total: u64) -> Sums {
+    kept::named(kept::sums(counts, min_total), &counts.stacks)
+}
+
+/// [`of_counts`] with each function by its id among the sampled stacks'
+/// functions rather than by its names: the HTML page, which reads its
+/// samples once for its flame graph, time line and these, numbers its
+/// functions by those ids.
+pub fn of_counts_by_id(counts: &StackCounts, min_total: u64) -> IdSums {
     kept::sums(counts, min_total)
+}
+
+/// [`Sums`] with each function by its id.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IdSums {
+    /// In [`Sums::rows`]' order.
+    pub rows: Vec<IdRow>,
+    /// As [`Sums::below`].
+    pub below: u64,
+}
+
+/// [`Row`] with its function by its id among the sampled stacks'
+/// functions ([`SampledStacks::with_name`](crate::views::SampledStacks::with_name)
+/// names it; the id is its name's own, [`SampledStacks::canonical`](crate::views::SampledStacks::canonical)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IdRow {
+    /// As [`Row::bucket`].
+    pub bucket: u64,
+    /// The function.
+    pub function: u32,
+    /// As [`Row::self_samples`].
+    pub self_samples: u64,
+    /// As [`Row::self_period`].
+    pub self_period: u64,
+    /// As [`Row::total_samples`].
+    pub total_samples: u64,
+    /// As [`Row::total_period`].
+    pub total_period: u64,
 }
 
 /// [`by_interval`] by its definition: the views' SQL, split by interval.

@@ -7,7 +7,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::{Row, Sums};
+use super::{IdRow, IdSums, Row, Sums};
 use crate::stack_counts::StackCounts;
 use crate::views::SampledStacks;
 
@@ -23,7 +23,7 @@ fn add(sum: &mut Sum, samples: u64, period: u64) {
 /// The sums of the functions with `min_total` total samples or more from
 /// `counts`' samples; those without an interval (no `capture` row) count
 /// only in the totals that choose the functions.
-pub(super) fn sums(counts: &StackCounts, min_total: u64) -> Sums {
+pub(super) fn sums(counts: &StackCounts, min_total: u64) -> IdSums {
     let stacks = &*counts.stacks;
     let mut set_samples = vec![0u64; stacks.sets() as usize];
     for s in counts.leaves() {
@@ -69,16 +69,16 @@ pub(super) fn sums(counts: &StackCounts, min_total: u64) -> Sums {
         }
     }
     let rows = rows(own, total, stacks);
-    Sums { rows, below }
+    IdSums { rows, below }
 }
 
-/// The rows of the self and total sums, named and in order (interval,
-/// then symbol and DSO: function ids are ranked by name).
+/// The rows of the self and total sums, in order (interval, then symbol
+/// and DSO: function ids are ranked by name).
 fn rows(
     own: FxHashMap<(u64, u32), Sum>,
     total: FxHashMap<(u64, u32), Sum>,
     stacks: &SampledStacks,
-) -> Vec<Row> {
+) -> Vec<IdRow> {
     let mut by_key: FxHashMap<(u64, u32), [Sum; 2]> = FxHashMap::default();
     for (i, sums) in [own, total].into_iter().enumerate() {
         for (key, sum) in sums {
@@ -89,17 +89,33 @@ fn rows(
     keyed.sort_unstable_by_key(|&((bucket, f), _)| (bucket, stacks.name_order(f)));
     keyed
         .into_iter()
-        .map(|((bucket, f), [own, total])| {
-            let (symbol, dso) = stacks.with_name(f, |s, d| (s.to_string(), d.to_string()));
-            Row {
-                bucket,
-                symbol,
-                dso,
-                self_samples: own.0,
-                self_period: own.1,
-                total_samples: total.0,
-                total_period: total.1,
-            }
+        .map(|((bucket, function), [own, total])| IdRow {
+            bucket,
+            function,
+            self_samples: own.0,
+            self_period: own.1,
+            total_samples: total.0,
+            total_period: total.1,
         })
         .collect()
+}
+
+/// `sums` with each function named.
+pub(super) fn named(sums: IdSums, stacks: &SampledStacks) -> Sums {
+    let rows = sums.rows.into_iter().map(|r| {
+        let (symbol, dso) = stacks.with_name(r.function, |s, d| (s.to_string(), d.to_string()));
+        Row {
+            bucket: r.bucket,
+            symbol,
+            dso,
+            self_samples: r.self_samples,
+            self_period: r.self_period,
+            total_samples: r.total_samples,
+            total_period: r.total_period,
+        }
+    });
+    Sums {
+        rows: rows.collect(),
+        below: sums.below,
+    }
 }

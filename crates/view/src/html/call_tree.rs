@@ -8,8 +8,6 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::sync::Arc;
 
-use crate::Error;
-
 /// The call tree of the sampled stacks, as their paths of functions
 /// sorted: the paths through a node lie side by side, so that a node is
 /// a run of them, and its samples their sum. No node is made until it is
@@ -239,15 +237,11 @@ impl CallTree {
         *at
     }
 
-    /// The tree id of function (`symbol`, `dso`), the next one if it is
+    /// The tree id of function `id` of the sampled stacks (as
+    /// `function_sums::of_counts_by_id` gives it), the next one if it is
     /// new.
-    pub(super) fn function(&mut self, symbol: &str, dso: &str) -> Result<u32, Error> {
-        match self.stacks.function_id(symbol, dso) {
-            Some(id) => Ok(self.tree_function(id)),
-            None => Err(Error::Query(perfq_query::Error::Shape(format!(
-                "function {symbol} in {dso} of the sums, which the functions table lacks"
-            )))),
-        }
+    pub(super) fn function_of(&mut self, id: u32) -> u32 {
+        self.tree_function(id)
     }
 
     /// Function `f`'s (symbol, DSO).

@@ -53,7 +53,7 @@ pub(super) fn tree_and_sums(read: Unplaced, prune: f64) -> Result<Made, Error> {
             // Nodes and functions with fewer samples than this are left out.
             let threshold = ((prune * counted.all as f64).ceil() as u64).max(1);
             let _ = hand.send((Pruned::samples_per_stack(&counted), threshold));
-            let summed = function_sums::of_counts(&counted, threshold);
+            let summed = function_sums::of_counts_by_id(&counted, threshold);
             Ok((counted, summed))
         },
     );
@@ -63,7 +63,7 @@ pub(super) fn tree_and_sums(read: Unplaced, prune: f64) -> Result<Made, Error> {
             "the call tree's thread was not handed the samples' counts".into(),
         )));
     };
-    let (sums, below) = on_tree(summed, &mut tree)?;
+    let (sums, below) = on_tree(summed, &mut tree);
     Ok(Made {
         counted,
         tree,
@@ -75,30 +75,19 @@ pub(super) fn tree_and_sums(read: Unplaced, prune: f64) -> Result<Made, Error> {
 
 /// `summed` by the tree's function ids, and how many functions were left
 /// out.
-fn on_tree(summed: function_sums::Sums, tree: &mut CallTree) -> Result<(Sums, u64), Error> {
-    let function_sums::Sums { rows, below } = summed;
+fn on_tree(summed: function_sums::IdSums, tree: &mut CallTree) -> (Sums, u64) {
+    let function_sums::IdSums { rows, below } = summed;
     let mut sums = Sums::default();
-    // A function's rows are in every interval it has samples in: found in
-    // the tree once.
-    let mut found: FxHashMap<(&str, &str), u32> = FxHashMap::default();
     for r in &rows {
-        let f = match found.get(&(r.symbol.as_str(), r.dso.as_str())) {
-            Some(&f) => f,
-            None => {
-                let f = tree.function(&r.symbol, &r.dso)?;
-                found.insert((&r.symbol, &r.dso), f);
-                f
-            }
-        };
         let sum = [
             r.self_samples,
             r.total_samples,
             r.self_period,
             r.total_period,
         ];
-        sums.insert((r.bucket, f), sum);
+        sums.insert((r.bucket, tree.function_of(r.function)), sum);
     }
-    Ok((sums, below))
+    (sums, below)
 }
 
 /// The shown functions' sums as the page reads them: columns, fields in
