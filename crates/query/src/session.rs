@@ -453,36 +453,6 @@ impl Session {
         })
     }
 
-    /// Keeps `batches` in memory as table `name` (replacing nothing: a
-    /// name taken is an error).
-    pub fn keep_batches(
-        &self,
-        name: &str,
-        schema: SchemaRef,
-        batches: Vec<RecordBatch>,
-    ) -> Result<(), Error> {
-        let context = format!("keeping {name}");
-        // In slices of a batch's size (zero-copy): an operator reading the
-        // table (a repartition before a join copies rows into each
-        // partition) then holds a slice's copy at a time, not the whole
-        // table's (`set_functions` of a system-wide capture is large).
-        let rows = self.ctx.copied_config().batch_size().max(1);
-        let batches = batches
-            .iter()
-            .flat_map(|b| {
-                (0..b.num_rows())
-                    .step_by(rows)
-                    .map(move |at| b.slice(at, rows.min(b.num_rows() - at)))
-            })
-            .collect();
-        let table = datafusion::datasource::MemTable::try_new(schema, vec![batches])
-            .map_err(|e| Error::query(&context, e))?;
-        self.ctx
-            .register_table(name, Arc::new(table))
-            .map_err(|e| Error::query(&context, e))?;
-        Ok(())
-    }
-
     /// Whether a table or view is registered under `name`.
     pub fn has_relation(&self, name: &str) -> Result<bool, Error> {
         self.ctx

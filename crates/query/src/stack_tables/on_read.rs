@@ -1,9 +1,11 @@
 //! Tables kept in perfq's own compact form and made into Arrow batches
 //! only as a statement reads them, a batch at a time: `functions`,
-//! `stack_sets`, `set_functions` and `function_total`. Held as Arrow columns, the
-//! strings of a system-wide capture's functions, or the two 64-bit
-//! columns of its set–function rows, took far more memory than the
-//! numbers they are made from, for the whole session.
+//! `stack_sets`, `set_functions` and `function_total`. Held as Arrow
+//! columns, the strings of a system-wide capture's functions, or the two
+//! 64-bit columns of its set–function rows, took far more memory than
+//! the numbers they are made from, for the whole session (and
+//! `stack_sets`' set ids are worked out only when read:
+//! `stack_sets.rs`).
 
 use std::fmt::Debug;
 use std::sync::Arc;

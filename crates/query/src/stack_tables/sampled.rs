@@ -215,15 +215,6 @@ impl SampledStacks {
         self.names.with_name(id, f)
     }
 
-    /// The id of function `symbol` in `dso`, as the `functions` table
-    /// names it ([`Self::canonical`]).
-    pub fn function_id(&self, symbol: &str, dso: &str) -> Option<u32> {
-        match bisect(&self.names, symbol, dso) {
-            Some(id) => Some(id),
-            None => ((symbol, dso) == ("[unknown]", "[unknown]")).then_some(0),
-        }
-    }
-
     /// The id function `id`'s name is summed under: its own, but for
     /// `[unknown]` (id 0), which a symbol `[unknown]` without a DSO names
     /// too. The SQL sums and joins functions by name, so as one.
@@ -268,12 +259,6 @@ fn lower_bound(names: &FunctionNames, symbol: &str, dso: &str) -> u32 {
         }
     }
     lo
-}
-
-/// The id among ids 1 to the last of function `symbol` in `dso`.
-fn bisect(names: &FunctionNames, symbol: &str, dso: &str) -> Option<u32> {
-    let at = lower_bound(names, symbol, dso);
-    named_at(names, at, symbol, dso).then_some(at)
 }
 
 /// Whether id `at` (from [`lower_bound`]) is function `symbol` in `dso`.

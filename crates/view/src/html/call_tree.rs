@@ -224,8 +224,10 @@ impl CallTree {
         (closed.kept, closed.cut)
     }
 
-    /// The tree id of function `id`, the next one if it is new.
-    fn tree_function(&mut self, id: u32) -> u32 {
+    /// The tree id of function `id` of the sampled stacks (a path's, or
+    /// one `function_sums::of_counts_by_id` gives), the next one if it is
+    /// new.
+    pub(super) fn tree_function(&mut self, id: u32) -> u32 {
         let id = self.stacks.canonical(id);
         let Some(at) = self.tree_id.get_mut(id as usize) else {
             return ROOT;
@@ -235,13 +237,6 @@ impl CallTree {
             self.functions.push(id);
         }
         *at
-    }
-
-    /// The tree id of function `id` of the sampled stacks (as
-    /// `function_sums::of_counts_by_id` gives it), the next one if it is
-    /// new.
-    pub(super) fn function_of(&mut self, id: u32) -> u32 {
-        self.tree_function(id)
     }
 
     /// Function `f`'s (symbol, DSO).

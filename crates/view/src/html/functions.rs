@@ -85,7 +85,7 @@ fn on_tree(summed: function_sums::IdSums, tree: &mut CallTree) -> (Sums, u64) {
             r.self_period,
             r.total_period,
         ];
-        sums.insert((r.bucket, tree.function_of(r.function)), sum);
+        sums.insert((r.bucket, tree.tree_function(r.function)), sum);
     }
     (sums, below)
 }
