@@ -11,19 +11,49 @@ use super::{IdRow, IdSums, Row, Sums};
 use crate::stack_counts::StackCounts;
 use crate::views::SampledStacks;
 
-/// Samples and the sum of their periods (wrapping, as perf's and
-/// DataFusion's sums do).
-type Sum = (u64, u64);
+/// One function's sums in one interval: self samples and period, then
+/// total samples and period (wrapping, as perf's and DataFusion's sums
+/// do).
+type Cell = [u64; 4];
 
-fn add(sum: &mut Sum, samples: u64, period: u64) {
-    sum.0 = sum.0.wrapping_add(samples);
-    sum.1 = sum.1.wrapping_add(period);
-}
+/// Where [`Cell::add`]ing a sample goes: its self or its total sums.
+const SELF: usize = 0;
+const TOTAL: usize = 2;
+
+/// At most this many cells are kept in one array (32 MiB); the intervals
+/// past them, if any, are kept in a hash map.
+const DENSE_CELLS: usize = 1 << 20;
 
 /// The sums of the functions with `min_total` total samples or more from
 /// `counts`' samples; those without an interval (no `capture` row) count
 /// only in the totals that choose the functions.
 pub(super) fn sums(counts: &StackCounts, min_total: u64) -> IdSums {
+    let stacks = &*counts.stacks;
+    let set_samples = samples_per_set(counts);
+    let totals = totals(stacks, &set_samples);
+    let min = min_total.max(1);
+    let below = totals.iter().filter(|&&t| t > 0 && t < min).count() as u64;
+    let shown = Shown::of(stacks, &totals, min);
+    let sets = shown.sets(stacks, &set_samples);
+    let mut cells = Cells::new(counts.intervals, shown.functions.len());
+    for s in counts.leaves() {
+        let Some(bucket) = s.bucket else { continue };
+        if let Some(slot) = shown.slot(stacks.canonical(s.function)) {
+            cells.add(bucket, slot, SELF, s.period);
+        }
+        let set = s.place.map(|p| stacks.set_of(p) as usize);
+        for &slot in set.map_or(&[][..], |n| sets.get(n)) {
+            cells.add(bucket, slot, TOTAL, s.period);
+        }
+    }
+    IdSums {
+        rows: cells.rows(&shown.functions),
+        below,
+    }
+}
+
+/// The samples of each set of functions, by set.
+fn samples_per_set(counts: &StackCounts) -> Vec<u64> {
     let stacks = &*counts.stacks;
     let mut set_samples = vec![0u64; stacks.sets() as usize];
     for s in counts.leaves() {
@@ -34,10 +64,14 @@ pub(super) fn sums(counts: &StackCounts, min_total: u64) -> IdSums {
             *n += 1;
         }
     }
-    // Each function's total samples over every interval, which says
-    // whether it is shown.
+    set_samples
+}
+
+/// Each function's total samples over every interval (which says whether
+/// it is shown), by its canonical id.
+fn totals(stacks: &SampledStacks, set_samples: &[u64]) -> Vec<u64> {
     let mut totals = vec![0u64; stacks.last_function() as usize + 1];
-    for (set, &n) in (0..).zip(&set_samples) {
+    for (set, &n) in (0..).zip(set_samples) {
         if n > 0 {
             for &f in stacks.set(set) {
                 if let Some(t) = totals.get_mut(stacks.canonical(f) as usize) {
@@ -46,58 +80,143 @@ pub(super) fn sums(counts: &StackCounts, min_total: u64) -> IdSums {
             }
         }
     }
-    let min = min_total.max(1);
-    let below = totals.iter().filter(|&&t| t > 0 && t < min).count() as u64;
-    // (A byte per function, read per function of each set: the totals
-    // themselves are eight times as large and read at random.)
-    let shown: Vec<bool> = totals.iter().map(|&t| t >= min).collect();
-    let shown = |f: u32| shown.get(f as usize).copied().unwrap_or(false);
-    let mut own: FxHashMap<(u64, u32), Sum> = FxHashMap::default();
-    let mut total: FxHashMap<(u64, u32), Sum> = FxHashMap::default();
-    for s in counts.leaves() {
-        let Some(bucket) = s.bucket else { continue };
-        let f = stacks.canonical(s.function);
-        if shown(f) {
-            add(own.entry((bucket, f)).or_default(), 1, s.period);
-        }
-        let functions = s.place.map_or(&[][..], |p| stacks.set(stacks.set_of(p)));
-        for &f in functions {
-            let f = stacks.canonical(f);
-            if shown(f) {
-                add(total.entry((bucket, f)).or_default(), 1, s.period);
-            }
-        }
-    }
-    let rows = rows(own, total, stacks);
-    IdSums { rows, below }
+    totals
 }
 
-/// The rows of the self and total sums, in order (interval, then symbol
-/// and DSO: function ids are ranked by name).
-fn rows(
-    own: FxHashMap<(u64, u32), Sum>,
-    total: FxHashMap<(u64, u32), Sum>,
-    stacks: &SampledStacks,
-) -> Vec<IdRow> {
-    let mut by_key: FxHashMap<(u64, u32), [Sum; 2]> = FxHashMap::default();
-    for (i, sums) in [own, total].into_iter().enumerate() {
-        for (key, sum) in sums {
-            by_key.entry(key).or_default()[i] = sum;
+/// The functions with rows, each numbered by its place in name order
+/// (its slot), so that cells in slot order are rows in name order.
+struct Shown {
+    /// Each canonical function's slot (`u32::MAX`: not shown).
+    slot: Vec<u32>,
+    /// Each slot's function.
+    functions: Vec<u32>,
+}
+
+impl Shown {
+    /// The functions with `min` total samples or more.
+    fn of(stacks: &SampledStacks, totals: &[u64], min: u64) -> Self {
+        let mut functions: Vec<u32> = (0..)
+            .zip(totals)
+            .filter(|(_, &t)| t >= min)
+            .map(|(f, _)| f)
+            .collect();
+        functions.sort_unstable_by_key(|&f| stacks.name_order(f));
+        let mut slot = vec![u32::MAX; totals.len()];
+        for (n, &f) in (0..).zip(&functions) {
+            slot[f as usize] = n;
+        }
+        Shown { slot, functions }
+    }
+
+    fn slot(&self, f: u32) -> Option<u32> {
+        self.slot
+            .get(f as usize)
+            .copied()
+            .filter(|&s| s != u32::MAX)
+    }
+
+    /// The slots of each set's shown functions, for the sets with samples
+    /// (empty for the others): a sample's total sums visit only those.
+    fn sets(&self, stacks: &SampledStacks, set_samples: &[u64]) -> ShownSets {
+        let mut sets = ShownSets {
+            start: Vec::with_capacity(set_samples.len() + 1),
+            slots: Vec::new(),
+        };
+        sets.start.push(0);
+        for (set, &n) in (0..).zip(set_samples) {
+            if n > 0 {
+                let functions = stacks.set(set).iter();
+                sets.slots
+                    .extend(functions.filter_map(|&f| self.slot(stacks.canonical(f))));
+            }
+            sets.start.push(sets.slots.len());
+        }
+        sets
+    }
+}
+
+/// Lists of slots end to end, by set.
+struct ShownSets {
+    start: Vec<usize>,
+    slots: Vec<u32>,
+}
+
+impl ShownSets {
+    fn get(&self, set: usize) -> &[u32] {
+        match (self.start.get(set), self.start.get(set + 1)) {
+            (Some(&a), Some(&z)) => &self.slots[a..z],
+            _ => &[],
         }
     }
-    let mut keyed: Vec<((u64, u32), [Sum; 2])> = by_key.into_iter().collect();
-    keyed.sort_unstable_by_key(|&((bucket, f), _)| (bucket, stacks.name_order(f)));
-    keyed
-        .into_iter()
-        .map(|((bucket, function), [own, total])| IdRow {
-            bucket,
-            function,
-            self_samples: own.0,
-            self_period: own.1,
-            total_samples: total.0,
-            total_period: total.1,
-        })
-        .collect()
+}
+
+/// The cells of every (interval, slot) with samples: an array of
+/// intervals by slots where it is small enough (no hashing per sample
+/// and function), a hash map for the intervals past it.
+struct Cells {
+    dense: Vec<Cell>,
+    /// Slots per interval in `dense`.
+    width: usize,
+    /// Intervals in `dense`.
+    intervals: u64,
+    past: FxHashMap<(u64, u32), Cell>,
+}
+
+impl Cells {
+    fn new(intervals: u64, width: usize) -> Self {
+        let fits = usize::try_from(intervals)
+            .ok()
+            .and_then(|n| n.checked_mul(width))
+            .filter(|&n| n <= DENSE_CELLS);
+        let (dense, intervals) = match fits {
+            Some(n) => (vec![[0u64; 4]; n], intervals),
+            None => (Vec::new(), 0),
+        };
+        Cells {
+            dense,
+            width,
+            intervals,
+            past: FxHashMap::default(),
+        }
+    }
+
+    /// Adds a sample of `period` to the self or total sums (`at`) of
+    /// `slot` in `bucket`.
+    fn add(&mut self, bucket: u64, slot: u32, at: usize, period: u64) {
+        let cell = match bucket < self.intervals {
+            true => &mut self.dense[bucket as usize * self.width + slot as usize],
+            false => self.past.entry((bucket, slot)).or_default(),
+        };
+        cell[at] = cell[at].wrapping_add(1);
+        cell[at + 1] = cell[at + 1].wrapping_add(period);
+    }
+
+    /// The cells with samples as rows, by interval and then slot
+    /// (`functions`: each slot's function).
+    fn rows(self, functions: &[u32]) -> Vec<IdRow> {
+        let width = self.width.max(1);
+        let dense = (0..)
+            .zip(self.dense.chunks(width))
+            .flat_map(|(bucket, row)| {
+                (0..)
+                    .zip(row)
+                    .map(move |(slot, &cell)| ((bucket, slot), cell))
+            });
+        let mut past: Vec<_> = self.past.into_iter().collect();
+        past.sort_unstable_by_key(|&(key, _)| key);
+        dense
+            .chain(past)
+            .filter(|(_, c)| c[0] > 0 || c[2] > 0)
+            .map(|((bucket, slot), c)| IdRow {
+                bucket,
+                function: functions[slot as usize],
+                self_samples: c[0],
+                self_period: c[1],
+                total_samples: c[2],
+                total_period: c[3],
+            })
+            .collect()
+    }
 }
 
 /// `sums` with each function named.
@@ -117,5 +236,53 @@ pub(super) fn named(sums: IdSums, stacks: &SampledStacks) -> Sums {
     Sums {
         rows: rows.collect(),
         below: sums.below,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Cells, SELF, TOTAL};
+
+    /// The rows of `adds` (bucket, slot, self or total, period) into cells
+    /// of `intervals` intervals by three slots.
+    fn rows_of(intervals: u64, adds: &[(u64, u32, usize, u64)]) -> Vec<(u64, u32, [u64; 4])> {
+        let mut cells = Cells::new(intervals, 3);
+        for &(bucket, slot, at, period) in adds {
+            cells.add(bucket, slot, at, period);
+        }
+        let functions = [30, 10, 20];
+        (cells.rows(&functions).into_iter())
+            .map(|r| {
+                let sums = [
+                    r.self_samples,
+                    r.self_period,
+                    r.total_samples,
+                    r.total_period,
+                ];
+                (r.bucket, r.function, sums)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn cells_in_the_array_and_past_it_give_the_same_rows() {
+        let adds = [
+            (4, 2, TOTAL, 7),
+            (0, 1, SELF, 5),
+            (0, 1, TOTAL, 5),
+            (4, 2, TOTAL, u64::MAX),
+            (1, 0, TOTAL, 3),
+            (0, 0, TOTAL, 2),
+        ];
+        let expected = vec![
+            (0, 30, [0, 0, 1, 2]),
+            (0, 10, [1, 5, 1, 5]),
+            (1, 30, [0, 0, 1, 3]),
+            (4, 20, [0, 0, 2, 6]),
+        ];
+        // All in the array; some past it; none in it (too many cells).
+        assert_eq!(rows_of(5, &adds), expected);
+        assert_eq!(rows_of(2, &adds), expected);
+        assert_eq!(rows_of(u64::MAX, &adds), expected);
     }
 }
