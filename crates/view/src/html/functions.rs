@@ -7,15 +7,14 @@ use std::collections::HashMap;
 
 use perfq_query::function_sums;
 use perfq_query::stack_counts::{StackCounts, Unplaced};
-use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::call_tree::{CallTree, Pruned};
 use crate::Error;
 
-/// Per (interval, tree function): self and total samples, self and total
-/// periods.
-pub(super) type Sums = FxHashMap<(u64, u32), [u64; 4]>;
+/// Per (interval, tree function), each once: self and total samples,
+/// self and total periods.
+pub(super) type Sums = Vec<((u64, u32), [u64; 4])>;
 
 /// What [`tree_and_sums`] makes: the samples placed, the call tree and
 /// its cut, and the sums per interval of the functions with a threshold
@@ -77,7 +76,7 @@ pub(super) fn tree_and_sums(read: Unplaced, prune: f64) -> Result<Made, Error> {
 /// out.
 fn on_tree(summed: function_sums::IdSums, tree: &mut CallTree) -> (Sums, u64) {
     let function_sums::IdSums { rows, below } = summed;
-    let mut sums = Sums::default();
+    let mut sums = Sums::with_capacity(rows.len());
     for r in &rows {
         let sum = [
             r.self_samples,
@@ -85,7 +84,7 @@ fn on_tree(summed: function_sums::IdSums, tree: &mut CallTree) -> (Sums, u64) {
             r.self_period,
             r.total_period,
         ];
-        sums.insert((r.bucket, tree.tree_function(r.function)), sum);
+        sums.push(((r.bucket, tree.tree_function(r.function)), sum));
     }
     (sums, below)
 }
@@ -119,7 +118,7 @@ impl Shown {
     /// `below` functions with samples were left out.
     pub(super) fn choose(tree: &CallTree, pruned: &Pruned, sums: &Sums, below: u64) -> Self {
         let mut summed = vec![false; tree.functions()];
-        for (_, f) in sums.keys() {
+        for ((_, f), _) in sums {
             summed[*f as usize] = true;
         }
         let mut shown = Shown {
