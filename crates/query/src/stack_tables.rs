@@ -246,17 +246,25 @@ struct Sets {
     table: IdTable,
 }
 
-/// The sets' function ids, one set after the other.
+/// Lists of ids, one after the other (the sets' function ids), each
+/// found by its number.
 #[derive(Debug, Default)]
-struct SetList {
+pub(crate) struct SetList {
     ids: Vec<u32>,
-    /// Where each set ends in `ids` (it starts where the one before ends).
+    /// Where each list ends in `ids` (it starts where the one before ends).
     ends: Vec<usize>,
 }
 
 impl SetList {
-    fn len(&self) -> u32 {
+    pub(crate) fn len(&self) -> u32 {
         self.ends.len() as u32
+    }
+
+    /// Adds a list after the others; its number.
+    pub(crate) fn push(&mut self, ids: impl IntoIterator<Item = u32>) -> u32 {
+        self.ids.extend(ids);
+        self.ends.push(self.ids.len());
+        self.len() - 1
     }
 
     /// How many function ids the sets hold together.
@@ -264,7 +272,8 @@ impl SetList {
         self.ids.len()
     }
 
-    fn get(&self, n: u32) -> &[u32] {
+    /// List number `n`.
+    pub(crate) fn get(&self, n: u32) -> &[u32] {
         let n = n as usize;
         let start = n.checked_sub(1).map_or(0, |before| self.ends[before]);
         &self.ids[start..self.ends[n]]
@@ -298,11 +307,7 @@ impl Sets {
             IdTable::hash(set),
             &mut self.list,
             |list, n| list.get(n) == set,
-            |list| {
-                list.ids.extend_from_slice(set);
-                list.ends.push(list.ids.len());
-                list.len() - 1
-            },
+            |list| list.push(set.iter().copied()),
         )
     }
 }

@@ -9,6 +9,7 @@ use rustc_hash::FxHashMap;
 
 use super::{IdRow, IdSums, Row, Sums};
 use crate::stack_counts::StackCounts;
+use crate::stack_tables::SetList;
 use crate::views::SampledStacks;
 
 /// One function's sums in one interval: self samples and period, then
@@ -16,7 +17,7 @@ use crate::views::SampledStacks;
 /// do).
 type Cell = [u64; 4];
 
-/// Where [`Cell::add`]ing a sample goes: its self or its total sums.
+/// Where [`Cells::add`] adds a sample: to its self or its total sums.
 const SELF: usize = 0;
 const TOTAL: usize = 2;
 
@@ -41,7 +42,7 @@ pub(super) fn sums(counts: &StackCounts, min_total: u64) -> IdSums {
         if let Some(slot) = shown.slot(stacks.canonical(s.function)) {
             cells.add(bucket, slot, SELF, s.period);
         }
-        let set = s.place.map(|p| stacks.set_of(p) as usize);
+        let set = s.place.map(|p| stacks.set_of(p));
         for &slot in set.map_or(&[][..], |n| sets.get(n)) {
             cells.add(bucket, slot, TOTAL, s.period);
         }
@@ -115,38 +116,23 @@ impl Shown {
             .filter(|&s| s != u32::MAX)
     }
 
-    /// The slots of each set's shown functions, for the sets with samples
-    /// (empty for the others): a sample's total sums visit only those.
-    fn sets(&self, stacks: &SampledStacks, set_samples: &[u64]) -> ShownSets {
-        let mut sets = ShownSets {
-            start: Vec::with_capacity(set_samples.len() + 1),
-            slots: Vec::new(),
-        };
-        sets.start.push(0);
+    /// The slots of each set's shown functions, by set number, for the
+    /// sets with samples (empty for the others): a sample's total sums
+    /// visit only those.
+    fn sets(&self, stacks: &SampledStacks, set_samples: &[u64]) -> SetList {
+        let mut sets = SetList::default();
         for (set, &n) in (0..).zip(set_samples) {
-            if n > 0 {
-                let functions = stacks.set(set).iter();
-                sets.slots
-                    .extend(functions.filter_map(|&f| self.slot(stacks.canonical(f))));
-            }
-            sets.start.push(sets.slots.len());
+            let functions = match n {
+                0 => &[][..],
+                _ => stacks.set(set),
+            };
+            sets.push(
+                functions
+                    .iter()
+                    .filter_map(|&f| self.slot(stacks.canonical(f))),
+            );
         }
         sets
-    }
-}
-
-/// Lists of slots end to end, by set.
-struct ShownSets {
-    start: Vec<usize>,
-    slots: Vec<u32>,
-}
-
-impl ShownSets {
-    fn get(&self, set: usize) -> &[u32] {
-        match (self.start.get(set), self.start.get(set + 1)) {
-            (Some(&a), Some(&z)) => &self.slots[a..z],
-            _ => &[],
-        }
     }
 }
 
