@@ -437,7 +437,8 @@ fn perf_archive_beside_a_capture_symbolizes_it() {
     for own in ["main", "leaf_sum", "lib_inner"] {
         assert!(
             with.contains_key(own),
-            "the archive names the program's {own}: {with:?}"
+            "the archive names the program's {own}: {with:?}\n{}",
+            archived(&cache_opt, &data, &tarball)
         );
     }
     std::fs::remove_file(&tarball).expect("remove");
@@ -451,6 +452,23 @@ fn perf_archive_beside_a_capture_symbolizes_it() {
         with.values().sum::<u64>()
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What perf recorded and archived, for a failure's message: the capture's
+/// build ids with hits, and the tarball's files.
+fn archived(cache_opt: &[&str], data: &Path, tarball: &Path) -> String {
+    let run = |cmd: &mut Command| {
+        cmd.output().map_or_else(
+            |e| e.to_string(),
+            |o| String::from_utf8_lossy(&[o.stdout, o.stderr].concat()).into_owned(),
+        )
+    };
+    let ids = run(Command::new("perf")
+        .args(cache_opt)
+        .args(["buildid-list", "--with-hits", "-i"])
+        .arg(data));
+    let files = run(Command::new("tar").arg("tjf").arg(tarball));
+    format!("perf buildid-list --with-hits:\n{ids}\ntar tjf:\n{files}")
 }
 
 /// Symbol tables kept on disk by one run give the next run (a new
