@@ -213,6 +213,27 @@ fn encode_group(
     }
 }
 
+/// The properties of the file writer, whose column writers encode the
+/// columns perfq does not: `props`, but for those perfq encodes without a
+/// codec or a dictionary. Their writers are made with every row group's
+/// and never used; a zstd codec is a compression and a decompression
+/// context, allocated and cleared, for each such column of each group.
+/// Nothing of these properties is written into the file: each chunk's
+/// metadata says how its own encoder wrote it.
+fn unused_writers(
+    props: &WriterProperties,
+    columns: &[Column<'_>],
+    own: &[Option<Own>],
+) -> WriterProperties {
+    let mut b = props.clone().into_builder();
+    for (c, _) in columns.iter().zip(own).filter(|(_, o)| o.is_some()) {
+        b = b
+            .set_column_compression(leaf_path(c), Compression::UNCOMPRESSED)
+            .set_column_dictionary_enabled(leaf_path(c), false);
+    }
+    b.build()
+}
+
 /// What a leaf column of a row group is encoded from.
 enum Work {
     /// Arrow values, through Parquet's column writer.
@@ -530,26 +551,27 @@ impl Table {
         for c in columns.iter().filter(|c| c.delta) {
             props = props.set_column_encoding(leaf_path(c), Encoding::DELTA_BINARY_PACKED);
         }
+        // Delta and plain integer columns are encoded by perfq (`delta`,
+        // `plain`), with these properties.
+        let own: Vec<Option<Own>> = columns.iter().map(Own::of).collect();
+        let props = Arc::new(props.build());
         let file = File::create(path).map_err(|e| Error::io(path, e))?;
         // The Arrow writer makes the file's metadata (with the Arrow
         // schema); its lower-level parts then encode each row group's
         // columns in parallel, into the same bytes it would write.
-        let (mut writer, groups) = ArrowWriter::try_new(file, schema.clone(), Some(props.build()))
+        let file_props = unused_writers(&props, columns, &own);
+        let (mut writer, groups) = ArrowWriter::try_new(file, schema.clone(), Some(file_props))
             .and_then(ArrowWriter::into_serialized_writer)
             .map_err(|e| Error::parquet(path, e))?;
         let (tx, rx) = sync_channel::<RecordBatch>(1);
         let at = path.to_path_buf();
         let file_schema = schema.clone();
-        // Delta and plain integer columns are encoded by perfq (`delta`,
-        // `plain`).
-        let own: Vec<Option<Own>> = columns.iter().map(Own::of).collect();
         let encoder = std::thread::Builder::new()
             .name("parquet-encode".into())
             .spawn(move || -> Result<(), Error> {
                 let descr = writer.schema_descr();
                 let columns: Vec<ColumnDescPtr> =
                     (0..descr.num_columns()).map(|i| descr.column(i)).collect();
-                let props = writer.properties().clone();
                 for (index, batch) in rx.into_iter().enumerate() {
                     let chunks =
                         encode_group(&groups, &columns, &own, &props, index, &file_schema, &batch)
