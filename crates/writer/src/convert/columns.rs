@@ -53,6 +53,12 @@ impl<T: ArrowPrimitiveType> Full<T> {
         self.0.push(v);
     }
 
+    /// Appends `values`.
+    #[inline]
+    pub(crate) fn extend(&mut self, values: impl Iterator<Item = T::Native>) {
+        self.0.extend(values);
+    }
+
     /// The column; the next group starts as large at once.
     pub(crate) fn finish(&mut self) -> ArrayRef {
         let values = std::mem::replace(&mut self.0, Vec::with_capacity(ROWS_PER_GROUP));
@@ -122,6 +128,28 @@ impl<T: Typed> Sparse<T> {
         self.values.push(v);
     }
 
+    /// Gives the rows from `row` on the values of `values`, where they
+    /// have one. While every row so far has a value, values that all have
+    /// one are copied in a loop of their own.
+    #[inline]
+    pub(crate) fn extend(
+        &mut self,
+        row: usize,
+        values: impl ExactSizeIterator<Item = Option<T::Native>> + Clone,
+    ) {
+        let whole = self.valid.is_none() && self.values.len() == row;
+        if whole && values.clone().all(|v| v.is_some()) {
+            if self.values.capacity() == 0 {
+                self.values.reserve(ROWS_PER_GROUP);
+            }
+            self.values.extend(values.flatten());
+            return;
+        }
+        for (i, v) in values.enumerate() {
+            self.put(row + i, v);
+        }
+    }
+
     /// Nulls for the rows from the last value to `row`.
     #[cold]
     fn nulls_to(&mut self, row: usize) {
@@ -178,5 +206,33 @@ mod tests {
         assert_eq!(a.iter().collect::<Vec<_>>(), [None, Some(3)]);
         let empty = Sparse::<UInt64Type>::new().finish(4);
         assert_eq!((empty.len(), empty.null_count()), (4, 4));
+    }
+
+    /// Runs of rows given at once make the column their rows one at a
+    /// time make: whole runs, runs with a null, runs after a null, and a
+    /// run of none.
+    #[test]
+    fn sparse_runs_are_their_rows() {
+        let runs: [&[Option<u64>]; 5] = [
+            &[Some(1), Some(2)],
+            &[Some(3), None, Some(4)],
+            &[],
+            &[Some(5), Some(6)],
+            &[None],
+        ];
+        let (mut by_run, mut by_row) = (Sparse::<UInt64Type>::new(), Sparse::<UInt64Type>::new());
+        let mut row = 0;
+        for run in runs {
+            by_run.extend(row, run.iter().copied());
+            for &v in run {
+                by_row.put(row, v);
+                row += 1;
+            }
+        }
+        let (a, b) = (by_run.finish(row), by_row.finish(row));
+        let a = a.as_any().downcast_ref::<UInt64Array>().expect("u64");
+        let b = b.as_any().downcast_ref::<UInt64Array>().expect("u64");
+        assert_eq!(a, b);
+        assert_eq!(a.null_count(), 2);
     }
 }

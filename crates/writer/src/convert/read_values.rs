@@ -14,6 +14,7 @@ use perfq_reader::{Events, MemberDelta};
 use crate::convert::columns::{Full, Group, Sparse};
 use crate::convert::meta::members;
 use crate::convert::schema::{MEMBER_COLUMNS, READ_VALUES};
+use crate::table::ROWS_PER_GROUP;
 
 /// Where each event's value goes among a sample's `m0..m15`: its
 /// position in its group's read (`events.member`).
@@ -76,18 +77,26 @@ impl ReadValueColumns {
         }
     }
 
-    /// Appends the row of value `m` of sample `sample_id`.
+    /// Appends the rows of sample `sample_id`'s values `reads`, as many
+    /// as the row group has room for; returns how many.
+    ///
+    /// A top-down sample reads about ten values: the columns are extended
+    /// a sample at a time, each in a loop of its own, rather than six
+    /// pushes a value.
     #[inline]
-    pub(crate) fn push(&mut self, sample_id: u64, m: &MemberDelta) {
+    pub(crate) fn extend(&mut self, sample_id: u64, reads: &[MemberDelta]) -> usize {
+        let room = ROWS_PER_GROUP.saturating_sub(self.rows).max(1);
+        let reads = reads.get(..room).unwrap_or(reads);
         let row = self.rows;
-        self.sample_id.push(sample_id);
-        self.event_id
-            .put(row, m.event.and_then(|e| u32::try_from(e.0).ok()));
-        self.id.push(m.id);
-        self.value.push(m.value);
-        self.delta.put(row, m.delta);
-        self.lost.put(row, m.lost);
-        self.rows += 1;
+        let event = |m: &MemberDelta| m.event.and_then(|e| u32::try_from(e.0).ok());
+        self.sample_id.extend(reads.iter().map(|_| sample_id));
+        self.event_id.extend(row, reads.iter().map(event));
+        self.id.extend(reads.iter().map(|m| m.id));
+        self.value.extend(reads.iter().map(|m| m.value));
+        self.delta.extend(row, reads.iter().map(|m| m.delta));
+        self.lost.extend(row, reads.iter().map(|m| m.lost));
+        self.rows += reads.len();
+        reads.len()
     }
 }
 

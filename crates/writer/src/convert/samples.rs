@@ -484,8 +484,10 @@ impl Groups {
         reads: &[MemberDelta],
     ) -> Result<(), Error> {
         if let Some(rows) = &mut self.read_values {
-            for m in reads {
-                rows.push(f.sample_id, m);
+            let mut rest = reads;
+            while !rest.is_empty() {
+                let n = rows.extend(f.sample_id, rest);
+                rest = rest.get(n..).unwrap_or_default();
                 flush(rows, &mut tables.read_values, false)?;
             }
         }
