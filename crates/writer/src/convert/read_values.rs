@@ -31,15 +31,15 @@ impl MemberPositions {
     /// in read_values only.
     pub(crate) fn place(
         &self,
-        members: &[MemberDelta],
+        members: &[ReadValue],
         out: &mut [Option<u64>; MEMBER_COLUMNS],
     ) -> usize {
         let mut n = 0;
         for m in members {
-            let (Some(ev), Some(delta)) = (m.event, m.delta) else {
+            let (Some(ev), Some(delta)) = (m.event(), m.delta()) else {
                 continue;
             };
-            let Some(&pos) = self.0.get(ev.0) else {
+            let Some(&pos) = self.0.get(ev as usize) else {
                 continue;
             };
             // Two values of one position (an event read twice) keep the
@@ -50,6 +50,59 @@ impl MemberPositions {
             }
         }
         n
+    }
+}
+
+/// A value of a sample's group read on its way to the samples thread: a
+/// [`MemberDelta`] in 40 bytes rather than 64. A top-down capture reads
+/// about ten a sample, each copied into the batch and read back on the
+/// other thread.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ReadValue {
+    id: u64,
+    value: u64,
+    delta: u64,
+    lost: u64,
+    event: u32,
+    /// Which of `event`, `delta` and `lost` there are ([`HAS_EVENT`]...).
+    has: u8,
+}
+
+const HAS_EVENT: u8 = 1;
+const HAS_DELTA: u8 = 2;
+const HAS_LOST: u8 = 4;
+
+impl ReadValue {
+    #[inline]
+    pub(crate) fn of(m: &MemberDelta) -> ReadValue {
+        // An event past u32 has no event_id (it could not be one).
+        let event = m.event.and_then(|e| u32::try_from(e.0).ok());
+        let flag = |present: bool, bit: u8| if present { bit } else { 0 };
+        ReadValue {
+            id: m.id,
+            value: m.value,
+            delta: m.delta.unwrap_or(0),
+            lost: m.lost.unwrap_or(0),
+            event: event.unwrap_or(0),
+            has: flag(event.is_some(), HAS_EVENT)
+                | flag(m.delta.is_some(), HAS_DELTA)
+                | flag(m.lost.is_some(), HAS_LOST),
+        }
+    }
+
+    #[inline]
+    fn event(&self) -> Option<u32> {
+        (self.has & HAS_EVENT != 0).then_some(self.event)
+    }
+
+    #[inline]
+    fn delta(&self) -> Option<u64> {
+        (self.has & HAS_DELTA != 0).then_some(self.delta)
+    }
+
+    #[inline]
+    fn lost(&self) -> Option<u64> {
+        (self.has & HAS_LOST != 0).then_some(self.lost)
     }
 }
 
@@ -84,17 +137,17 @@ impl ReadValueColumns {
     /// a sample at a time, each in a loop of its own, rather than six
     /// pushes a value.
     #[inline]
-    pub(crate) fn extend(&mut self, sample_id: u64, reads: &[MemberDelta]) -> usize {
+    pub(crate) fn extend(&mut self, sample_id: u64, reads: &[ReadValue]) -> usize {
         let room = ROWS_PER_GROUP.saturating_sub(self.rows).max(1);
         let reads = reads.get(..room).unwrap_or(reads);
         let row = self.rows;
-        let event = |m: &MemberDelta| m.event.and_then(|e| u32::try_from(e.0).ok());
         self.sample_id.extend(reads.iter().map(|_| sample_id));
-        self.event_id.extend(row, reads.iter().map(event));
+        self.event_id
+            .extend(row, reads.iter().map(ReadValue::event));
         self.id.extend(reads.iter().map(|m| m.id));
         self.value.extend(reads.iter().map(|m| m.value));
-        self.delta.extend(row, reads.iter().map(|m| m.delta));
-        self.lost.extend(row, reads.iter().map(|m| m.lost));
+        self.delta.extend(row, reads.iter().map(ReadValue::delta));
+        self.lost.extend(row, reads.iter().map(ReadValue::lost));
         self.rows += reads.len();
         reads.len()
     }
@@ -118,5 +171,39 @@ impl Group for ReadValueColumns {
         ];
         debug_assert_eq!(columns.len(), READ_VALUES.len());
         columns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use perfq_reader::EventIndex;
+
+    use super::*;
+
+    /// A value keeps what it had and what it had not: each of event,
+    /// delta and lost present or absent, zero where present.
+    #[test]
+    fn read_values_keep_what_is_absent() {
+        for bits in 0..8u8 {
+            let m = MemberDelta {
+                event: (bits & 1 != 0).then_some(EventIndex(3)),
+                id: 77,
+                value: u64::MAX,
+                delta: (bits & 2 != 0).then_some(0),
+                lost: (bits & 4 != 0).then_some(5),
+            };
+            let r = ReadValue::of(&m);
+            assert_eq!((r.id, r.value), (m.id, m.value));
+            assert_eq!(r.event(), m.event.map(|e| e.0 as u32));
+            assert_eq!((r.delta(), r.lost()), (m.delta, m.lost));
+        }
+        let far = MemberDelta {
+            event: Some(EventIndex(usize::MAX)),
+            id: 1,
+            value: 2,
+            delta: Some(3),
+            lost: None,
+        };
+        assert_eq!(ReadValue::of(&far).event(), None, "no event_id past u32");
     }
 }

@@ -29,7 +29,7 @@ use perfq_symbolize::Location;
 use rustc_hash::FxHashSet;
 
 use crate::convert::columns::flush;
-use crate::convert::read_values::{MemberPositions, ReadValueColumns};
+use crate::convert::read_values::{MemberPositions, ReadValue, ReadValueColumns};
 use crate::convert::sample_columns::SampleColumns;
 use crate::convert::schema::{BRANCHES, MEMBER_COLUMNS, RAW, READ_VALUES, SAMPLES, STACKS};
 use crate::convert::stacks::{Chain, Stacks};
@@ -265,7 +265,7 @@ struct Batch {
     rows: Vec<Fields>,
     frames: Vec<u32>,
     ends: Vec<usize>,
-    reads: Vec<MemberDelta>,
+    reads: Vec<ReadValue>,
     branches: Vec<Branch>,
     locations: Vec<Location>,
 }
@@ -401,7 +401,7 @@ impl RowsThread {
     ) -> Result<(), Error> {
         self.batch.rows.push(fields);
         self.batch.frames.extend_from_slice(frames);
-        self.batch.reads.extend_from_slice(reads);
+        self.batch.reads.extend(reads.iter().map(ReadValue::of));
         self.batch.ends.push(self.batch.frames.len());
         if let Some(b) = branches {
             self.batch.branches.extend(b);
@@ -481,7 +481,7 @@ impl Groups {
         tables: &mut RowTables,
         f: &Fields,
         stack_id: Option<u32>,
-        reads: &[MemberDelta],
+        reads: &[ReadValue],
     ) -> Result<(), Error> {
         if let Some(rows) = &mut self.read_values {
             let mut rest = reads;
