@@ -266,9 +266,17 @@ enum Compressor {
     Zstd(i32),
 }
 
-/// zstd's levels up to this one take [`HASH_LOG`] and [`MIN_MATCH`]:
-/// perfq writes at 1.
+/// zstd's levels up to this one take [`HASH_LOG`] and a minimum match of
+/// perfq's: perfq writes at 1, and columns of counter values at
+/// [`COUNTER_LEVEL`].
 const FAST_LEVELS: i32 = 2;
+
+/// The level of columns of counter values (`Column::counters`): zstd's
+/// fast strategy, as level 1, but with matches from [`COUNTER_MIN_MATCH`]
+/// bytes. A counter's value has four or five significant bytes of its
+/// eight; values near each other share their upper bytes, which matches
+/// of six bytes mostly miss.
+pub(crate) const COUNTER_LEVEL: i32 = 2;
 
 /// The size (log 2) of zstd's match table for pages of perfq's own
 /// encoding. At level 1 zstd takes a table of 2^14 entries and, for inputs
@@ -283,14 +291,32 @@ const HASH_LOG: u32 = 14;
 /// The shortest match zstd looks for (what level 1 takes for inputs up to
 /// 256 KB).
 const MIN_MATCH: u32 = 6;
+/// The shortest match in pages of counter values ([`COUNTER_LEVEL`]).
+const COUNTER_MIN_MATCH: u32 = 4;
 
 thread_local! {
-    /// The encoding thread's zstd context and its level: made once per
-    /// thread rather than once per column chunk (a context is a few
-    /// hundred kilobytes, allocated and cleared; there are thousands of
-    /// chunks in a system-wide capture's dataset).
+    /// The encoding thread's zstd context and the level it is set for:
+    /// made once per thread rather than once per column chunk (a context
+    /// is a few hundred kilobytes, allocated and cleared; there are
+    /// thousands of chunks in a system-wide capture's dataset), and set
+    /// anew when a chunk of another level comes.
     static ZSTD: std::cell::RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> =
         const { std::cell::RefCell::new(None) };
+}
+
+/// Sets context `c` for `level`: at [`FAST_LEVELS`], perfq's table size
+/// and minimum match; above, the level's own.
+fn set_level(c: &mut zstd::bulk::Compressor<'static>, level: i32) -> std::io::Result<()> {
+    use zstd::zstd_safe::CParameter;
+    let (hash_log, min_match) = match level {
+        COUNTER_LEVEL => (HASH_LOG, COUNTER_MIN_MATCH),
+        ..=FAST_LEVELS => (HASH_LOG, MIN_MATCH),
+        // 0: the level's own.
+        _ => (0, 0),
+    };
+    c.set_parameter(CParameter::CompressionLevel(level))?;
+    c.set_parameter(CParameter::HashLog(hash_log))?;
+    c.set_parameter(CParameter::MinMatch(min_match))
 }
 
 impl Compressor {
@@ -312,14 +338,14 @@ impl Compressor {
                 let mut z = z.borrow_mut();
                 let z = match &mut *z {
                     Some((l, c)) if *l == level => c,
-                    slot => {
+                    Some((l, c)) => {
+                        set_level(c, level).map_err(zstd)?;
+                        *l = level;
+                        c
+                    }
+                    slot @ None => {
                         let mut c = zstd::bulk::Compressor::new(level).map_err(zstd)?;
-                        if level <= FAST_LEVELS {
-                            c.set_parameter(zstd::zstd_safe::CParameter::HashLog(HASH_LOG))
-                                .map_err(zstd)?;
-                            c.set_parameter(zstd::zstd_safe::CParameter::MinMatch(MIN_MATCH))
-                                .map_err(zstd)?;
-                        }
+                        set_level(&mut c, level).map_err(zstd)?;
                         &mut slot.insert((level, c)).1
                     }
                 };

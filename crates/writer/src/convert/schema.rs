@@ -53,7 +53,7 @@ pub(crate) const READ_VALUES: &[Column<'static>] = &[
     Column::new("sample_id", U64).delta(),
     Column::new("event_id", U32).nullable(),
     Column::new("id", U64),
-    Column::new("value", U64).plain(),
+    Column::new("value", U64).plain().counters(),
     Column::new("delta", U64).nullable(),
     Column::new("lost", U64).nullable(),
 ];
