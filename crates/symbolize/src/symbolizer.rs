@@ -132,6 +132,12 @@ impl Resolutions {
             .map(Cow::Borrowed)
     }
 
+    /// Whether location `i` is one no mapping contains: it resolves to
+    /// [`Resolutions::unmapped`] at its address.
+    pub fn is_unmapped(&self, i: usize) -> bool {
+        self.place.get(i).is_some_and(|&(part, _)| part == UNMAPPED)
+    }
+
     /// What a location no mapping contains resolves to, at `addr`.
     pub fn unmapped(&self, addr: u64) -> Resolved {
         let unknown = self
@@ -942,4 +948,34 @@ fn inline_frames(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A location no mapping contains is told apart by position, and
+    /// resolves as [`Resolutions::unmapped`] does at its address.
+    #[test]
+    fn unmapped_locations_are_told_apart_and_resolve_alike() {
+        let s = Symbolizer::new(&Config::default(), None, None);
+        let kernel = Location::Kernel {
+            addr: 0xffff_ffff_8100_0000,
+            module: None,
+        };
+        let at = |addr| Location::Unmapped { addr };
+        let r = s.resolve_in(&Dsos::default(), None, &[at(0x10), kernel, at(0x20)]);
+        let unmapped: Vec<bool> = (0..4).map(|i| r.is_unmapped(i)).collect();
+        assert_eq!(unmapped, [true, false, true, false]);
+        for (i, addr) in [(0, 0x10), (2, 0x20)] {
+            let got = r.get(i).expect("resolved").into_owned();
+            let want = r.unmapped(addr);
+            assert_eq!(got.dso, want.dso);
+            assert_eq!(got.addr, addr);
+            assert_eq!(
+                (got.symbol, got.reason, got.inlined.len(), got.binary),
+                (None, Some(Unresolved::NoMapping), 0, None)
+            );
+        }
+    }
 }

@@ -194,9 +194,17 @@ fn write(
         })
         .collect();
     let text_of = |id: DsoId| text.get(id.0 as usize);
+    // The locations no mapping contains (most of a system-wide capture's)
+    // resolve alike but for their address, which no column takes from
+    // the resolution: one is made for all of them, and the dictionaries
+    // find its texts by where they are stored.
+    let unmapped = resolved.unmapped(0);
     let mut group = Group::new();
     for (i, l) in locations.iter().enumerate() {
-        let resolution = resolved.get(i);
+        let resolution = match resolved.is_unmapped(i) {
+            true => Some(Cow::Borrowed(&unmapped)),
+            false => resolved.get(i),
+        };
         let res = resolution.as_ref().map(|r| match r {
             Cow::Borrowed(r) => Res::Kept(r),
             Cow::Owned(r) => Res::Made(r),
