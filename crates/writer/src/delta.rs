@@ -205,8 +205,7 @@ mod tests {
     /// around the block and miniblock sizes and values across all of u32.
     #[test]
     fn delta_columns_read_back_as_written() {
-        let dir = std::env::temp_dir().join(format!("perfq-delta-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::oracle::scratch("delta");
         let path = dir.join("t.parquet");
         let columns = [
             Column::new("required", ColumnType::U32)

@@ -385,8 +385,7 @@ mod tests {
     /// the file Parquet's writer makes from plain strings.
     #[test]
     fn dictionary_columns_read_back_as_written() {
-        let dir = std::env::temp_dir().join(format!("perfq-dictionary-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::oracle::scratch("dictionary");
         let columns = [
             Column::new("nullable", ColumnType::Str)
                 .nullable()

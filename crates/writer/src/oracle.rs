@@ -46,6 +46,13 @@ pub(crate) fn int_columns(dictionary: bool) -> (Vec<Column<'static>>, SchemaRef)
     (columns, std::sync::Arc::new(Schema::new(fields)))
 }
 
+/// A fresh folder for test `test`'s files (the caller removes it).
+pub(crate) fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("perfq-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// Two files of the same row groups: perfq's and Parquet's writer's.
 pub(crate) struct Both {
     dir: PathBuf,
@@ -65,8 +72,7 @@ pub(crate) fn write_both(
     props: WriterProperties,
     groups: &[Vec<ArrayRef>],
 ) -> Both {
-    let dir = std::env::temp_dir().join(format!("perfq-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch(test);
     let (ours, theirs) = (dir.join("ours.parquet"), dir.join("theirs.parquet"));
     let mut reference =
         ArrowWriter::try_new(File::create(&theirs).unwrap(), schema.clone(), Some(props)).unwrap();

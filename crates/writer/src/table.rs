@@ -854,8 +854,7 @@ mod tests {
 
     #[test]
     fn plain_and_delta_settings_reach_list_items() {
-        let dir = std::env::temp_dir().join(format!("perfq-table-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::oracle::scratch("table");
         let path = dir.join("t.parquet");
         let columns = [
             Column::new("plain_list", ColumnType::ListU32).plain(),
@@ -900,8 +899,7 @@ mod tests {
         use arrow_array::types::UInt64Type;
         use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-        let dir = std::env::temp_dir().join(format!("perfq-counters-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::oracle::scratch("counters");
         let path = dir.join("t.parquet");
         let columns = [
             Column::new("value", ColumnType::U64).plain().counters(),

@@ -615,8 +615,7 @@ mod tests {
 
         let limit = 300;
         let mut s = Stacks::default();
-        let dir = std::env::temp_dir().join(format!("perfq-segments-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::oracle::scratch("segments");
         let path = dir.join("stacks.parquet");
         let mut t = Table::create(&path, STACKS).unwrap();
         let mut next = xorshift(0x2545_f491_4f6c_dd1d);
@@ -726,8 +725,7 @@ mod tests {
             }
             d
         };
-        let dir = std::env::temp_dir().join(format!("perfq-stacks-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::oracle::scratch("stacks");
         let (by_rows, by_groups) = (dir.join("rows.parquet"), dir.join("groups.parquet"));
         let mut t = Table::create(&by_rows, STACKS).unwrap();
         for (i, n) in s.nodes.iter().enumerate() {
