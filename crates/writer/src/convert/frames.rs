@@ -2,7 +2,6 @@
 //! (callchain frames and branch endpoints), outermost function first.
 
 use std::borrow::Cow;
-use std::ops::Range;
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -12,7 +11,6 @@ use arrow_array::ArrayRef;
 use perfq_symbolize::{
     DsoId, DsoKind, Dsos, InlineFrame, Location, Resolutions, Resolved, Symbolizer, TrackerAt,
 };
-use rayon::prelude::*;
 
 use crate::convert::schema::FRAMES;
 use crate::dictionary::{Text, TextDictionary};
@@ -180,13 +178,6 @@ impl Drop for FramesThread {
 }
 
 /// Writes the frames of `locations`, whose ids start at `first`.
-///
-/// Each location's rows are counted first, so that row groups of
-/// [`ROWS_PER_GROUP`] rows can be built apart, on every core, and written
-/// in order: building them is most of the write, which the conversion
-/// waits for once the capture is read. Only where a group's texts might
-/// pass the dictionaries' limit are the groups built one after another,
-/// each handed on where it reaches it (see `Group::send_if_full`).
 fn write(
     t: &mut Table,
     first: usize,
@@ -202,183 +193,26 @@ fn write(
             short_name: d.short_name().into_owned(),
         })
         .collect();
+    let text_of = |id: DsoId| text.get(id.0 as usize);
     // The locations no mapping contains (most of a system-wide capture's)
     // resolve alike but for their address, which no column takes from
     // the resolution: one is made for all of them, and the dictionaries
     // find its texts by where they are stored.
     let unmapped = resolved.unmapped(0);
-    let frames = FrameRows {
-        first,
-        dsos,
-        locations,
-        resolved,
-        unmapped: &unmapped,
-        text: &text,
-    };
-    let layout = frames.layout();
-    let rows = layout.rows();
-    if layout.fits {
-        let groups = rows.div_ceil(ROWS_PER_GROUP);
-        // A few groups at a time: the table encodes each while the next
-        // are built, and memory holds no more than a group per core.
-        let wave = rayon::current_num_threads().max(1);
-        for w in (0..groups).step_by(wave) {
-            let built: Vec<Vec<ArrayRef>> = (w..(w + wave).min(groups))
-                .into_par_iter()
-                .map(|g| {
-                    let mut group = Group::new();
-                    let end = ((g + 1) * ROWS_PER_GROUP).min(rows);
-                    frames.fill(&layout, g * ROWS_PER_GROUP..end, &mut group, |_| Ok(()))?;
-                    Ok(group.finish())
-                })
-                .collect::<Result<_, Error>>()?;
-            for columns in built {
-                t.push_group(columns)?;
-            }
-        }
-        return Ok(());
-    }
     let mut group = Group::new();
-    frames.fill(&layout, 0..rows, &mut group, |g| g.send_if_full(t))?;
-    if group.rows > 0 {
-        t.push_group(group.finish())?;
-    }
-    Ok(())
-}
-
-/// The frames of a segment's locations, as rows: one per inlining level
-/// of each location, outermost function first (depth 0 is the symbol's
-/// function), one without a level where there are none.
-struct FrameRows<'a> {
-    /// The id of the first location.
-    first: usize,
-    dsos: &'a Dsos,
-    locations: &'a [Location],
-    resolved: &'a Resolutions,
-    /// The resolution of every location no mapping contains.
-    unmapped: &'a Resolved,
-    /// By DSO id.
-    text: &'a [DsoText<'a>],
-}
-
-/// Where each location's rows start, and whether row groups of
-/// [`ROWS_PER_GROUP`] rows stay within the dictionaries' limit.
-struct Layout {
-    /// By location, its first row; one more at the end: the rows in all.
-    starts: Vec<usize>,
-    /// Whether no group's texts can reach [`TextDictionary::GROUP_BYTES`]
-    /// in any of the columns `Group::send_if_full` checks.
-    fits: bool,
-}
-
-impl Layout {
-    fn rows(&self) -> usize {
-        self.starts.last().copied().unwrap_or(0)
-    }
-
-    /// The locations whose rows `rows` holds, each with the range of its
-    /// rows there (by inlining level: 0 is its first row).
-    fn spans(&self, rows: Range<usize>) -> impl Iterator<Item = (usize, Range<usize>)> + '_ {
-        // The location of the first row (every location has at least one).
-        let first = self.starts.partition_point(|&s| s <= rows.start);
-        let locations = self.starts.len().saturating_sub(1);
-        (first.saturating_sub(1)..locations)
-            .map(move |i| {
-                let (start, end) = (self.starts[i], self.starts[i + 1]);
-                (
-                    i,
-                    rows.start.max(start) - start..rows.end.min(end).max(start) - start,
-                )
-            })
-            .take_while(|(_, levels)| !levels.is_empty())
-    }
-}
-
-impl<'a> FrameRows<'a> {
-    /// Location `i`'s resolution (`None` without symbolization).
-    fn resolution(&self, i: usize) -> Option<Cow<'a, Resolved>> {
-        match self.resolved.is_unmapped(i) {
-            true => Some(Cow::Borrowed(self.unmapped)),
-            false => self.resolved.get(i),
-        }
-    }
-
-    /// Counts each location's rows and bounds each group's text bytes:
-    /// a row's texts in the columns `send_if_full` checks are its level's
-    /// function, raw function and file, or in their place the symbol's
-    /// names, and the symbol's names again.
-    fn layout(&self) -> Layout {
-        let mut starts = Vec::with_capacity(self.locations.len() + 1);
-        let mut group_bytes: Vec<usize> = Vec::new();
-        let mut rows = 0;
-        for i in 0..self.locations.len() {
-            starts.push(rows);
-            let r = self.resolution(i);
-            let r = r.as_deref();
-            let len = |s: Option<&str>| s.map_or(0, str::len);
-            let names = r.map_or(0, |r| {
-                len(r.symbol.as_deref()) + len(r.raw_symbol.as_deref())
-            });
-            let inlined = r.map_or(&[][..], |r| &r.inlined[..]);
-            let level = |f: &InlineFrame| {
-                len(f.function.as_deref()) + len(f.raw_function.as_deref()) + len(f.file.as_deref())
-            };
-            let bytes = (inlined.iter().map(level))
-                .chain(inlined.is_empty().then_some(0))
-                .map(|b| b + 2 * names);
-            for b in bytes {
-                let g = rows / ROWS_PER_GROUP;
-                if g == group_bytes.len() {
-                    group_bytes.push(0);
-                }
-                group_bytes[g] = group_bytes[g].saturating_add(b);
-                rows += 1;
-            }
-        }
-        starts.push(rows);
-        let fits = group_bytes
-            .iter()
-            .all(|&b| b <= TextDictionary::GROUP_BYTES);
-        Layout { starts, fits }
-    }
-
-    /// Pushes rows `rows` into `group`, calling `after` once each is in.
-    fn fill(
-        &self,
-        layout: &Layout,
-        rows: Range<usize>,
-        group: &mut Group<'a>,
-        mut after: impl FnMut(&mut Group<'a>) -> Result<(), Error>,
-    ) -> Result<(), Error> {
-        for (i, levels_taken) in layout.spans(rows) {
-            let Some(&l) = self.locations.get(i) else {
-                break;
-            };
-            let resolution = self.resolution(i);
-            let res = resolution.as_ref().map(|r| match r {
-                Cow::Borrowed(r) => Res::Kept(r),
-                Cow::Owned(r) => Res::Made(r),
-            });
-            let r = res.map(Res::get);
-            let shared = self.row(l, r);
-            let dso = self.dso_text(l, res);
-            let inlined = r.map_or(&[][..], |r| &r.inlined[..]);
-            let levels = (inlined.iter().rev().map(Some)).chain(inlined.is_empty().then_some(None));
-            let levels = levels.enumerate().skip(levels_taken.start);
-            for (depth, f) in levels.take(levels_taken.len()) {
-                group.push(&shared, self.first + i, depth, dso, res, f);
-                after(group)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// What location `l`'s rows share, resolved as `r`.
-    fn row(&self, l: Location, r: Option<&Resolved>) -> Row<'a> {
-        let text_of = |id: DsoId| self.text.get(id.0 as usize);
-        match l {
+    for (i, l) in locations.iter().enumerate() {
+        let resolution = match resolved.is_unmapped(i) {
+            true => Some(Cow::Borrowed(&unmapped)),
+            false => resolved.get(i),
+        };
+        let res = resolution.as_ref().map(|r| match r {
+            Cow::Borrowed(r) => Res::Kept(r),
+            Cow::Owned(r) => Res::Made(r),
+        });
+        let r = res.map(Res::get);
+        let row = match *l {
             Location::Dso { dso, offset } => Row {
-                kind: kind_name(self.dsos.get(dso).kind),
+                kind: kind_name(dsos.get(dso).kind),
                 dso_id: Some(dso.0),
                 dso_path: text_of(dso).map(|d| d.path),
                 build_id: text_of(dso).and_then(|d| d.build_id.as_deref()),
@@ -392,17 +226,9 @@ impl<'a> FrameRows<'a> {
                 ..Row::bare("kernel", addr)
             },
             Location::Unmapped { addr } => Row::bare("unknown", addr),
-        }
-    }
-
-    /// The DSO name of location `l`'s rows: its resolution's, or without
-    /// symbolization the name perf shows for the DSO.
-    fn dso_text<'b>(&self, l: Location, res: Option<Res<'a, 'b>>) -> Text<'a, 'b> {
-        let short = |id: DsoId| {
-            let d = self.text.get(id.0 as usize);
-            Text::Kept(d.map_or("[unknown]", |d| d.short_name.as_str()))
         };
-        match (res, l) {
+        // Without symbolization, the names perf shows for the DSO.
+        let dso = match (res, *l) {
             (Some(r), _) => r.text(|r| Some(&*r.dso)).unwrap_or(Text::Kept("[unknown]")),
             (None, Location::Dso { dso, .. })
             | (
@@ -410,11 +236,23 @@ impl<'a> FrameRows<'a> {
                 Location::Kernel {
                     module: Some(dso), ..
                 },
-            ) => short(dso),
+            ) => Text::Kept(text_of(dso).map_or("[unknown]", |d| d.short_name.as_str())),
             (None, Location::Kernel { module: None, .. }) => Text::Kept("[kernel.kallsyms]"),
             (None, Location::Unmapped { .. }) => Text::Kept("[unknown]"),
+        };
+        // A row per inlining level, outermost function first (depth 0 is
+        // the symbol's function); one without a level if there are none.
+        let inlined = r.map_or(&[][..], |r| &r.inlined[..]);
+        let levels = (inlined.iter().rev().map(Some)).chain(inlined.is_empty().then_some(None));
+        for (depth, f) in levels.enumerate() {
+            group.push(&row, first + i, depth, dso, res, f);
+            group.send_if_full(t)?;
         }
     }
+    if group.rows > 0 {
+        t.push_group(group.finish())?;
+    }
+    Ok(())
 }
 
 /// One row group of the frames table being filled, a builder per column
@@ -610,44 +448,6 @@ impl Row<'_> {
             build_id: None,
             address,
             offset: None,
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The rows of a range are found at their locations and levels,
-    /// whether it starts or ends at a location's first row or among its
-    /// inlining levels: ranges cut anywhere give the rows of the whole.
-    #[test]
-    fn ranges_of_rows_cover_their_locations_and_levels() {
-        // Four locations of 1, 3, 1 and 2 rows.
-        let layout = Layout {
-            starts: vec![0, 1, 4, 5, 7],
-            fits: true,
-        };
-        assert_eq!(layout.rows(), 7);
-        let spans = |rows: Range<usize>| layout.spans(rows).collect::<Vec<_>>();
-        assert_eq!(spans(2..6), [(1, 1..3), (2, 0..1), (3, 0..1)]);
-        assert_eq!(spans(0..1), [(0, 0..1)]);
-        assert_eq!(spans(6..7), [(3, 1..2)]);
-        assert!(spans(7..7).is_empty());
-        let rows = |spans: Vec<(usize, Range<usize>)>| {
-            (spans.into_iter())
-                .flat_map(|(i, levels)| levels.map(move |l| (i, l)))
-                .collect::<Vec<_>>()
-        };
-        let whole = rows(spans(0..7));
-        assert_eq!(whole.len(), 7);
-        for a in 0..=7 {
-            for b in a..=7 {
-                let mut cut = rows(spans(0..a));
-                cut.extend(rows(spans(a..b)));
-                cut.extend(rows(spans(b..7)));
-                assert_eq!(cut, whole, "cut at {a} and {b}");
-            }
         }
     }
 }
