@@ -224,6 +224,14 @@ struct Known {
     /// binary without symbols, a libc start frame): perf's chain is a
     /// leaf-side part of perfq's, which goes on to callers.
     perf_stopped_early: usize,
+    /// `--call-graph dwarf`: a sample taken in the kernel while the
+    /// program was being exec'd (perf's chain is the `execve` system
+    /// call's kernel frames alone): perf shows no user frame, perfq the
+    /// user address the sample's registers hold, which nothing mapped
+    /// then contains (`[unknown]`). How many there are follows how long
+    /// the exec takes on a loaded machine (the binary's pages read, its
+    /// access time written), so they are not bounded with the others.
+    exec_user_ip: usize,
     /// Frame pointers: a return address at the first byte of a function
     /// (a call that does not return, as `_start`'s call of
     /// `_dl_start_user`): perf names the function it returns into
@@ -449,11 +457,15 @@ fn take_known_differences(
                     folded.join(";"),
                     q.join(";")
                 );
-                if early {
-                    known.perf_stopped_early += 1;
-                }
                 let p = &folded[1..];
                 let tail = &q[q.len() - p.len()..];
+                let extra = &q[1..q.len() - p.len()];
+                let in_exec = p.iter().any(|f| f.starts_with("__x64_sys_execve"));
+                match early {
+                    true if in_exec && extra == ["[unknown]"] => known.exec_user_ip += 1,
+                    true => known.perf_stopped_early += 1,
+                    false => {}
+                }
                 for (i, _) in p.iter().zip(tail).enumerate().filter(|(_, (a, b))| a != b) {
                     match wild.iter().find(|w| w.0 == i + 1).map(|w| w.1) {
                         Some(Wild::PltStub) => known.plt_stub_as_init += 1,
