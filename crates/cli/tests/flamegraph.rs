@@ -460,7 +460,7 @@ fn take_known_differences(
                 let p = &folded[1..];
                 let tail = &q[q.len() - p.len()..];
                 let extra = &q[1..q.len() - p.len()];
-                let in_exec = p.iter().any(|f| f.starts_with("__x64_sys_execve"));
+                let in_exec = p.iter().any(|f| f.contains("sys_execve"));
                 match early {
                     true if in_exec && extra == ["[unknown]"] => known.exec_user_ip += 1,
                     true => known.perf_stopped_early += 1,

@@ -132,12 +132,6 @@ impl Resolutions {
             .map(Cow::Borrowed)
     }
 
-    /// Whether location `i` is one no mapping contains: it resolves to
-    /// [`Resolutions::unmapped`] at its address.
-    pub fn is_unmapped(&self, i: usize) -> bool {
-        self.place.get(i).is_some_and(|&(part, _)| part == UNMAPPED)
-    }
-
     /// What a location no mapping contains resolves to, at `addr`.
     pub fn unmapped(&self, addr: u64) -> Resolved {
         let unknown = self
@@ -954,8 +948,11 @@ fn inline_frames(
 mod tests {
     use super::*;
 
-    /// A location no mapping contains is told apart by position, and
-    /// resolves as [`Resolutions::unmapped`] does at its address.
+    /// A location no mapping contains is placed by its address alone
+    /// ([`Resolutions::iter_placed`]), and resolves as
+    /// [`Resolutions::unmapped`] does at that address: only the address
+    /// differs between such locations (the frames table writes them all
+    /// from one resolution).
     #[test]
     fn unmapped_locations_are_told_apart_and_resolve_alike() {
         let s = Symbolizer::new(&Config::default(), None, None);
@@ -965,8 +962,13 @@ mod tests {
         };
         let at = |addr| Location::Unmapped { addr };
         let r = s.resolve_in(&Dsos::default(), None, &[at(0x10), kernel, at(0x20)]);
-        let unmapped: Vec<bool> = (0..4).map(|i| r.is_unmapped(i)).collect();
-        assert_eq!(unmapped, [true, false, true, false]);
+        let unmapped: Vec<Option<u64>> = (r.iter_placed())
+            .map(|p| match p {
+                Placed::Unmapped(addr) => Some(addr),
+                Placed::Mapped(_) => None,
+            })
+            .collect();
+        assert_eq!(unmapped, [Some(0x10), None, Some(0x20)]);
         for (i, addr) in [(0, 0x10), (2, 0x20)] {
             let got = r.get(i).expect("resolved").into_owned();
             let want = r.unmapped(addr);

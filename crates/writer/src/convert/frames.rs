@@ -9,7 +9,8 @@ use std::thread::JoinHandle;
 use arrow_array::builder::{UInt16Builder, UInt32Builder, UInt64Builder};
 use arrow_array::ArrayRef;
 use perfq_symbolize::{
-    DsoId, DsoKind, Dsos, InlineFrame, Location, Resolutions, Resolved, Symbolizer, TrackerAt,
+    DsoId, DsoKind, Dsos, InlineFrame, Location, Placed, Resolutions, Resolved, Symbolizer,
+    TrackerAt,
 };
 
 use crate::convert::schema::FRAMES;
@@ -199,12 +200,14 @@ fn write(
     // the resolution: one is made for all of them, and the dictionaries
     // find its texts by where they are stored.
     let unmapped = resolved.unmapped(0);
+    // Without symbolization there are no resolutions.
+    let placed = (resolved.iter_placed().map(Some)).chain(std::iter::repeat_with(|| None));
     let mut group = Group::new();
-    for (i, l) in locations.iter().enumerate() {
-        let resolution = match resolved.is_unmapped(i) {
-            true => Some(Cow::Borrowed(&unmapped)),
-            false => resolved.get(i),
-        };
+    for ((i, l), placed) in locations.iter().enumerate().zip(placed) {
+        let resolution = placed.map(|p| match p {
+            Placed::Mapped(r) => r,
+            Placed::Unmapped(_) => Cow::Borrowed(&unmapped),
+        });
         let res = resolution.as_ref().map(|r| match r {
             Cow::Borrowed(r) => Res::Kept(r),
             Cow::Owned(r) => Res::Made(r),
