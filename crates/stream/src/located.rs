@@ -12,7 +12,9 @@
 use std::marker::PhantomData;
 
 use perfq_ids::Numbering;
-use perfq_symbolize::{FrameLookup, Location, LocationCache, RecentChains, Symbolizer, Tracker};
+use perfq_symbolize::{
+    FrameLookup, Location, LocationCache, ProcessSpace, RecentChains, Symbolizer,
+};
 
 use crate::SampleView;
 
@@ -151,7 +153,8 @@ impl Locating {
         self.clear();
         let (pid, tid) = (view.sample().pid, view.sample().tid);
         if let (Own::First, Some(pid), Some(f)) = (self.locate.own, pid, view.leaf()) {
-            let n = number_frame(None, view.tracker(), pid, &f, Role::Own, numbering);
+            let space = view.tracker().process_space(pid);
+            let n = number_frame(None, space, &f, Role::Own, numbering);
             self.numbers.own = Some(n);
         }
         if self.locate.stack {
@@ -170,8 +173,7 @@ impl Locating {
                 Some(&leaf) if same => Some(leaf),
                 _ => Some(number_frame(
                     self.cache(),
-                    view.tracker(),
-                    pid,
+                    view.tracker().process_space(pid),
                     &f,
                     Role::Own,
                     numbering,
@@ -204,13 +206,14 @@ impl Locating {
             // stack are looked up: deep stacks mostly share theirs.
             cache.prefetch(pid, chain.unshared());
         }
+        let space = tracker.process_space(pid);
         let (mut new, mut expanded) = (0, false);
         let numbers = chain.finish(flags, |f| {
             new += 1;
             let expand = expand_of(f);
             expanded |= expand;
             let role = Role::Stack { expand };
-            number_frame(cache.as_deref_mut(), tracker, pid, f, role, numbering)
+            number_frame(cache.as_deref_mut(), space, f, role, numbering)
         });
         self.numbers.stack.extend_from_slice(numbers);
         self.numbers.new_in_stack = new;
@@ -227,7 +230,7 @@ impl Locating {
         let Some(b) = &s.branch_stack else {
             return;
         };
-        let pid = s.pid.unwrap_or(u32::MAX);
+        let space = view.tracker().process_space(s.pid.unwrap_or(u32::MAX));
         for e in b.entries() {
             let [from, to] = [e.from, e.to].map(|addr| {
                 // Branch endpoints are exact addresses, not return
@@ -239,14 +242,7 @@ impl Locating {
                     kernel: None,
                     context: None,
                 };
-                number_frame(
-                    self.cache(),
-                    view.tracker(),
-                    pid,
-                    &f,
-                    Role::Branch,
-                    numbering,
-                )
+                number_frame(self.cache(), space, &f, Role::Branch, numbering)
             });
             self.numbers.branches.push((from, to));
         }
@@ -269,13 +265,12 @@ impl Locating {
     }
 }
 
-/// The number of frame `f` of process `pid` as `role`: the one `cache`
-/// remembers for it (a frame met before in the same mappings), else that
-/// of its location, found now.
+/// The number of frame `f` of the process `space` is of, as `role`: the
+/// one `cache` remembers for it (a frame met before in the same
+/// mappings), else that of its location, found now.
 fn number_frame<K: LocationKey>(
     cache: Option<&mut LocationCache>,
-    tracker: &Tracker,
-    pid: u32,
+    space: ProcessSpace<'_>,
     f: &FrameLookup,
     role: Role,
     numbering: &mut impl Numbering<K>,
@@ -288,9 +283,9 @@ fn number_frame<K: LocationKey>(
                 role,
                 key: PhantomData,
             };
-            cache.number(tracker, pid, f, &mut keyed)
+            cache.number(space, f, &mut keyed)
         }
-        None => numbering.number(K::of(tracker.locate(pid, f.lookup, f.kernel), f, role)),
+        None => numbering.number(K::of(space.locate(f.lookup, f.kernel), f, role)),
     }
 }
 

@@ -68,6 +68,6 @@ pub use crate::symbolizer::{
 pub use crate::symtab::{Rank, RawSymbol, Symbol, SymbolTable};
 pub use crate::tracker::{
     chain_lookups, leaf_lookup, push_chain_lookups, unwound_lookups, FrameLookup, Location,
-    Tracker, TrackerAt,
+    ProcessSpace, Tracker, TrackerAt,
 };
 pub use crate::unwind::StackUnwinder;

@@ -6,7 +6,9 @@
 //! its id (as `perfq dump --symbols` has it), a ticket book a ticket that
 //! becomes its id on another thread (as perfq's conversion does).
 
-use crate::tracker::{in_kernel_space, space_of, FrameLookup, Location, Tracker, KERNEL_SPACE};
+use crate::tracker::{
+    in_kernel_space, space_of, FrameLookup, Location, ProcessSpace, Tracker, KERNEL_SPACE,
+};
 use perfq_ids::{prefetch_line, IdTable, Numbering};
 
 /// Sets of [`LocationCache`]: 2^17 sets of two entries, 8 MiB, a fixed
@@ -110,14 +112,13 @@ impl LocationCache {
         }
     }
 
-    /// The number of the location of frame `f` of a sample of process
-    /// `pid`: remembered, or the number `numbering` gives the location
-    /// found now. The cache only gives back what `numbering` gave.
+    /// The number of the location of frame `f` of a sample of the process
+    /// `process` is the view of: remembered, or the number `numbering` gives the
+    /// location found now. The cache only gives back what `numbering` gave.
     #[inline]
     pub fn number(
         &mut self,
-        tracker: &Tracker,
-        pid: u32,
+        process: ProcessSpace<'_>,
         f: &FrameLookup,
         numbering: &mut impl Numbering<Location>,
     ) -> u32 {
@@ -127,7 +128,7 @@ impl LocationCache {
         // Kernel addresses mean the same in every process: one cache entry
         // serves them all (a system-wide capture's kernel frames recur
         // across hundreds of processes).
-        let (space, stamp) = self.lookup_space(tracker, pid, f);
+        let (space, stamp) = self.lookup_space(process.tracker(), process.pid(), f);
         let bits = f.lookup_bits();
         let at = Self::set_of(space, f.addr, bits);
         let hit = |e: &CacheEntry| {
@@ -136,7 +137,7 @@ impl LocationCache {
         if let Some(e) = self.sets.get(at).and_then(|s| s.0.iter().find(|e| hit(e))) {
             return e.number;
         }
-        let n = numbering.number(tracker.locate(pid, f.lookup, f.kernel));
+        let n = numbering.number(process.locate(f.lookup, f.kernel));
         if let Some(set) = self.sets.get_mut(at) {
             set.0[1] = set.0[0];
             set.0[0] = CacheEntry {
@@ -167,7 +168,8 @@ mod tests {
 
     impl LocationInterner {
         fn intern(&mut self, tracker: &Tracker, pid: u32, f: &FrameLookup) -> u32 {
-            self.cache.number(tracker, pid, f, &mut self.ids)
+            self.cache
+                .number(tracker.process_space(pid), f, &mut self.ids)
         }
 
         fn locations(&self) -> &[Location] {

@@ -8,7 +8,7 @@ use perfq_reader::{
 };
 
 use crate::dso::{kind_of, Dso, DsoId, DsoKind, Dsos};
-use crate::maps::{AddressSpaces, Mapping};
+use crate::maps::{AddressSpaces, Mapping, Maps};
 
 /// Where an address lies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -178,20 +178,59 @@ impl Tracker {
     /// Where `addr` of process `pid` lies; `kernel` says which address space
     /// (from the cpu mode or callchain context), `None` to guess by address.
     pub fn locate(&self, pid: u32, addr: u64, kernel: Option<bool>) -> Location {
+        self.process_space(pid).locate(addr, kernel)
+    }
+
+    /// Process `pid`'s view of the address spaces as they are now, for
+    /// locating many of its addresses (a sample's frames).
+    pub fn process_space(&self, pid: u32) -> ProcessSpace<'_> {
+        ProcessSpace {
+            tracker: self,
+            pid,
+            user: self.spaces.user_maps(pid),
+        }
+    }
+}
+
+/// The address spaces as one process sees them: its own mappings, found
+/// once for all of a sample's frames rather than once a frame, and the
+/// kernel's.
+#[derive(Clone, Copy, Debug)]
+pub struct ProcessSpace<'t> {
+    tracker: &'t Tracker,
+    pid: u32,
+    user: Option<&'t Maps>,
+}
+
+impl<'t> ProcessSpace<'t> {
+    /// The tracker it is a view of.
+    pub fn tracker(&self) -> &'t Tracker {
+        self.tracker
+    }
+
+    /// The process.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Where `addr` lies, as [`Tracker::locate`] says.
+    #[inline]
+    pub fn locate(&self, addr: u64, kernel: Option<bool>) -> Location {
         if in_kernel_space(addr, kernel) {
             // Kernel and module text resolve through kallsyms, but only
             // inside a kernel mapping: like perf, an address no kernel or
             // module mapping covers (or a capture without kernel mappings)
             // is [unknown].
-            let Some(m) = self.spaces.find_kernel(addr) else {
+            let Some(m) = self.tracker.spaces.find_kernel(addr) else {
                 return Location::Unmapped { addr };
             };
-            let module = Some(m.dso).filter(|&d| self.dsos.get(d).kind == DsoKind::KernelModule);
+            let kind = self.tracker.dsos.get(m.dso).kind;
+            let module = Some(m.dso).filter(|_| kind == DsoKind::KernelModule);
             return Location::Kernel { addr, module };
         }
-        match self.spaces.find_user(pid, addr) {
+        match self.user.and_then(|maps| maps.find(addr)) {
             Some(m) => {
-                let dso = self.dsos.get(m.dso);
+                let dso = self.tracker.dsos.get(m.dso);
                 if matches!(dso.kind, DsoKind::Kernel | DsoKind::KernelModule) {
                     Location::Kernel { addr, module: None }
                 } else {
