@@ -113,7 +113,7 @@ impl LocationCache {
     }
 
     /// The number of the location of frame `f` of a sample of the process
-    /// `process` is the view of: remembered, or the number `numbering` gives the
+    /// `process` is the view of: remembered, or what `numbering` gives the
     /// location found now. The cache only gives back what `numbering` gave.
     #[inline]
     pub fn number(

@@ -182,11 +182,6 @@ impl AddressSpaces {
     pub fn find_kernel(&self, addr: u64) -> Option<&Mapping> {
         self.kernel.find(addr)
     }
-
-    /// The user mapping of `pid` containing `addr`.
-    pub fn find_user(&self, pid: u32, addr: u64) -> Option<&Mapping> {
-        self.processes.get(&pid)?.find(addr)
-    }
 }
 
 #[cfg(test)]
@@ -249,23 +244,28 @@ mod tests {
         }
     }
 
+    /// The DSO of the user mapping of `pid` that contains `addr`.
+    fn user_dso(a: &AddressSpaces, pid: u32, addr: u64) -> Option<DsoId> {
+        a.user_maps(pid)?.find(addr).map(|x| x.dso)
+    }
+
     #[test]
     fn fork_inherits_exec_replaces_where_mapped() {
         let mut a = AddressSpaces::default();
         a.mmap(10, m(0x1000, 0x2000, 0, 1));
         a.mmap(10, m(0x8000, 0x9000, 0, 3));
         a.fork(11, 10);
-        assert!(a.find_user(11, 0x1000).is_some());
+        assert!(user_dso(&a, 11, 0x1000).is_some());
         a.exec(11);
         a.mmap(11, m(0x1000, 0x3000, 0, 2));
-        assert_eq!(a.find_user(11, 0x1800).map(|x| x.dso), Some(DsoId(2)));
+        assert_eq!(user_dso(&a, 11, 0x1800), Some(DsoId(2)));
         assert_eq!(
-            a.find_user(11, 0x8800).map(|x| x.dso),
+            user_dso(&a, 11, 0x8800),
             Some(DsoId(3)),
             "old image still names old addresses"
         );
         assert_eq!(
-            a.find_user(10, 0x1800).map(|x| x.dso),
+            user_dso(&a, 10, 0x1800),
             Some(DsoId(1)),
             "the parent is untouched"
         );

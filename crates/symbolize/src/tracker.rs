@@ -225,7 +225,7 @@ impl<'t> ProcessSpace<'t> {
                 return Location::Unmapped { addr };
             };
             let kind = self.tracker.dsos.get(m.dso).kind;
-            let module = Some(m.dso).filter(|_| kind == DsoKind::KernelModule);
+            let module = (kind == DsoKind::KernelModule).then_some(m.dso);
             return Location::Kernel { addr, module };
         }
         match self.user.and_then(|maps| maps.find(addr)) {
