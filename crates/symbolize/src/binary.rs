@@ -129,6 +129,24 @@ impl FileBytes {
     }
 }
 
+impl FileBytes {
+    /// Hands the pages of these bytes read so far back to the OS; a later
+    /// read faults them in again from the page cache.
+    pub(crate) fn release_pages(&self) {
+        // SAFETY: a read-only shared mapping of a file perfq does not
+        // write; MADV_DONTNEED only drops this process's page table
+        // entries, and the next access reads the same bytes again. No
+        // reference into the map is invalidated.
+        let _ = unsafe {
+            self.map.unchecked_advise_range(
+                memmap2::UncheckedAdvice::DontNeed,
+                self.range.start,
+                self.range.len(),
+            )
+        };
+    }
+}
+
 impl std::ops::Deref for FileBytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
@@ -396,6 +414,12 @@ impl Binary {
             // reference into the map is invalidated.
             let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
         }
+    }
+
+    /// Hands the pages of the symbol table read so far back to the OS
+    /// (see [`SymbolTable::release_pages`]).
+    pub fn release_symbol_pages(&self) {
+        self.symbols.release_pages();
     }
 
     /// Reads and decompresses the DWARF sections now, so that resolving

@@ -18,6 +18,14 @@ pub struct Kallsyms {
 }
 
 impl Kallsyms {
+    /// Hands the pages of tables read from the symbol disk back to the
+    /// OS once a set of lookups is done (see
+    /// [`SymbolTable::release_pages`]).
+    pub(crate) fn release_pages(&self) {
+        self.table.release_pages();
+        self.aux.release_pages();
+    }
+
     /// Parses `/proc/kallsyms` text: `addr type name [module]` per line.
     /// Text symbols (t, T, w, W) are kept; each ends where the next begins.
     pub fn parse(text: &str) -> Kallsyms {

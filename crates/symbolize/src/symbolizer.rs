@@ -401,13 +401,22 @@ impl Symbolizer {
         // DSO's lookups need: sorting a million indices by a key read
         // through them, and reading it again for each lookup, was a cache
         // miss each time.
+        // Where each location's result is: (group, position in it); a
+        // group's results come in the order of its locations. They stay
+        // there rather than being moved into location order (a capture has
+        // hundreds of thousands; two copies at once were its peak). The
+        // unmapped ones' place is known at once: their addresses are kept
+        // alone, not beside their location ids, while the binaries are
+        // read.
+        let mut place: Vec<(u32, u32)> = vec![(u32::MAX, 0); locations.len()];
         let mut by_dso: FxHashMap<Option<DsoId>, Vec<Keyed>> = FxHashMap::default();
-        let mut unmapped: Vec<(usize, u64)> = Vec::new();
-        for (i, l) in locations.iter().enumerate() {
+        let mut unmapped: Vec<u64> = Vec::new();
+        for ((i, l), p) in locations.iter().enumerate().zip(&mut place) {
             let (group, at) = match *l {
                 Location::Dso { dso, offset } => (Some(dso), offset),
                 Location::Unmapped { addr } => {
-                    unmapped.push((i, addr));
+                    *p = (UNMAPPED, unmapped.len() as u32);
+                    unmapped.push(addr);
                     continue;
                 }
                 Location::Kernel { addr, .. } => (None, addr),
@@ -424,21 +433,11 @@ impl Symbolizer {
             idx.sort_unstable();
             groups.extend(idx.chunks(RESOLVE_CHUNK).map(|c| (*dso, c)));
         }
-        // Where each location's result is: (group, position in it); a
-        // group's results come in the order of its locations. They stay
-        // there rather than being moved into location order (a capture has
-        // hundreds of thousands; two copies at once were its peak).
-        let mut place: Vec<(u32, u32)> = vec![(u32::MAX, 0); locations.len()];
         for (g, (_, idx)) in groups.iter().enumerate() {
             for (k, &(_, i)) in idx.iter().enumerate() {
                 if let Some(p) = place.get_mut(i) {
                     *p = (g as u32, k as u32);
                 }
-            }
-        }
-        for (k, &(i, _)) in unmapped.iter().enumerate() {
-            if let Some(p) = place.get_mut(i) {
-                *p = (UNMAPPED, k as u32);
             }
         }
         let parts: Vec<Vec<Resolved>> = groups
@@ -451,7 +450,7 @@ impl Symbolizer {
         Resolutions {
             parts,
             place,
-            unmapped: unmapped.into_iter().map(|(_, addr)| addr).collect(),
+            unmapped,
             unknown: Some(Arc::from("[unknown]")),
         }
     }
@@ -475,7 +474,8 @@ impl Symbolizer {
         // table (names are not compared: the same symbol is the same str).
         let mut last: Option<(*const u8, Arc<str>)> = None;
         let kallsyms = self.kallsyms();
-        idx.iter()
+        let resolved = idx
+            .iter()
             .map(|&(_, i)| match locations[i] {
                 Location::Kernel { addr, module } => {
                     // Without a kallsyms symbol, the module mapping names it.
@@ -531,7 +531,11 @@ impl Symbolizer {
                     unresolved(Arc::clone(&unknown), offset, Unresolved::NoMapping)
                 }
             })
-            .collect()
+            .collect();
+        if let Some(k) = kallsyms {
+            k.release_pages();
+        }
+        resolved
     }
 
     /// The locations `idx` of DSO `id` (their file offsets), resolved, in
@@ -572,6 +576,7 @@ impl Symbolizer {
         if lookup.ctx.is_some() {
             bin.release_dwarf_pages();
         }
+        bin.release_symbol_pages();
         resolved
     }
 }

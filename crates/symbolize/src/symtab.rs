@@ -178,6 +178,17 @@ impl SymbolTable {
         })
     }
 
+    /// Hands the pages of a table read from the symbol disk back to the
+    /// OS once a set of lookups is done: a large binary's table is tens
+    /// of MB, mostly paged in by the lookups, and would otherwise stay
+    /// resident while the frames those lookups named are written. A later
+    /// lookup pages them in again from the page cache.
+    pub(crate) fn release_pages(&self) {
+        if let SharedBytes::Mapped(b) = &self.bytes {
+            b.release_pages();
+        }
+    }
+
     /// The table's bytes, as kept on disk.
     pub(crate) fn bytes(&self) -> &[u8] {
         &self.bytes

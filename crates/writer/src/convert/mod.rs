@@ -128,10 +128,12 @@ pub fn convert(
     let mut locating = Locating::new(LOCATE);
     let mut tickets = TicketBook::default();
     stream.run(&mut locating, &mut tickets, &mut reading, progress)?;
+    // The cache of located frames goes before the locations are
+    // symbolized, the conversion's peak of memory.
+    perfq_ids::drop_beside(locating);
     let read = stream.finish();
     let samples = reading.tables.count;
     let done_with = reading.finish(&w, &read, tickets, symbolizer.as_deref())?;
-    perfq_ids::drop_beside(locating);
     meta::write_events(&w, &capture)?;
     meta::write_pmus(&w, &capture)?;
     let Notes { warnings, damage } = read.notes();
