@@ -131,7 +131,12 @@ mod tests {
         let disk = SymbolDisk::new(dir.clone(), 1 << 20);
         let t = table();
         disk.store("t", &t);
-        assert_eq!(symbols(&disk.load("t").expect("reads back")), symbols(&t));
+        let mapped = disk.load("t").expect("reads back");
+        assert_eq!(symbols(&mapped), symbols(&t));
+        // Pages handed back are read again, the same.
+        mapped.release_pages();
+        assert_eq!(symbols(&mapped), symbols(&t));
+        assert_eq!(mapped.find(0x21).map(|s| s.name.len()), Some(38));
         let b = t.bytes().to_vec();
         for cut in 0..b.len() {
             std::fs::write(disk.path("t"), &b[..cut]).expect("written");
