@@ -416,8 +416,10 @@ impl Binary {
         }
     }
 
-    /// Hands the pages of the symbol table read so far back to the OS
-    /// (see [`SymbolTable::release_pages`]).
+    /// Hands the pages of the symbol table read so far back to the OS,
+    /// when it is read from the symbol disk: once a set of lookups is
+    /// done, so that a large binary's table does not stay resident while
+    /// the frames are written. A later lookup pages it in again.
     pub fn release_symbol_pages(&self) {
         self.symbols.release_pages();
     }
