@@ -127,24 +127,23 @@ impl FileBytes {
             range,
         })
     }
-}
 
-impl FileBytes {
     /// Hands the pages of these bytes read so far back to the OS; a later
     /// read faults them in again from the page cache.
     pub(crate) fn release_pages(&self) {
-        // SAFETY: a read-only shared mapping of a file perfq does not
-        // write; MADV_DONTNEED only drops this process's page table
-        // entries, and the next access reads the same bytes again. No
-        // reference into the map is invalidated.
-        let _ = unsafe {
-            self.map.unchecked_advise_range(
-                memmap2::UncheckedAdvice::DontNeed,
-                self.range.start,
-                self.range.len(),
-            )
-        };
+        release_pages(&self.map, self.range.clone());
     }
+}
+
+/// Hands the pages of `range` of `map` read so far back to the OS.
+fn release_pages(map: &memmap2::Mmap, range: std::ops::Range<usize>) {
+    // SAFETY: perfq maps files read-only and never writes them;
+    // MADV_DONTNEED only drops this process's page table entries, and the
+    // next access reads the same bytes again. No reference into the map
+    // is invalidated.
+    let _ = unsafe {
+        map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, range.start, range.len())
+    };
 }
 
 impl std::ops::Deref for FileBytes {
@@ -408,11 +407,7 @@ impl Binary {
     /// mapped in (a later read faults them in again from the page cache).
     pub fn release_dwarf_pages(&self) {
         if let Some(m) = &self.dwarf_file {
-            // SAFETY: a read-only shared mapping of a file perfq does not
-            // write; MADV_DONTNEED only drops this process's page table
-            // entries, and the next access reads the same bytes again. No
-            // reference into the map is invalidated.
-            let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+            release_pages(m, 0..m.len());
         }
     }
 

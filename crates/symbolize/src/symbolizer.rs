@@ -394,13 +394,6 @@ impl Symbolizer {
                 .map_or(0, |now| now.wrapping_sub(recorded)),
             _ => 0,
         };
-        // Group by DSO so each binary (and its DWARF) is handled by one task.
-        // Locations no mapping contains need no task: only their address.
-        // Each location goes with its address in the group (its file
-        // offset, or kernel address), which orders the group and is all a
-        // DSO's lookups need: sorting a million indices by a key read
-        // through them, and reading it again for each lookup, was a cache
-        // miss each time.
         // Where each location's result is: (group, position in it); a
         // group's results come in the order of its locations. They stay
         // there rather than being moved into location order (a capture has
@@ -409,6 +402,13 @@ impl Symbolizer {
         // alone, not beside their location ids, while the binaries are
         // read.
         let mut place: Vec<(u32, u32)> = vec![(u32::MAX, 0); locations.len()];
+        // Group by DSO so each binary (and its DWARF) is handled by one task.
+        // Locations no mapping contains need no task: only their address.
+        // Each location goes with its address in the group (its file
+        // offset, or kernel address), which orders the group and is all a
+        // DSO's lookups need: sorting a million indices by a key read
+        // through them, and reading it again for each lookup, was a cache
+        // miss each time.
         let mut by_dso: FxHashMap<Option<DsoId>, Vec<Keyed>> = FxHashMap::default();
         let mut unmapped: Vec<u64> = Vec::new();
         for ((i, l), p) in locations.iter().enumerate().zip(&mut place) {
