@@ -47,8 +47,10 @@ use perfq_symbolize::{Config, Symbolizer, Unresolved};
 
 mod chain_tree;
 mod error;
+mod loc_key;
 mod numbering_thread;
 mod off_cpu;
+mod pass_keys;
 mod reading;
 mod row_keys;
 mod shown;

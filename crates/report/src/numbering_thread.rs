@@ -14,23 +14,8 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use perfq_ids::handoff::{handoff, Down, Handoff, Inbox};
 use perfq_ids::{Numbered, Numbering, TicketBook, TicketIds};
-use perfq_stream::{LocationKey, Role};
-use perfq_symbolize::{FrameLookup, Location};
 
-/// A location as a report counts it: where it is, the address it shows
-/// while unresolved (callchain entries), and whether its inlining levels
-/// count (DWARF-unwound user frames).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(super) struct LocKey(pub(super) Location, pub(super) Option<u64>, pub(super) bool);
-
-impl LocationKey for LocKey {
-    fn of(location: Location, frame: &FrameLookup, role: Role) -> Self {
-        match role {
-            Role::Stack { expand } => LocKey(location, Some(frame.addr), expand),
-            Role::Own | Role::Branch => LocKey(location, None, false),
-        }
-    }
-}
+use crate::loc_key::LocKey;
 
 /// One pass's locations by id, and each ticket's id.
 pub(super) type LocationIds = Numbered<LocKey>;
@@ -159,10 +144,11 @@ fn intern(batches: Inbox<Vec<LocKey>, Cut>, pass_done: SyncSender<LocationIds>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use perfq_symbolize::Location;
 
     #[test]
     fn ids_are_first_come_first_numbered_across_batches() {
-        let key = |a: u64| LocKey(Location::Unmapped { addr: a % 40_000 }, None, false);
+        let key = |a: u64| LocKey::new(Location::Unmapped { addr: a % 40_000 }, None, false);
         let (tickets, ids) = with_location_ids(|t| {
             (0..100_000u64)
                 .map(|a| t.number(key(a)))
@@ -179,7 +165,7 @@ mod tests {
 
     #[test]
     fn each_pass_numbers_from_zero() {
-        let key = |a: u64| LocKey(Location::Unmapped { addr: a % 30_000 }, None, false);
+        let key = |a: u64| LocKey::new(Location::Unmapped { addr: a % 30_000 }, None, false);
         let mut passes = Vec::new();
         let (_, last) = with_location_ids(|t| {
             for pass in 0..3u64 {

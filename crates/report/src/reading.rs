@@ -5,7 +5,8 @@ use perfq_stream::{Flow, Locate, Located, Own, Sink, Take, Tracker};
 use perfq_symbolize::Symbolizer;
 
 use crate::chain_tree::{ChainTree, NONE};
-use crate::numbering_thread::{LocKey, Tickets};
+use crate::loc_key::LocKey;
+use crate::numbering_thread::Tickets;
 use crate::off_cpu::{Pending, Weights, UNWEIGHED};
 use crate::summing_thread::Summing;
 use crate::Options;

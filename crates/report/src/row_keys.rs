@@ -53,7 +53,7 @@ impl Names {
     /// The id of `s`, a string the symbolizer shares among the locations
     /// of one function or DSO: found again by its address.
     fn id_of_shared(&mut self, s: &Arc<str>) -> u32 {
-        let address = Arc::as_ptr(s) as *const u8 as usize;
+        let address = address(s);
         if let Some(&(_, id)) = self.by_address.get(&address) {
             return id;
         }
@@ -82,6 +82,11 @@ impl Names {
     }
 }
 
+/// Where a shared string's text is stored.
+fn address(s: &Arc<str>) -> usize {
+    Arc::as_ptr(s) as *const u8 as usize
+}
+
 /// Row keys numbered densely as they are met.
 pub(super) struct RowKeys {
     /// Key ids, hashed by their key (which is only in `keys`).
@@ -90,6 +95,11 @@ pub(super) struct RowKeys {
     keys: Vec<Key>,
     dsos: Names,
     names: Names,
+    /// Name keys by the addresses of their DSO's and symbol's shared
+    /// strings (held by `dsos` and `names`): most locations resolve to a
+    /// function met before, found so in one probe of a table of the
+    /// functions met rather than three of the names and keys.
+    by_addresses: FxHashMap<(usize, usize), u32>,
     /// The DSO of keys without one (rows per symbol only).
     no_dso: Arc<str>,
 }
@@ -115,6 +125,7 @@ impl RowKeys {
             keys: Vec::new(),
             dsos: Names::default(),
             names: Names::default(),
+            by_addresses: FxHashMap::default(),
             no_dso: Arc::from(""),
         }
     }
@@ -123,6 +134,21 @@ impl RowKeys {
     /// not per DSO. A key met for the first time gets the next id,
     /// [`RowKeys::len`] before the call.
     pub(super) fn id(&mut self, dso: Option<&Arc<str>>, sym: KeySym<'_>) -> u32 {
+        let KeySym::Name(name) = sym else {
+            return self.id_of(dso, sym);
+        };
+        let at = (address(dso.unwrap_or(&self.no_dso)), address(name));
+        if let Some(&id) = self.by_addresses.get(&at) {
+            return id;
+        }
+        let id = self.id_of(dso, sym);
+        self.by_addresses.insert(at, id);
+        id
+    }
+
+    /// [`RowKeys::id`], found by the names' ids; the names are held from
+    /// then on.
+    fn id_of(&mut self, dso: Option<&Arc<str>>, sym: KeySym<'_>) -> u32 {
         let dso = self.dsos.id_of_shared(dso.unwrap_or(&self.no_dso));
         let key = match sym {
             KeySym::Name(s) => Key::Name {
@@ -186,6 +212,7 @@ impl RowKeys {
     /// for their addresses).
     pub(super) fn done_numbering(&mut self) {
         self.ids = IdTable::new();
+        self.by_addresses = FxHashMap::default();
         self.dsos.done_numbering();
         self.names.done_numbering();
     }
@@ -205,6 +232,7 @@ mod tests {
             Arc::<str>::from("free"),
         );
         let a = k.id(Some(&libc), KeySym::Name(&f));
+        assert_eq!(k.id(Some(&libc), KeySym::Name(&f)), a, "found by address");
         assert_eq!(k.id(Some(&libc2), KeySym::Name(&f2)), a);
         assert_eq!(k.id(Some(&libc), KeySym::Name(&f2)), a);
         let b = k.id(Some(&libc), KeySym::Name(&g));

@@ -1,22 +1,24 @@
-//! The sums made on a thread of their own while the read goes on.
+//! The sums made on threads of their own while the read goes on.
 //!
 //! A full pass ([`crate::reading::Pass`]) is handed over with what
 //! resolving its locations needs of the tracker as the pass ended (its
-//! DSOs and kernel reference symbol); the thread resolves the locations
-//! and adds the samples up ([`Sums::add`]) while the reading thread
-//! reads the next pass. Passes are summed one at a time, in order, so
-//! that the sums (and the numbering of their keys) are those of summing
-//! each pass before reading the next: at most two passes are held, the
-//! one summed and the one read.
+//! DSOs and kernel reference symbol). One thread resolves the locations
+//! to row keys (`pass_keys`), another adds the keyed pass up
+//! ([`Adding::add`]): a pass is keyed while the one before is added up
+//! and the next read. Passes go through each step one at a time, in
+//! order, so that the sums (and the numbering of their keys) are those of
+//! summing each pass before reading the next: at most three passes are
+//! held, the one added up, the one keyed and the one read.
 
-use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use perfq_stream::Tracker;
 use perfq_symbolize::{Symbolizer, TrackerAt};
 
 use crate::numbering_thread::LocationIds;
+use crate::pass_keys::KeyedPass;
 use crate::reading::Pass;
-use crate::sums::Sums;
+use crate::sums::{Adding, Sums};
 
 /// A pass to sum.
 struct Job {
@@ -30,23 +32,45 @@ struct Job {
 /// `symbolizer`; gives back what `read` returned and the sums, once
 /// every pass handed over is summed.
 pub(crate) fn summing_beside<'o, R>(
-    mut sums: Sums<'o>,
+    sums: Sums<'o>,
     symbolizer: &Symbolizer,
     read: impl FnOnce(Summing) -> R,
 ) -> (R, Sums<'o>) {
+    let Sums { mut keying, adding } = sums;
     // No pass waits: the reading thread hands one over once the one
-    // before is summed.
+    // before is keyed, and that one is handed on once the one before it
+    // is added up.
     let (to, jobs) = sync_channel::<Job>(0);
-    perfq_ids::beside(
-        // `read` drops the sender when done, which ends the loop.
+    let (r, (keying, adding)) = perfq_ids::beside(
+        // `read` drops the sender when done, which ends the loops.
         || read(Summing { to }),
         move || {
-            for job in jobs {
-                sums.add(job.pass, job.ids, symbolizer, &job.at);
-            }
-            sums
+            let (to_adding, keyed) = sync_channel::<KeyedPass>(0);
+            perfq_ids::beside(
+                move || {
+                    for job in jobs {
+                        let pass = keying.key_pass(job.pass, job.ids, symbolizer, &job.at);
+                        // Only a panic ends the adding thread early;
+                        // `beside` raises it again.
+                        if to_adding.send(pass).is_err() {
+                            break;
+                        }
+                    }
+                    keying
+                },
+                move || add_up(adding, keyed),
+            )
         },
-    )
+    );
+    (r, Sums { keying, adding })
+}
+
+/// The adding thread: every keyed pass, in order.
+fn add_up<'o>(mut adding: Adding<'o>, keyed: Receiver<KeyedPass>) -> Adding<'o> {
+    for pass in keyed {
+        adding.add(pass);
+    }
+    adding
 }
 
 /// The summing thread, as the reading thread holds it.

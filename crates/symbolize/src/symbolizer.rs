@@ -623,15 +623,17 @@ impl<'b> BinaryLookup<'b> {
         }
     }
 
-    /// The (displayed, as stored) names of `s`, shared by the function's
-    /// locations.
-    fn names(&mut self, s: crate::symtab::Symbol<'_>) -> (Arc<str>, Arc<str>) {
+    /// The (displayed, as stored) names of symbol `i` of the binary's
+    /// table, which starts at `start`, shared by the function's
+    /// locations; `None` if its name cannot be read.
+    fn names(&mut self, i: usize, start: u64) -> Option<(Arc<str>, Arc<str>)> {
         match &self.last {
-            Some((start, shown, raw)) if *start == s.start => (shown.clone(), raw.clone()),
+            Some((at, shown, raw)) if *at == start => Some((shown.clone(), raw.clone())),
             _ => {
+                let s = self.bin.symbols().symbol(i)?;
                 let (shown, raw) = self.bin.names().of(s);
                 self.last = Some((s.start, Arc::clone(&shown), Arc::clone(&raw)));
-                (shown, raw)
+                Some((shown, raw))
             }
         }
     }
@@ -640,7 +642,7 @@ impl<'b> BinaryLookup<'b> {
     fn resolve(&mut self, off: u64) -> Resolved {
         let bin = self.bin;
         let vaddr = bin.vaddr_of_offset(off);
-        let sym = bin.symbols().find(vaddr);
+        let names = (bin.symbols().find_index(vaddr)).and_then(|(i, start)| self.names(i, start));
         let mut inlined = self
             .ctx
             .as_ref()
@@ -648,28 +650,25 @@ impl<'b> BinaryLookup<'b> {
             .unwrap_or_default();
         // Without DWARF for the address, the symbol is its only
         // level, as binutils addr2line reports it.
-        if let (true, true, Some(s)) = (inlined.is_empty(), self.ctx.is_some(), sym) {
+        if let (true, true, Some((shown, raw))) = (inlined.is_empty(), self.ctx.is_some(), &names) {
             inlined.push(InlineFrame {
-                function: Some(self.names(s).0.to_string()),
-                raw_function: Some(s.name.to_string()),
+                function: Some(shown.to_string()),
+                raw_function: Some(raw.to_string()),
                 file: None,
                 line: None,
             });
         }
         let binary = Some((Arc::clone(&self.path), vaddr));
-        match sym {
-            Some(s) => {
-                let (shown, raw) = self.names(s);
-                Resolved {
-                    dso: self.dso.clone(),
-                    symbol: Some(shown),
-                    raw_symbol: Some(raw),
-                    reason: None,
-                    addr: off,
-                    inlined,
-                    binary,
-                }
-            }
+        match names {
+            Some((shown, raw)) => Resolved {
+                dso: self.dso.clone(),
+                symbol: Some(shown),
+                raw_symbol: Some(raw),
+                reason: None,
+                addr: off,
+                inlined,
+                binary,
+            },
             None => Resolved {
                 inlined,
                 binary,

@@ -194,10 +194,21 @@ impl SymbolTable {
         &self.bytes
     }
 
-    /// Symbol `i`, by start.
-    fn get(&self, i: usize) -> Option<Symbol<'_>> {
+    /// The bytes of symbol `i`'s entry.
+    fn entry(&self, i: usize) -> Option<&[u8]> {
         let at = HEADER.checked_add(i.checked_mul(ENTRY)?)?;
-        let e = self.bytes.get(at..at.checked_add(ENTRY)?)?;
+        self.bytes.get(at..at.checked_add(ENTRY)?)
+    }
+
+    /// Symbol `i`'s start and end.
+    fn span(&self, i: usize) -> Option<(u64, u64)> {
+        let e = self.entry(i)?;
+        Some((LE.u64_at(e, 0)?, LE.u64_at(e, 8)?))
+    }
+
+    /// Symbol `i`, by start (as [`SymbolTable::find_index`] gives it).
+    pub(crate) fn symbol(&self, i: usize) -> Option<Symbol<'_>> {
+        let e = self.entry(i)?;
         let (start, end) = (LE.u64_at(e, 0)?, LE.u64_at(e, 8)?);
         let (off, len) = (LE.u32_at(e, 16)? as usize, LE.u32_at(e, 20)? as usize);
         let names = HEADER + self.count * ENTRY;
@@ -212,13 +223,20 @@ impl SymbolTable {
 
     /// Symbol `i`'s start.
     fn start(&self, i: usize) -> u64 {
-        let at = i.checked_mul(ENTRY).and_then(|o| o.checked_add(HEADER));
-        at.and_then(|at| LE.u64_at(&self.bytes, at))
+        self.entry(i)
+            .and_then(|e| LE.u64_at(e, 0))
             .unwrap_or(u64::MAX)
     }
 
     /// The symbol containing `addr`.
     pub fn find(&self, addr: u64) -> Option<Symbol<'_>> {
+        self.symbol(self.find_index(addr)?.0)
+    }
+
+    /// The index and start of the symbol containing `addr`, its name not
+    /// read ([`SymbolTable::symbol`] reads it): the locations of one
+    /// function, looked up one after another, need it once.
+    pub(crate) fn find_index(&self, addr: u64) -> Option<(usize, u64)> {
         // partition_point over the entries' starts, read in place.
         let (mut lo, mut hi) = (0usize, self.count);
         while lo < hi {
@@ -229,13 +247,14 @@ impl SymbolTable {
                 hi = mid;
             }
         }
-        let s = self.get(lo.checked_sub(1)?)?;
-        (addr < s.end).then_some(s)
+        let i = lo.checked_sub(1)?;
+        let (start, end) = self.span(i)?;
+        (addr < end).then_some((i, start))
     }
 
     /// The symbols, sorted by start.
     pub fn symbols(&self) -> impl Iterator<Item = Symbol<'_>> + '_ {
-        (0..self.count).filter_map(|i| self.get(i))
+        (0..self.count).filter_map(|i| self.symbol(i))
     }
 
     /// Number of symbols.
