@@ -189,8 +189,21 @@ fn event_name<'a>(report: &'a Report, row: &Row) -> &'a str {
 /// `value` right-aligned in `width` characters (ASCII: numbers), as
 /// `{:>width$}` writes it.
 fn right_aligned(line: &mut String, width: usize, value: &str) {
-    line.extend(std::iter::repeat_n(' ', width.saturating_sub(value.len())));
+    pad(line, width.saturating_sub(value.len()));
     line.push_str(value);
+}
+
+/// Appends `n` spaces, a slice at a time (a `char` at a time, as an
+/// iterator of spaces extends a string, costs more than the rest of a
+/// row's padding).
+fn pad(line: &mut String, n: usize) {
+    const SPACES: &str = "                                ";
+    let mut left = n;
+    while left > 0 {
+        let k = left.min(SPACES.len());
+        line.push_str(&SPACES[..k]);
+        left -= k;
+    }
 }
 
 /// `x` as `{:>width$.2}` writes it. Rounded from its hundredths as an
@@ -208,7 +221,7 @@ fn percent(line: &mut String, width: usize, x: f64) {
         let whole = digits.format(n / 100);
         let cents = (n % 100) as u8;
         let len = whole.len() + 3;
-        line.extend(std::iter::repeat_n(' ', width.saturating_sub(len)));
+        pad(line, width.saturating_sub(len));
         line.push_str(whole);
         line.push('.');
         line.push(char::from(b'0' + cents / 10));
@@ -360,7 +373,7 @@ fn table(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Result
         let dso = report.dso(r);
         line.push_str(dso);
         let width = dso.chars().count();
-        line.extend(std::iter::repeat_n(' ', 24usize.saturating_sub(width)));
+        pad(line, 24usize.saturating_sub(width));
         line.push(' ');
         match report.symbol(r) {
             perfq_report::Symbol::Name(name) => line.push_str(&name),
@@ -383,7 +396,16 @@ fn table(report: &Report, children: bool, out: &mut dyn Write) -> anyhow::Result
 
 #[cfg(test)]
 mod tests {
-    use super::{pct, percent};
+    use super::{pad, pct, percent};
+
+    #[test]
+    fn padding_is_that_many_spaces() {
+        for n in [0, 1, 31, 32, 33, 100] {
+            let mut line = String::from("x");
+            pad(&mut line, n);
+            assert_eq!(line, format!("x{:n$}", ""));
+        }
+    }
 
     /// The percentages are the formatter's `{:>7.2}` exactly: shares of
     /// many totals, ties (1/8 %, 5/8 %), the ends and past them.
